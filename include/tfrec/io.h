@@ -1,0 +1,50 @@
+/* libtfrec: byte sources and sinks.
+ *
+ * The record reader and writer move bytes through this small callback table,
+ * so new transports (gs://, pipes, memory) plug in without touching the
+ * framing code. Local paths and "-" (stdin/stdout) are built in.
+ */
+#ifndef TFREC_IO_H
+#define TFREC_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tfrec_io {
+    void *ctx;
+    /* Read up to n bytes into buf. Returns the count, 0 at end of input,
+     * or a negative TFREC_E_* code with a message available from errmsg. */
+    ptrdiff_t (*read)(void *ctx, void *buf, size_t n);
+    /* Write all n bytes. Returns TFREC_OK or a negative code. */
+    int (*write)(void *ctx, const void *buf, size_t n);
+    /* Optional (NULL = not seekable): position the next read at offset. */
+    int (*seek)(void *ctx, uint64_t offset);
+    /* Optional (NULL or negative result = unknown): total size in bytes. */
+    int64_t (*size)(void *ctx);
+    /* Finish and release ctx. For sinks, commit != 0 makes the output
+     * visible (rename into place, finish an upload); commit == 0 discards it.
+     * Returns TFREC_OK or a negative code. Always releases ctx. */
+    int (*close)(void *ctx, int commit);
+    /* Optional: message for the last failure of this ctx. */
+    const char *(*errmsg)(void *ctx);
+} tfrec_io;
+
+/* Built-in transports. name is a local path or "-" (stdin for sources,
+ * stdout for sinks). A local sink writes to "<path>.tmp-<pid>-<n>" and is
+ * renamed to path when closed with commit != 0, removed otherwise.
+ * On failure these return a negative code; tfrec_last_errmsg() says why. */
+int tfrec_io_open_source(tfrec_io *io, const char *name);
+int tfrec_io_open_sink(tfrec_io *io, const char *name);
+
+/* A source over caller memory (not copied; must outlive the source). */
+int tfrec_io_open_memory(tfrec_io *io, const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,130 @@
+/* libtfrec: TFRecord files, byte-compatible with TensorFlow.
+ *
+ * Each record: uint64 length (LE) | uint32 masked crc32c(length bytes)
+ *              | data | uint32 masked crc32c(data)
+ * Compression (ZLIB or GZIP) is one stream over the whole file.
+ *
+ * Handles are not thread-safe; use one per thread. Different handles may be
+ * used concurrently.
+ */
+#ifndef TFREC_RECORD_H
+#define TFREC_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tfrec_compression {
+    TFREC_COMPRESSION_AUTO = 0, /* reader: detect from the first bytes; writer: NONE */
+    TFREC_COMPRESSION_NONE = 1,
+    TFREC_COMPRESSION_ZLIB = 2, /* zlib wrapper, like TFRecordOptions("ZLIB") */
+    TFREC_COMPRESSION_GZIP = 3  /* gzip wrapper, like TFRecordOptions("GZIP") */
+};
+
+/* "NONE"/"ZLIB"/"GZIP"/"AUTO" (also "" and lower case) to the enum; -1 if unknown. */
+int tfrec_compression_from_name(const char *name);
+const char *tfrec_compression_name(int compression);
+
+/* ---------------------------------------------------------------- reader */
+
+typedef struct tfrec_reader tfrec_reader;
+
+/* All-zero options are valid and mean the defaults in brackets. */
+typedef struct tfrec_reader_options {
+    int compression;          /* [AUTO] */
+    size_t buffer_size;       /* read buffer [256 KiB] */
+    uint64_t max_record_size; /* larger length fields are TFREC_E_RECORD_TOO_LARGE [1 GiB] */
+    int skip_corrupt;         /* [0] stop at the first problem; 1: skip corrupt regions,
+                                 resynchronise on the next valid record and count them */
+} tfrec_reader_options;
+
+typedef struct tfrec_reader_stats {
+    uint64_t records;         /* records returned */
+    uint64_t bytes;           /* payload bytes returned */
+    uint64_t skipped_regions; /* corrupt regions skipped (skip_corrupt only) */
+    uint64_t skipped_bytes;   /* bytes in them */
+} tfrec_reader_stats;
+
+/* Open a local path or "-" (stdin). opts may be NULL. On failure *out is NULL
+ * and tfrec_last_errmsg() says why. */
+int tfrec_reader_open(tfrec_reader **out, const char *path, const tfrec_reader_options *opts);
+
+/* Read through a caller transport; the reader owns io from now on and calls
+ * io->close(ctx, 0) when closed. name is used in messages. */
+int tfrec_reader_open_io(tfrec_reader **out, const tfrec_io *io, const char *name,
+                         const tfrec_reader_options *opts);
+
+/* Next record: TFREC_OK with *data/*len set (valid until the next call on this
+ * reader), TFREC_END at a clean end of file, or a negative code whose message
+ * names the file and byte offset. After an error (without skip_corrupt) the
+ * reader stays in error and returns the same code. */
+int tfrec_reader_next(tfrec_reader *r, const uint8_t **data, size_t *len);
+
+/* Byte offset of the header of the record last returned, counted in the
+ * uncompressed stream (equal to the file offset when not compressed). */
+uint64_t tfrec_reader_offset(const tfrec_reader *r);
+
+/* Continue reading at a record offset previously reported by
+ * tfrec_reader_offset(). Seeks the source when it can, otherwise (compressed
+ * or pipe) re-reads forward; seeking backwards on a pipe is TFREC_E_UNSUPPORTED. */
+int tfrec_reader_seek(tfrec_reader *r, uint64_t offset);
+
+/* Compression in effect (the detected one when opened with AUTO). */
+int tfrec_reader_compression(const tfrec_reader *r);
+
+void tfrec_reader_stats_get(const tfrec_reader *r, tfrec_reader_stats *stats);
+const char *tfrec_reader_errmsg(const tfrec_reader *r);
+void tfrec_reader_close(tfrec_reader *r);
+
+/* ---------------------------------------------------------------- writer */
+
+typedef struct tfrec_writer tfrec_writer;
+
+typedef struct tfrec_writer_options {
+    int compression;    /* [NONE] */
+    int level;          /* 1..9, 0 = default [6, TensorFlow's Z_DEFAULT_COMPRESSION] */
+    size_t buffer_size; /* output buffer [256 KiB] */
+} tfrec_writer_options;
+
+/* Create path (or "-" for stdout). Output goes to a temporary name in the
+ * same directory and appears under path only when tfrec_writer_close()
+ * succeeds. On failure *out is NULL and tfrec_last_errmsg() says why. */
+int tfrec_writer_open(tfrec_writer **out, const char *path, const tfrec_writer_options *opts);
+int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io, const char *name,
+                         const tfrec_writer_options *opts);
+
+int tfrec_writer_write(tfrec_writer *w, const void *data, size_t len);
+
+/* Push buffered bytes to the sink (a zlib sync flush when compressed). */
+int tfrec_writer_flush(tfrec_writer *w);
+
+/* Finish the stream and commit the output (rename into place). The handle
+ * stays valid for tfrec_writer_errmsg() until tfrec_writer_free(). */
+int tfrec_writer_close(tfrec_writer *w);
+
+/* Discard the output (the temporary file is removed). */
+void tfrec_writer_abort(tfrec_writer *w);
+
+/* Release the handle; a writer neither closed nor aborted is aborted. */
+void tfrec_writer_free(tfrec_writer *w);
+
+uint64_t tfrec_writer_records(const tfrec_writer *w);
+/* Bytes handed to the sink so far (compressed size when compressed). */
+uint64_t tfrec_writer_bytes_out(const tfrec_writer *w);
+const char *tfrec_writer_errmsg(const tfrec_writer *w);
+
+/* Encode one record's 12-byte header and 4-byte footer (for code that
+ * frames records itself, e.g. in memory). */
+void tfrec_record_header(uint8_t header[12], uint64_t len);
+uint32_t tfrec_record_footer_crc(const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,11 @@
+/* libtfrec: everything. Include this or the module headers you need. */
+#ifndef TFREC_TFREC_H
+#define TFREC_TFREC_H
+
+#include "error.h"
+#include "crc32c.h"
+#include "io.h"
+#include "record.h"
+#include "example.h"
+
+#endif

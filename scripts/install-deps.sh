@@ -1,0 +1,16 @@
+#!/bin/sh
+# Install the Debian packages libtfrec needs to build, test and benchmark.
+set -e
+PKGS="build-essential pkg-config zlib1g-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+ libgrpc-dev libcurl4-openssl-dev libjpeg62-turbo-dev libpng-dev libisal-dev
+ python3 python3-pytest python3-protobuf python3-crc32c python3-pil"
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+missing=
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
