@@ -16,6 +16,11 @@ SOVERSION := 0
 BUILD     ?= build
 PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib
+# Where Debian's python3 looks: /usr/lib/python3/dist-packages for /usr,
+# <prefix>/lib/python3.X/dist-packages otherwise. Either way three levels
+# below LIBDIR, where python/tfrec/_lib.py looks for libtfrec.so.
+PYVER     := $(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHON_SITEDIR ?= $(if $(filter /usr,$(PREFIX)),$(LIBDIR)/python3/dist-packages,$(LIBDIR)/python$(PYVER)/dist-packages)
 CC        ?= cc
 CXX       ?= c++
 PROTOC_C  ?= protoc-c
@@ -75,6 +80,9 @@ benches: $(BENCH_BINS)
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h &: proto/%.proto
 	@mkdir -p $(BUILD)/gen
 	$(PROTOC_C) -Iproto --c_out=$(BUILD)/gen $<
+# Generated sources are only named by pattern rules; keep make from deleting
+# them as intermediates (which would regenerate and rebuild on every run).
+.SECONDARY: $(PB_C) $(PB_H)
 
 # ------------------------------------------------------------------ compile
 $(BUILD)/obj/%.o: %.c | $(PB_H)
@@ -83,7 +91,7 @@ $(BUILD)/obj/%.o: %.c | $(PB_H)
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c | $(PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-missing-braces -MMD -MP -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@rm -f $@
@@ -100,7 +108,7 @@ $(BUILD)/tfrec.pc: tfrec.pc.in Makefile
 
 # Every tool links the static library so it runs without installation.
 .SECONDEXPANSION:
-$(BUILD)/bin/%: $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard tools/%/*.c)) $(COMMON_OBJS) $(STATIC_LIB)
+$(BUILD)/bin/%: $$(addprefix $(BUILD)/obj/,$$(addsuffix .o,$$(basename $$(wildcard tools/$$*/*.c)))) $(COMMON_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -158,8 +166,8 @@ install: all
 	install -m 644 $(BUILD)/tfrec.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 	@if [ -d python/tfrec ]; then \
-	    install -d $(DESTDIR)$(LIBDIR)/python3/dist-packages/tfrec && \
-	    install -m 644 python/tfrec/*.py $(DESTDIR)$(LIBDIR)/python3/dist-packages/tfrec/; fi
+	    install -d $(DESTDIR)$(PYTHON_SITEDIR)/tfrec && \
+	    install -m 644 python/tfrec/*.py $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
 
 clean:
 	rm -rf build build-asan

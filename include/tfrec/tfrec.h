@@ -6,6 +6,10 @@
 #include "crc32c.h"
 #include "io.h"
 #include "record.h"
+#include "batch.h"
 #include "example.h"
+#include "bigtable.h"
+#include "image.h"
+#include "imagenet.h"
 
 #endif

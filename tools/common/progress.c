@@ -33,7 +33,8 @@ double cli_progress_elapsed(const cli_progress *p)
 
 static void format_duration(char *buf, size_t n, double s)
 {
-    long t = (long)(s + 0.5);
+    /* Clamp so an absurd early estimate cannot overflow the field. */
+    long t = s > 359999.0 ? 359999 : (long)(s + 0.5);
     if (t >= 3600)
         snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
     else
@@ -45,13 +46,13 @@ static void draw(cli_progress *p, double now)
     double el = now - p->start;
     double rate = el > 0 ? (double)p->done / el : 0;
     double mbs = el > 0 ? (double)p->bytes / el / 1e6 : 0;
-    char eta[32] = "";
+    char eta[64] = "";
     if (p->total && rate > 0 && p->done <= p->total) {
-        char d[24];
+        char d[48];
         format_duration(d, sizeof d, (double)(p->total - p->done) / rate);
         snprintf(eta, sizeof eta, " ETA %s", d);
     }
-    char head[64];
+    char head[160];
     if (p->total)
         snprintf(head, sizeof head, "%llu/%llu %s (%.1f%%)", (unsigned long long)p->done,
                  (unsigned long long)p->total, p->label, 100.0 * (double)p->done / (double)p->total);
