@@ -50,7 +50,10 @@ enum tfrec_crc32c_impl {
  * raced with concurrent CRC computation; call it at start-up or in tests. */
 int tfrec_crc32c_force_impl(int impl);
 
-/* Implementation in use, and its name ("sse42", "portable", ...). */
+/* Implementation in use, and its name ("sse42", "portable", ...). Under
+ * AUTO this is the implementation AUTO is built on (e.g. "avx512", which
+ * itself uses the crc32 instruction below 64 bytes). TFREC_CRC32C accepts
+ * these names and "auto"; an unknown or unavailable name keeps AUTO. */
 int tfrec_crc32c_impl(void);
 const char *tfrec_crc32c_impl_name(int impl);
 
