@@ -28,7 +28,8 @@ typedef struct tfrec_io {
     int64_t (*size)(void *ctx);
     /* Finish and release ctx. For sinks, commit != 0 makes the output
      * visible (rename into place, finish an upload); commit == 0 discards it.
-     * Returns TFREC_OK or a negative code. Always releases ctx. */
+     * Returns TFREC_OK or a negative code. Always releases ctx, so a
+     * failing close leaves its message in tfrec_last_errmsg() instead. */
     int (*close)(void *ctx, int commit);
     /* Optional: message for the last failure of this ctx. */
     const char *(*errmsg)(void *ctx);

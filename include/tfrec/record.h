@@ -55,15 +55,17 @@ typedef struct tfrec_reader_stats {
  * and tfrec_last_errmsg() says why. */
 int tfrec_reader_open(tfrec_reader **out, const char *path, const tfrec_reader_options *opts);
 
-/* Read through a caller transport; the reader owns io from now on and calls
- * io->close(ctx, 0) when closed. name is used in messages. */
+/* Read through a caller transport; the reader owns io from now on (also when
+ * this fails) and calls io->close(ctx, 0) when closed. name is used in
+ * messages. */
 int tfrec_reader_open_io(tfrec_reader **out, const tfrec_io *io, const char *name,
                          const tfrec_reader_options *opts);
 
-/* Next record: TFREC_OK with *data/*len set (valid until the next call on this
+/* Next record: TFREC_OK with *data and *len set (valid until the next call on this
  * reader), TFREC_END at a clean end of file, or a negative code whose message
  * names the file and byte offset. After an error (without skip_corrupt) the
- * reader stays in error and returns the same code. */
+ * reader stays in error and returns the same code, until a successful
+ * tfrec_reader_seek(). */
 int tfrec_reader_next(tfrec_reader *r, const uint8_t **data, size_t *len);
 
 /* Byte offset of the header of the record last returned, counted in the
@@ -79,6 +81,12 @@ int tfrec_reader_seek(tfrec_reader *r, uint64_t offset);
 int tfrec_reader_compression(const tfrec_reader *r);
 
 void tfrec_reader_stats_get(const tfrec_reader *r, tfrec_reader_stats *stats);
+
+/* With skip_corrupt: the region skipped most recently (check for growth of
+ * stats.skipped_regions after each tfrec_reader_next call). Returns the code
+ * of the problem found at its start (0 if nothing was skipped yet) and sets
+ * its stream offset and length; tfrec_reader_errmsg() describes the problem. */
+int tfrec_reader_last_skip(const tfrec_reader *r, uint64_t *offset, uint64_t *bytes);
 const char *tfrec_reader_errmsg(const tfrec_reader *r);
 void tfrec_reader_close(tfrec_reader *r);
 
@@ -88,7 +96,8 @@ typedef struct tfrec_writer tfrec_writer;
 
 typedef struct tfrec_writer_options {
     int compression;    /* [NONE] */
-    int level;          /* 1..9, 0 = default [6, TensorFlow's Z_DEFAULT_COMPRESSION] */
+    int level;          /* 1..9 on zlib's scale (ISA-L builds map it: docs/format.md),
+                           0 = default [6, TensorFlow's Z_DEFAULT_COMPRESSION] */
     size_t buffer_size; /* output buffer [256 KiB] */
 } tfrec_writer_options;
 
@@ -96,12 +105,17 @@ typedef struct tfrec_writer_options {
  * same directory and appears under path only when tfrec_writer_close()
  * succeeds. On failure *out is NULL and tfrec_last_errmsg() says why. */
 int tfrec_writer_open(tfrec_writer **out, const char *path, const tfrec_writer_options *opts);
+/* Write through a caller transport, owned by the writer from now on (also
+ * when this fails): close() commits it with io->close(ctx, 1), abort()
+ * discards it with io->close(ctx, 0). */
 int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io, const char *name,
                          const tfrec_writer_options *opts);
 
 int tfrec_writer_write(tfrec_writer *w, const void *data, size_t len);
 
-/* Push buffered bytes to the sink (a zlib sync flush when compressed). */
+/* Push buffered bytes to the sink; when compressed, flush the deflate stream
+ * (a zlib sync flush, or the end of an ISA-L chunk) so that everything
+ * written so far can be decoded from the sink. */
 int tfrec_writer_flush(tfrec_writer *w);
 
 /* Finish the stream and commit the output (rename into place). The handle
@@ -122,7 +136,13 @@ const char *tfrec_writer_errmsg(const tfrec_writer *w);
 /* Encode one record's 12-byte header and 4-byte footer (for code that
  * frames records itself, e.g. in memory). */
 void tfrec_record_header(uint8_t header[12], uint64_t len);
+/* The masked CRC of data, stored little-endian as the record's footer. */
 uint32_t tfrec_record_footer_crc(const void *data, size_t len);
+
+/* Deflate library this build uses for ZLIB and GZIP: "isal" (ISA-L's igzip,
+ * when built with it) or "zlib". TFREC_DEFLATE=zlib in the environment
+ * selects zlib in an ISA-L build. Both write streams every inflater reads. */
+const char *tfrec_deflate_backend(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,33 @@
+/* Internal helpers shared by the built-in transports. */
+#ifndef TFREC_IO_UTIL_H
+#define TFREC_IO_UTIL_H
+
+#include <stddef.h>
+
+#include "tfrec/error.h"
+#include "tfrec/io.h"
+
+/* Map a local regular file opened by tfrec_io_open_source() (not stdin) into
+ * memory, read-only, for the life of the source. Returns 0, or -1 when the
+ * source is something else, is empty, lives on a file system where faults
+ * in a mapping would be signals rather than errors (anything but local disk
+ * file systems), or TFREC_NO_MMAP is set to a value other than 0. The
+ * mapping covers the size at this moment; a file truncated by someone else
+ * while mapped makes reads from the lost part raise SIGBUS. */
+int io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len);
+
+/* write / read slots of transports that only go one way, so callers never
+ * meet a NULL function pointer. */
+static inline int io_write_unsupported(void *ctx, const void *buf, size_t n)
+{
+    (void)ctx, (void)buf, (void)n;
+    return TFREC_E_UNSUPPORTED;
+}
+
+static inline ptrdiff_t io_read_unsupported(void *ctx, void *buf, size_t n)
+{
+    (void)ctx, (void)buf, (void)n;
+    return TFREC_E_UNSUPPORTED;
+}
+
+#endif

@@ -1,0 +1,21 @@
+/* Which deflate backend the streams use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/codec.h"
+#include "tfrec/record.h"
+
+const codec *codec_default(void)
+{
+#ifdef TFREC_HAVE_ISAL
+    const char *want = getenv("TFREC_DEFLATE");
+    if (!want || strcmp(want, "zlib") != 0)
+        return &codec_isal;
+#endif
+    return &codec_zlib;
+}
+
+const char *tfrec_deflate_backend(void)
+{
+    return codec_default()->name;
+}
