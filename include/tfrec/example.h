@@ -1,4 +1,4 @@
-/* libtfrec: tf.train.Example build and parse (tensorflow/core/example/*.proto).
+/* libtfrec: tf.train.Example build and parse (tensorflow/core/example/example.proto, feature.proto).
  *
  * Builder and parsed examples are plain handles; not thread-safe, use one
  * per thread.

@@ -1,0 +1,82 @@
+"""Shared pytest fixtures for libtfrec's Python tests.
+
+- `build_dir`: the build directory (env TFREC_BUILD, default <repo>/build).
+- `tfrec_bin`: path of the `tfrec` tool in it.
+- `pb2`: tf.Example message classes (`pb2.Example`, `pb2.Feature`, ...)
+  generated from our own proto/ with `protoc --python_out` into a temporary
+  directory once per session; nothing generated is ever committed.
+- `run_tfrec(*args, input=None)`: run the tool, returning CompletedProcess
+  with bytes stdout/stderr.
+
+tfrecord_ref (next to this file) is importable from every test module.
+"""
+import importlib
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+
+def locate_build_dir():
+    """TFREC_BUILD if set, else <repo>/build."""
+    return os.path.abspath(os.environ.get("TFREC_BUILD") or os.path.join(REPO, "build"))
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    d = locate_build_dir()
+    if not os.path.isdir(d):
+        pytest.fail("build directory %s does not exist (set TFREC_BUILD)" % d)
+    return d
+
+
+@pytest.fixture(scope="session")
+def tfrec_bin(build_dir):
+    path = os.path.join(build_dir, "bin", "tfrec")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def run_tfrec(tfrec_bin):
+    def run(*args, input=None, timeout=600):
+        return subprocess.run([tfrec_bin] + [str(a) for a in args], input=input,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout)
+    return run
+
+
+def generate_pb2(out_dir, protos=("tensorflow/core/example/example.proto",
+                                  "tensorflow/core/example/feature.proto")):
+    """Compile protos from <repo>/proto into out_dir with protoc; returns out_dir."""
+    proto_root = os.path.join(REPO, "proto")
+    subprocess.run(["protoc", "-I" + proto_root, "--python_out=" + out_dir] +
+                   [os.path.join(proto_root, p) for p in protos], check=True)
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def pb2(tmp_path_factory):
+    """tf.Example classes from our proto/: pb2.Example, pb2.Features, ..."""
+    out = str(tmp_path_factory.mktemp("pb2"))
+    generate_pb2(out)
+    sys.path.insert(0, out)
+    try:
+        example_pb2 = importlib.import_module("tensorflow.core.example.example_pb2")
+        feature_pb2 = importlib.import_module("tensorflow.core.example.feature_pb2")
+    finally:
+        sys.path.remove(out)
+    ns = types.SimpleNamespace()
+    for mod in (feature_pb2, example_pb2):
+        for name in dir(mod):
+            if not name.startswith("_"):
+                setattr(ns, name, getattr(mod, name))
+    ns.example_pb2, ns.feature_pb2 = example_pb2, feature_pb2
+    return ns

@@ -1,0 +1,170 @@
+/* tfrec dump: records as JSON lines, decoded as tf.Example when they parse.
+ *
+ *   {"file":"f","index":0,"offset":0,"length":27,"example":{
+ *      "label":{"int64":[3]},"score":{"float":[0.5]},
+ *      "name":{"bytes":[{"len":3,"b64":"Y2F0","text":"cat"}]}}}
+ *
+ * Bytes values longer than PREFIX_BYTES show "b64_prefix" (their first
+ * PREFIX_BYTES bytes) instead of "b64" unless --full; "b64" is always the
+ * complete value. A record that is not a valid Example shows "raw" with the
+ * same fields instead of "example".
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+
+#define PREFIX_BYTES 24
+#define TEXT_MAX 80 /* longer values get no "text" unless --full */
+
+static void bytes_value(FILE *out, const uint8_t *d, size_t len, int full)
+{
+    fprintf(out, "{\"len\":%zu,", len);
+    if (full || len <= PREFIX_BYTES) {
+        json_key(out, "b64");
+        json_base64(out, d, len);
+    } else {
+        json_key(out, "b64_prefix");
+        json_base64(out, d, PREFIX_BYTES);
+    }
+    if ((full || len <= TEXT_MAX) && json_is_text(d, len)) {
+        putc(',', out);
+        json_key(out, "text");
+        json_string(out, (const char *)d, len);
+    }
+    putc('}', out);
+}
+
+static void feature_json(FILE *out, const tfrec_example *ex, const char *key, int full)
+{
+    size_t n = tfrec_example_value_count(ex, key);
+    switch (tfrec_example_feature_type(ex, key)) {
+    case TFREC_FEATURE_BYTES:
+        fputs("{\"bytes\":[", out);
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *d;
+            size_t len;
+            tfrec_example_get_bytes(ex, key, i, &d, &len);
+            if (i)
+                putc(',', out);
+            bytes_value(out, d, len, full);
+        }
+        fputs("]}", out);
+        break;
+    case TFREC_FEATURE_INT64: {
+        const int64_t *v;
+        tfrec_example_get_int64_list(ex, key, &v, &n);
+        fputs("{\"int64\":[", out);
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, i ? ",%" PRId64 : "%" PRId64, v[i]);
+        fputs("]}", out);
+        break;
+    }
+    case TFREC_FEATURE_FLOAT: {
+        const float *v;
+        tfrec_example_get_float_list(ex, key, &v, &n);
+        fputs("{\"float\":[", out);
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                putc(',', out);
+            json_float(out, v[i]);
+        }
+        fputs("]}", out);
+        break;
+    }
+    default:
+        fputs("{}", out); /* a Feature with no list set */
+    }
+}
+
+void dump_record_json(FILE *out, const cli_record *rec, const dump_opts *d)
+{
+    fputs("{\"file\":", out);
+    json_cstr(out, rec->file);
+    fprintf(out, ",\"index\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"length\":%zu,", rec->index,
+            rec->offset, rec->len);
+    tfrec_example *ex = NULL;
+    if (!d->raw && tfrec_example_parse(&ex, rec->data, rec->len) == TFREC_OK) {
+        fputs("\"example\":{", out);
+        for (size_t i = 0; i < tfrec_example_feature_count(ex); i++) {
+            const char *key = tfrec_example_feature_key(ex, i);
+            if (i)
+                putc(',', out);
+            json_key(out, key);
+            feature_json(out, ex, key, d->full);
+        }
+        fputs("}}\n", out);
+        tfrec_example_free(ex);
+        return;
+    }
+    fputs("\"raw\":", out);
+    bytes_value(out, rec->data, rec->len, d->full);
+    fputs("}\n", out);
+}
+
+static const char dump_help[] =
+    "Usage: tfrec dump [OPTIONS] FILE...\n"
+    "Print every record as one JSON object per line:\n"
+    "  {\"file\":F,\"index\":I,\"offset\":O,\"length\":L,\"example\":{KEY:FEATURE,...}}\n"
+    "FEATURE is {\"int64\":[...]}, {\"float\":[...]} or {\"bytes\":[VALUE,...]} with VALUE\n"
+    "{\"len\":N,\"b64\":...} (complete) or {\"len\":N,\"b64_prefix\":...} (first 24\n"
+    "bytes), plus \"text\" for short printable UTF-8. Non-finite floats are the\n"
+    "strings \"NaN\", \"Infinity\", \"-Infinity\". A record that is not a tf.Example\n"
+    "has \"raw\":VALUE instead of \"example\".\n\n"
+    "Options:\n" CLI_READ_HELP
+    "  -S, --skip-corrupt    skip corrupt regions (reported on stderr) and go on\n"
+    "  -f, --full            bytes values in full (b64 and text, any length)\n"
+    "  -r, --raw             do not decode records as tf.Example\n"
+    "  -h, --help            this help\n\n" EXIT_STATUS_HELP;
+
+typedef struct dump_state {
+    dump_opts d;
+} dump_state;
+
+static int dump_one(void *ctx, const cli_record *rec)
+{
+    dump_state *s = ctx;
+    dump_record_json(stdout, rec, &s->d);
+    return ferror(stdout) ? EXIT_IO : CLI_CONTINUE;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_READ_LONGOPTS, { "full", no_argument, NULL, 'f' }, { "raw", no_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+    };
+    cli_read_opts o = { 0 };
+    dump_state s = { { 0, 0 } };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "c:SM:frh", longopts, NULL)) != -1) {
+        int r = cli_read_option(opt, optarg, &o);
+        if (r > 0)
+            continue;
+        if (r < 0)
+            return EXIT_USAGE;
+        switch (opt) {
+        case 'f': s.d.full = 1; break;
+        case 'r': s.d.raw = 1; break;
+        case 'h': fputs(dump_help, stdout); return EXIT_OK;
+        default: cli_bad_option(argv); return EXIT_USAGE;
+        }
+    }
+    cli_files files;
+    int st = cli_expand_files(&files, argv + optind, argc - optind);
+    if (st != EXIT_OK) {
+        if (st == EXIT_USAGE)
+            cli_usage_error(argv[0], "no input files");
+        return st;
+    }
+    int status = EXIT_OK;
+    for (size_t i = 0; i < files.n && status == EXIT_OK; i++) {
+        cli_file_result res;
+        cli_read_file(files.paths[i], &o, dump_one, &s, &res);
+        status = cli_worst(status, res.status);
+    }
+    cli_files_free(&files);
+    return cli_worst(status, cli_flush_stdout());
+}

@@ -1,0 +1,68 @@
+/* tfrec: inspect, verify and convert TFRecord files. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *summary;
+} commands[] = {
+    { "count", cmd_count, "number of records per file" },
+    { "verify", cmd_verify, "check every CRC; report each bad region with its offset" },
+    { "cat", cmd_cat, "write the records' raw bytes (or re-framed) to stdout" },
+    { "head", cmd_head, "the first N records, as JSON lines (or raw)" },
+    { "dump", cmd_dump, "every record as a JSON line, decoded as tf.Example" },
+    { "stats", cmd_stats, "record sizes and the features' keys, types and counts" },
+    { "convert", cmd_convert, "re-write with another compression (NONE, ZLIB, GZIP)" },
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: tfrec COMMAND [OPTIONS] FILE...\n"
+            "Inspect, verify and convert TFRecord files (NONE, ZLIB or GZIP).\n\n"
+            "Commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\nFILE may be '-' for standard input, and a quoted glob pattern such as\n"
+            "'data/train-*' is expanded by tfrec itself. Compression is detected\n"
+            "unless --compression says otherwise. Offsets are byte offsets of record\n"
+            "headers in the uncompressed stream.\n\n"
+            "'tfrec COMMAND --help' describes each command.\n\n" EXIT_STATUS_HELP);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    opterr = 0; /* the subcommands word their own option errors */
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        if (argc > 2 && strcmp(cmd, "help") == 0) {
+            for (size_t i = 0; i < N_COMMANDS; i++)
+                if (!strcmp(argv[2], commands[i].name)) {
+                    char *args[] = { argv[2], "--help", NULL };
+                    return commands[i].run(2, args);
+                }
+        }
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("tfrec %s\n", tfrec_version());
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tfrec: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}
