@@ -1,0 +1,116 @@
+/* libtfrec: image directories to sharded tf.Example TFRecords, the job of
+ * tensorflow/tpu's imagenet_to_gcs.py, multi-threaded and deterministic.
+ *
+ * One call scans and checks the whole input first (missing directories,
+ * labels files that do not match, no images: errors before any work), then
+ * converts with a pool of worker threads while a single writer emits the
+ * records in plan order, so the output bytes do not depend on num_threads.
+ * Shards are written into a staging directory and renamed into the output
+ * directory only when the whole run succeeded.
+ *
+ * Every record is a tf.Example with image/encoded (RGB or grayscale JPEG),
+ * image/height, image/width, image/channels (3), image/colorspace ("RGB"),
+ * image/format ("JPEG"), image/class/label, image/class/synset and
+ * image/filename (base name). See docs/imagenet.md.
+ */
+#ifndef TFREC_IMAGENET_H
+#define TFREC_IMAGENET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tfrec_input_layout {
+    /* RAW/train/<synset>/<image>, RAW/validation/<image> and
+     * RAW/synset_labels.txt (one synset per validation image, in sorted
+     * file-name order). */
+    TFREC_LAYOUT_IMAGENET = 0,
+    /* ROOT/<class>/<image>: one split, named "train". */
+    TFREC_LAYOUT_FOLDERS = 1,
+    /* A CSV file of path,label[,split] lines (TFRecorder style); relative
+     * paths are relative to raw_data_dir, or to the CSV's directory. */
+    TFREC_LAYOUT_CSV = 2
+};
+
+enum tfrec_on_error {
+    TFREC_ON_ERROR_STOP = 0, /* first bad image fails the run, nothing is renamed into place */
+    TFREC_ON_ERROR_SKIP = 1  /* bad images are left out and listed in the manifest */
+};
+
+/* Called on the thread that called tfrec_imagenet_convert, a few times a
+ * second at most. Return non-zero to cancel the run (TFREC_E_STATE). */
+typedef int (*tfrec_imagenet_progress_fn)(void *ctx, uint64_t done, uint64_t total,
+                                          uint64_t bytes_in, uint64_t bytes_out);
+
+/* All-zero options mean the defaults in brackets. Strings may be NULL. */
+typedef struct tfrec_imagenet_options {
+    int layout;                 /* tfrec_input_layout [IMAGENET] */
+    const char *raw_data_dir;   /* input root (required except for CSV) */
+    const char *csv_path;       /* LAYOUT_CSV input */
+    const char *output_dir;     /* created if missing (required) */
+    const char *labels_file;    /* one synset per line: label = line number;
+                                   [labels 1..K over the sorted union of synsets] */
+    const char *validation_labels_file; /* [RAW/synset_labels.txt] */
+    const char *extensions;     /* comma list, case-insensitive ["jpeg,jpg"] */
+    int train_shards;           /* [1024]; for FOLDERS/CSV splits other than validation too */
+    int validation_shards;      /* [128] */
+    int num_threads;            /* worker threads [online CPUs] */
+    uint64_t seed;              /* train shuffle seed (SplitMix64 + Fisher-Yates) [0] */
+    int no_shuffle;             /* keep train in sorted order [0] */
+    int verify;                 /* tfrec_verify_level [HEADER] */
+    int on_error;               /* tfrec_on_error [STOP] */
+    int quality;                /* re-encode quality 1..100 [100] */
+    int grayscale_to_rgb;       /* re-encode grayscale JPEGs as RGB [0] */
+    int compression;            /* tfrec_compression of the shards [NONE] */
+    size_t max_inflight_bytes;  /* image bytes read but not yet written [256 MiB] */
+    const char *manifest_path;  /* also write the manifest JSON there [not written] */
+    tfrec_imagenet_progress_fn progress;
+    void *progress_ctx;
+} tfrec_imagenet_options;
+
+/* Totals of a run. */
+typedef struct tfrec_imagenet_counts {
+    uint64_t images_total;     /* images found by the scan */
+    uint64_t images_written;   /* records written */
+    uint64_t images_fixed;     /* PNG/CMYK/YCCK/grayscale re-encoded */
+    uint64_t images_rejected;  /* bad images (left out with ON_ERROR_SKIP) */
+    uint64_t bytes_in;         /* image file bytes read */
+    uint64_t bytes_out;        /* shard bytes written */
+    uint32_t shards;           /* shard files written */
+    uint32_t classes;          /* labels in the mapping */
+    double seconds;            /* wall time of the conversion */
+} tfrec_imagenet_counts;
+
+typedef struct tfrec_imagenet_result tfrec_imagenet_result;
+
+/* Run a conversion. *out (if out is not NULL) receives a result even when
+ * the run fails, so the message and the manifest of a failed run (which
+ * image, why) can be read; free it with tfrec_imagenet_result_free(). */
+int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_result **out);
+
+/* Status of the run (the value tfrec_imagenet_convert returned). */
+int tfrec_imagenet_result_status(const tfrec_imagenet_result *r);
+const char *tfrec_imagenet_result_errmsg(const tfrec_imagenet_result *r);
+void tfrec_imagenet_result_counts(const tfrec_imagenet_result *r, tfrec_imagenet_counts *c);
+/* The i-th rejected image (0 <= i < images_rejected), in plan order:
+ * path and reason stay valid until the result is freed. TFREC_E_INVALID
+ * when i is out of range. */
+int tfrec_imagenet_result_rejected(const tfrec_imagenet_result *r, size_t i, const char **path,
+                                   const char **reason);
+
+/* The manifest as JSON text (valid until the result is freed):
+ * {"status", "error", options, "labels", "shards": [{"split", "file",
+ *  "records", "bytes"}], counts, "fixed": [...], "rejected": [{"path",
+ *  "reason"}]}. Documented in docs/imagenet.md. */
+const char *tfrec_imagenet_result_json(const tfrec_imagenet_result *r);
+void tfrec_imagenet_result_free(tfrec_imagenet_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,103 @@
+#include "image/jpeg_glue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jerror.h>
+
+static void on_error_exit(j_common_ptr c)
+{
+    img_jerr *e = (img_jerr *)c->err;
+    e->pub.format_message(c, e->msg);
+    longjmp(e->jump, 1);
+}
+
+/* Warnings that mean pixels are missing or garbage. The benign ones
+ * (extraneous bytes before a marker, unknown JFIF revision, bad ICC chunk)
+ * are common in real photo collections and decoders ignore them too. */
+static int warning_is_corruption(int code)
+{
+    switch (code) {
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_BOGUS_PROGRESSION:
+    case JWRN_HIT_MARKER:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_JPEG_EOF:
+    case JWRN_MUST_RESYNC:
+    case JWRN_NOT_SEQUENTIAL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void on_emit_message(j_common_ptr c, int level)
+{
+    img_jerr *e = (img_jerr *)c->err;
+    if (level < 0) {
+        e->pub.num_warnings++;
+        if (warning_is_corruption(e->pub.msg_code)) {
+            e->pub.format_message(c, e->msg);
+            longjmp(e->jump, 1);
+        }
+    }
+    /* Trace messages (level >= 0) are dropped: the library never prints. */
+}
+
+static void on_output_message(j_common_ptr c)
+{
+    (void)c;
+}
+
+struct jpeg_error_mgr *img_jerr_init(img_jerr *e)
+{
+    jpeg_std_error(&e->pub);
+    e->pub.error_exit = on_error_exit;
+    e->pub.emit_message = on_emit_message;
+    e->pub.output_message = on_output_message;
+    e->msg[0] = '\0';
+    return &e->pub;
+}
+
+/* ------------------------------------------------------------ destination */
+
+static void dest_init(j_compress_ptr c)
+{
+    img_mem_dest *d = (img_mem_dest *)c->dest;
+    d->pub.next_output_byte = d->buf;
+    d->pub.free_in_buffer = d->cap;
+}
+
+static boolean dest_grow(j_compress_ptr c)
+{
+    img_mem_dest *d = (img_mem_dest *)c->dest;
+    /* libjpeg calls this only when the whole buffer is full. */
+    size_t ncap = d->cap * 2;
+    uint8_t *nb = realloc(d->buf, ncap);
+    if (!nb)
+        ERREXIT1(c, JERR_OUT_OF_MEMORY, 10);
+    d->pub.next_output_byte = nb + d->cap;
+    d->pub.free_in_buffer = ncap - d->cap;
+    d->buf = nb;
+    d->cap = ncap;
+    return TRUE;
+}
+
+static void dest_term(j_compress_ptr c)
+{
+    img_mem_dest *d = (img_mem_dest *)c->dest;
+    d->len = d->cap - d->pub.free_in_buffer;
+}
+
+void img_mem_dest_init(j_compress_ptr c, img_mem_dest *d, size_t initial)
+{
+    memset(d, 0, sizeof *d);
+    d->cap = initial < 4096 ? 4096 : initial;
+    d->buf = malloc(d->cap);
+    if (!d->buf)
+        ERREXIT1(c, JERR_OUT_OF_MEMORY, 11);
+    d->pub.init_destination = dest_init;
+    d->pub.empty_output_buffer = dest_grow;
+    d->pub.term_destination = dest_term;
+    c->dest = &d->pub;
+}

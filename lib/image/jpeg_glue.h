@@ -1,0 +1,55 @@
+/* Internal: libjpeg glue shared by the image module.
+ *
+ * libjpeg reports fatal errors through error_exit, which must not return; the
+ * stock handler calls exit(). We longjmp back to the caller instead, and we
+ * also turn the warnings that mean "the data is corrupt" (premature end of
+ * file, bad Huffman code, ...) into errors, because libjpeg would otherwise
+ * pad a truncated image with grey and report success. */
+#ifndef TFREC_IMAGE_JPEG_GLUE_H
+#define TFREC_IMAGE_JPEG_GLUE_H
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jpeglib.h>
+
+typedef struct img_jerr {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+    char msg[JMSG_LENGTH_MAX];
+} img_jerr;
+
+/* Install the error manager on a compress or decompress object (call before
+ * jpeg_create_*). */
+struct jpeg_error_mgr *img_jerr_init(img_jerr *e);
+
+/* A destination manager appending to a malloc'ed buffer that grows by
+ * doubling. The buffer belongs to the caller in all cases (free it after an
+ * error too). */
+typedef struct img_mem_dest {
+    struct jpeg_destination_mgr pub;
+    uint8_t *buf;
+    size_t cap;
+    size_t len; /* valid after jpeg_finish_compress */
+} img_mem_dest;
+
+void img_mem_dest_init(j_compress_ptr c, img_mem_dest *d, size_t initial);
+
+/* Upper bound of libjpeg's working memory per image (coefficient buffers of
+ * large progressive images); above it the decode fails instead of growing. */
+#define IMG_JPEG_MAX_MEMORY (512L * 1024 * 1024)
+
+/* Largest decoded pixel buffer (PNG) the module will allocate. */
+#define IMG_MAX_DECODED_BYTES ((size_t)512 * 1024 * 1024)
+
+/* Largest image re-encoded (CMYK/YCCK/gray conversion): the output buffer
+ * grows with the pixel count, so a tiny file declaring 65500x65500 must
+ * not make it grow without bound. 2^28 pixels is 16384 x 16384. */
+#define IMG_MAX_CONVERT_PIXELS ((uint64_t)1 << 28)
+
+/* Largest side a baseline JPEG can have. */
+#define IMG_JPEG_MAX_SIDE 65500
+
+#endif

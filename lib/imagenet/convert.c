@@ -1,0 +1,425 @@
+/* The conversion run: plan, then a pool of worker threads converting images
+ * while the calling thread writes their records strictly in plan order.
+ *
+ * Workers claim plan positions in increasing order but only inside a window
+ * ahead of the writer and within the in-flight byte budget (the position
+ * the writer waits for is always allowed, so the run cannot stall). One
+ * writer and one shard open at a time means shards never interleave and the
+ * output bytes are the same for any thread count. Shards go to a staging
+ * directory inside the output directory and are renamed into place only
+ * when the whole run succeeded. */
+#include "imagenet/run.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tfrec/image.h"
+#include "tfrec/record.h"
+
+typedef struct slot {
+    int ready;
+    in_result r;
+} slot;
+
+typedef struct conv {
+    const in_opts *o;
+    const in_plan *plan;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    size_t next_claim, next_write, window;
+    uint64_t inflight, budget;
+    int stop;
+    /* Who sleeps, so wake-ups (context switches, the main cost per image
+     * after the copies) are only sent when someone waits for them. */
+    int writer_waiting, workers_waiting;
+    slot *ring;
+    in_buf *pool; /* record buffers the writer is done with */
+    size_t npool, pool_cap;
+} conv;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------ workers */
+
+static uint64_t cost(const conv *c, size_t i)
+{
+    uint64_t s = c->plan->order[i]->size;
+    return s ? s : 1;
+}
+
+static void *worker_main(void *arg)
+{
+    conv *c = arg;
+    tfrec_example_builder *b = NULL;
+    in_buf buf = { 0 }, rec = { 0 };
+    if (tfrec_example_builder_new(&b) != TFREC_OK)
+        b = NULL; /* every image then fails with "out of memory" */
+    size_t n = c->plan->nitems;
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        size_t i;
+        for (;;) {
+            if (c->stop || c->next_claim >= n) {
+                pthread_mutex_unlock(&c->mu);
+                tfrec_example_builder_free(b);
+                free(buf.data);
+                free(rec.data);
+                return NULL;
+            }
+            i = c->next_claim;
+            if (i < c->next_write + c->window &&
+                (i == c->next_write || c->inflight + cost(c, i) <= c->budget))
+                break;
+            c->workers_waiting++;
+            pthread_cond_wait(&c->work_cv, &c->mu);
+            c->workers_waiting--;
+        }
+        c->next_claim++;
+        c->inflight += cost(c, i);
+        pthread_mutex_unlock(&c->mu);
+
+        in_result r;
+        in_convert_item(c->plan->order[i], c->o, b, &buf, &rec, &r);
+
+        pthread_mutex_lock(&c->mu);
+        c->ring[i % c->window].r = r;
+        c->ring[i % c->window].ready = 1;
+        if (!rec.data && c->npool)
+            rec = c->pool[--c->npool];
+        if (c->writer_waiting && i == c->next_write)
+            pthread_cond_signal(&c->done_cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+}
+
+/* ------------------------------------------------------------ writer */
+
+typedef struct wstate {
+    conv *c;
+    tfrec_imagenet_result *res;
+    in_notes fixed, rejected;
+    const char *staging;
+    double last_progress;
+} wstate;
+
+static int report_progress(wstate *w, size_t done, int force)
+{
+    const tfrec_imagenet_options *x = &w->c->o->o;
+    if (!x->progress)
+        return 0;
+    double t = now_s();
+    if (!force && t - w->last_progress < 0.2)
+        return 0;
+    w->last_progress = t;
+    return x->progress(x->progress_ctx, done, w->c->plan->nitems, w->res->counts.bytes_in,
+                       w->res->counts.bytes_out);
+}
+
+/* Wait for plan position i; the result moves out of the ring. */
+static int take(wstate *w, size_t i, in_result *r)
+{
+    conv *c = w->c;
+    pthread_mutex_lock(&c->mu);
+    while (!c->ring[i % c->window].ready) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        c->writer_waiting = 1;
+        pthread_cond_timedwait(&c->done_cv, &c->mu, &ts);
+        c->writer_waiting = 0;
+        if (!c->ring[i % c->window].ready) {
+            pthread_mutex_unlock(&c->mu);
+            if (report_progress(w, i, 0))
+                return tfrec_fail(&w->res->err, TFREC_E_STATE, "cancelled by the progress callback");
+            pthread_mutex_lock(&c->mu);
+        }
+    }
+    *r = c->ring[i % c->window].r;
+    c->ring[i % c->window].ready = 0;
+    c->next_write = i + 1;
+    c->inflight -= cost(c, i);
+    if (c->workers_waiting)
+        pthread_cond_broadcast(&c->work_cv);
+    pthread_mutex_unlock(&c->mu);
+    return TFREC_OK;
+}
+
+/* The record buffer goes back to the workers; the rest is released. */
+static void recycle(conv *c, in_result *r)
+{
+    if (r->record) {
+        pthread_mutex_lock(&c->mu);
+        if (c->npool < c->pool_cap) {
+            c->pool[c->npool].data = r->record;
+            c->pool[c->npool].cap = r->record_cap;
+            c->npool++;
+            r->record = NULL;
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    in_result_clear(r);
+}
+
+/* One image's result into the open shard (or the notes). */
+static int place(wstate *w, tfrec_writer *tw, const in_item *it, in_result *r)
+{
+    tfrec_imagenet_result *res = w->res;
+    res->counts.bytes_in += r->bytes_in;
+    if (r->status != TFREC_OK) {
+        res->counts.images_rejected++;
+        if (in_notes_add(&w->rejected, it->path, r->reason))
+            return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
+        if (w->c->o->o.on_error == TFREC_ON_ERROR_SKIP)
+            return TFREC_OK;
+        return tfrec_fail(&res->err, r->status, "%s: %s (use --on_error=skip to leave such images out)",
+                          it->path, r->reason ? r->reason : "failed");
+    }
+    if (r->action != TFREC_IMAGE_KEPT) {
+        res->counts.images_fixed++;
+        if (in_notes_add(&w->fixed, it->path, in_fixed_from(r)))
+            return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
+    }
+    int rc = tfrec_writer_write(tw, r->record, r->record_len);
+    if (rc)
+        return tfrec_fail(&res->err, rc, "%s", tfrec_writer_errmsg(tw));
+    res->counts.images_written++;
+    return TFREC_OK;
+}
+
+static int write_shard(wstate *w, in_shard *sh)
+{
+    conv *c = w->c;
+    tfrec_imagenet_result *res = w->res;
+    char *path = in_path2(w->staging, sh->file);
+    if (!path)
+        return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
+    tfrec_writer_options wo = { 0 };
+    wo.compression = c->o->o.compression;
+    tfrec_writer *tw = NULL;
+    int rc = tfrec_writer_open(&tw, path, &wo);
+    free(path);
+    if (rc)
+        return tfrec_fail(&res->err, rc, "%s", tfrec_last_errmsg());
+    for (size_t i = sh->first; i < sh->first + sh->count && !rc; i++) {
+        in_result r;
+        rc = take(w, i, &r);
+        if (!rc)
+            rc = place(w, tw, c->plan->order[i], &r);
+        recycle(c, &r);
+        if (!rc && report_progress(w, i + 1, 0))
+            rc = tfrec_fail(&res->err, TFREC_E_STATE, "cancelled by the progress callback");
+    }
+    if (!rc) {
+        rc = tfrec_writer_close(tw);
+        if (rc)
+            tfrec_fail(&res->err, rc, "%s", tfrec_writer_errmsg(tw));
+    } else {
+        tfrec_writer_abort(tw);
+    }
+    sh->records = tfrec_writer_records(tw);
+    sh->bytes = tfrec_writer_bytes_out(tw);
+    tfrec_writer_free(tw);
+    if (!rc) {
+        res->counts.bytes_out += sh->bytes;
+        res->counts.shards++;
+    }
+    return rc;
+}
+
+static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_imagenet_result *res,
+                    in_notes *fixed, in_notes *rejected)
+{
+    conv c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.plan = p;
+    c.budget = o->o.max_inflight_bytes;
+    /* Enough look-ahead to keep every worker busy behind a slow image. */
+    c.window = (size_t)o->o.num_threads * 16 + 16;
+    c.ring = calloc(c.window, sizeof *c.ring);
+    c.pool_cap = c.window;
+    c.pool = calloc(c.pool_cap, sizeof *c.pool);
+    if (!c.ring || !c.pool) {
+        free(c.ring);
+        free(c.pool);
+        return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
+    }
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.work_cv, NULL);
+    pthread_cond_init(&c.done_cv, NULL);
+    int nthreads = o->o.num_threads, started = 0, rc = TFREC_OK;
+    pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+    if (!th)
+        rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
+    for (; !rc && started < nthreads; started++)
+        if (pthread_create(&th[started], NULL, worker_main, &c) != 0)
+            break;
+    if (!rc && started == 0)
+        rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "cannot start worker threads");
+
+    /* last_progress 0: the first record is reported at once. */
+    wstate w = { &c, res, { 0 }, { 0 }, staging, 0.0 };
+    for (size_t k = 0; !rc && k < p->nshards; k++)
+        rc = write_shard(&w, &p->shards[k]);
+    if (!rc)
+        report_progress(&w, p->nitems, 1);
+
+    pthread_mutex_lock(&c.mu);
+    c.stop = 1;
+    pthread_cond_broadcast(&c.work_cv);
+    pthread_mutex_unlock(&c.mu);
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    for (size_t i = 0; i < c.window; i++)
+        if (c.ring[i].ready)
+            in_result_clear(&c.ring[i].r);
+    free(th);
+    free(c.ring);
+    for (size_t i = 0; i < c.npool; i++)
+        free(c.pool[i].data);
+    free(c.pool);
+    pthread_mutex_destroy(&c.mu);
+    pthread_cond_destroy(&c.work_cv);
+    pthread_cond_destroy(&c.done_cv);
+    *fixed = w.fixed;
+    *rejected = w.rejected;
+    return rc;
+}
+
+/* ------------------------------------------------------------ entry */
+
+static int plan_run(const in_opts *o, in_plan *p, tfrec_err *err)
+{
+    int rc;
+    switch (o->o.layout) {
+    case TFREC_LAYOUT_FOLDERS: rc = in_scan_folders(p, o, err); break;
+    case TFREC_LAYOUT_CSV: rc = in_scan_csv(p, o, err); break;
+    default: rc = in_scan_imagenet(p, o, err); break;
+    }
+    if (!rc)
+        rc = in_assign_labels(p, o, err);
+    if (!rc)
+        rc = in_plan_finish(p, o, err);
+    return rc;
+}
+
+int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_result **out)
+{
+    if (out)
+        *out = NULL;
+    tfrec_imagenet_result *res = calloc(1, sizeof *res);
+    if (!res)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    double t0 = now_s();
+    in_opts o;
+    in_plan plan;
+    memset(&plan, 0, sizeof plan);
+    in_notes fixed = { 0 }, rejected = { 0 };
+    char *staging = NULL;
+    int rc = in_resolve_options(opts, &o, &res->err);
+    if (!rc)
+        rc = plan_run(&o, &plan, &res->err);
+    res->counts.images_total = plan.nitems;
+    res->counts.classes = (uint32_t)plan.nclasses;
+    if (!rc)
+        rc = in_mkdir_p(o.o.output_dir, &res->err);
+    if (!rc) {
+        char name[64];
+        snprintf(name, sizeof name, ".tfrec-staging-%ld", (long)getpid());
+        staging = in_path2(o.o.output_dir, name);
+        if (!staging)
+            rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
+        else if (mkdir(staging, 0777) != 0)
+            rc = tfrec_fail(&res->err, TFREC_E_IO, "cannot create %s: %s", staging, strerror(errno));
+        if (!rc) {
+            rc = run_pool(&o, &plan, staging, res, &fixed, &rejected);
+            if (!rc)
+                rc = in_commit_staging(staging, o.o.output_dir, &plan, &res->err);
+            if (rc)
+                in_discard_staging(staging, &plan);
+        }
+    }
+    res->status = rc;
+    if (rc) {
+        /* Nothing was committed: the counts must not suggest otherwise. */
+        res->counts.images_written = 0;
+        res->counts.bytes_out = 0;
+        res->counts.shards = 0;
+    }
+    res->counts.seconds = now_s() - t0;
+    in_manifest_build(res, &o, &plan, &fixed, &rejected);
+    if (o.o.manifest_path && res->json) {
+        int mrc = in_write_manifest_file(o.o.manifest_path, res->json, rc ? NULL : &res->err);
+        if (!rc && mrc)
+            res->status = rc = mrc;
+    }
+    if (rc)
+        tfrec_fail(NULL, rc, "%s", res->err.msg); /* the thread slot too */
+    in_notes_free(&fixed);
+    res->rejected = rejected; /* kept for tfrec_imagenet_result_rejected() */
+    in_plan_free(&plan);
+    in_free_options(&o);
+    free(staging);
+    if (out)
+        *out = res;
+    else
+        tfrec_imagenet_result_free(res);
+    return rc;
+}
+
+int tfrec_imagenet_result_status(const tfrec_imagenet_result *r)
+{
+    return r ? r->status : TFREC_E_INVALID;
+}
+
+const char *tfrec_imagenet_result_errmsg(const tfrec_imagenet_result *r)
+{
+    return r ? r->err.msg : "";
+}
+
+void tfrec_imagenet_result_counts(const tfrec_imagenet_result *r, tfrec_imagenet_counts *c)
+{
+    if (r && c)
+        *c = r->counts;
+}
+
+int tfrec_imagenet_result_rejected(const tfrec_imagenet_result *r, size_t i, const char **path,
+                                   const char **reason)
+{
+    if (!r || i >= r->rejected.n)
+        return TFREC_E_INVALID;
+    if (path)
+        *path = r->rejected.v[i].path;
+    if (reason)
+        *reason = r->rejected.v[i].what;
+    return TFREC_OK;
+}
+
+const char *tfrec_imagenet_result_json(const tfrec_imagenet_result *r)
+{
+    return r && r->json ? r->json : "";
+}
+
+void tfrec_imagenet_result_free(tfrec_imagenet_result *r)
+{
+    if (!r)
+        return;
+    free(r->json);
+    in_notes_free(&r->rejected);
+    free(r);
+}

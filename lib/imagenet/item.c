@@ -1,0 +1,168 @@
+/* One image: read the file, check/normalise it, build the tf.Example with
+ * exactly the reference's features. Runs on worker threads; everything it
+ * touches is either read-only shared state or the worker's own. */
+#include "imagenet/convert.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tfrec/image.h"
+
+static void fail(in_result *r, int code, const char *fmt, ...) TFREC_PRINTF(3, 4);
+static void fail(in_result *r, int code, const char *fmt, ...)
+{
+    va_list ap;
+    char buf[TFREC_ERRMSG_MAX];
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    r->status = code;
+    r->reason = strdup(buf);
+}
+
+static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fail(r, TFREC_E_IO, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > IN_MAX_IMAGE_BYTES) {
+        fail(r, TFREC_E_IMAGE, "file larger than %llu bytes",
+             (unsigned long long)IN_MAX_IMAGE_BYTES);
+        close(fd);
+        return -1;
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    if (n > b->cap) {
+        size_t ncap = n + n / 4;
+        uint8_t *nb = realloc(b->data, ncap);
+        if (!nb) {
+            fail(r, TFREC_E_NOMEM, "out of memory reading %zu bytes", n);
+            close(fd);
+            return -1;
+        }
+        b->data = nb;
+        b->cap = ncap;
+    }
+    uint8_t *buf = b->data;
+    while (got < n) {
+        ssize_t k = read(fd, buf + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            fail(r, TFREC_E_IO, "read failed after %zu of %zu bytes: %s", got, n,
+                 k < 0 ? strerror(errno) : "file shrank");
+            close(fd);
+            return -1;
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    *len = n;
+    return 0;
+}
+
+static int build(tfrec_example_builder *b, const in_item *it, const uint8_t *jpeg, size_t len,
+                 const tfrec_image_info *info)
+{
+    int rc;
+    tfrec_example_builder_reset(b);
+    if ((rc = tfrec_example_add_bytes_ref(b, "image/encoded", jpeg, len)) ||
+        (rc = tfrec_example_add_int64(b, "image/height", info->height)) ||
+        (rc = tfrec_example_add_int64(b, "image/width", info->width)) ||
+        (rc = tfrec_example_add_string(b, "image/colorspace", "RGB")) ||
+        (rc = tfrec_example_add_int64(b, "image/channels", 3)) ||
+        (rc = tfrec_example_add_int64(b, "image/class/label", it->label)) ||
+        (rc = tfrec_example_add_string(b, "image/class/synset", it->synset)) ||
+        (rc = tfrec_example_add_string(b, "image/format", "JPEG")) ||
+        (rc = tfrec_example_add_string(b, "image/filename", it->name)))
+        return rc;
+    return TFREC_OK;
+}
+
+/* Serialize into rec (grown when needed) and hand its memory to r. */
+static int serialize_into(tfrec_example_builder *b, in_buf *rec, in_result *r)
+{
+    size_t need = tfrec_example_serialized_size(b);
+    if (need > rec->cap) {
+        size_t ncap = need + need / 4;
+        uint8_t *nb = realloc(rec->data, ncap);
+        if (!nb)
+            return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory for a %zu-byte record", need);
+        rec->data = nb;
+        rec->cap = ncap;
+    }
+    int rc = tfrec_example_serialize(b, rec->data, rec->cap, &r->record_len);
+    if (rc)
+        return rc;
+    r->record = rec->data;
+    r->record_cap = rec->cap;
+    rec->data = NULL;
+    rec->cap = 0;
+    return TFREC_OK;
+}
+
+void in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b, in_buf *fbuf,
+                     in_buf *rec, in_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!b) {
+        fail(r, TFREC_E_NOMEM, "out of memory (example builder)");
+        return;
+    }
+    uint8_t *fixed = NULL;
+    size_t len = 0, fixed_len = 0;
+    if (read_file(it->path, fbuf, &len, r) != 0)
+        return;
+    const uint8_t *data = fbuf->data;
+    r->bytes_in = len;
+    tfrec_image_normalize_options no = { 0 };
+    no.quality = o->o.quality;
+    no.verify = o->o.verify;
+    no.grayscale_to_rgb = o->o.grayscale_to_rgb;
+    tfrec_image_info after;
+    int rc = tfrec_image_normalize(data, len, &no, &fixed, &fixed_len, &after, &r->action);
+    if (rc) {
+        fail(r, rc, "%s", tfrec_last_errmsg());
+        return;
+    }
+    if (r->action == TFREC_IMAGE_FROM_CMYK) {
+        /* Rare: probe again only to tell CMYK from YCCK in the manifest. */
+        tfrec_image_info before;
+        r->source_cs = tfrec_image_probe(data, len, &before) ? TFREC_CS_CMYK : before.colorspace;
+    }
+    const uint8_t *jpeg = fixed ? fixed : data;
+    size_t jlen = fixed ? fixed_len : len;
+    rc = build(b, it, jpeg, jlen, &after);
+    if (!rc)
+        rc = serialize_into(b, rec, r);
+    if (rc)
+        fail(r, rc, "building tf.Example: %s", tfrec_example_builder_errmsg(b));
+    /* Referenced bytes are gone after this: forget them in the builder. */
+    tfrec_example_builder_reset(b);
+    tfrec_free(fixed);
+}
+
+void in_result_clear(in_result *r)
+{
+    free(r->reason);
+    free(r->record);
+    memset(r, 0, sizeof *r);
+}
+
+const char *in_fixed_from(const in_result *r)
+{
+    switch (r->action) {
+    case TFREC_IMAGE_FROM_PNG: return "PNG";
+    case TFREC_IMAGE_FROM_GRAY: return "grayscale";
+    default: return tfrec_image_colorspace_name(r->source_cs);
+    }
+}

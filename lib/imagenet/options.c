@@ -1,0 +1,88 @@
+/* Option defaults and validation: every problem with the request is
+ * reported before anything is scanned or written. */
+#include "imagenet/run.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tfrec/image.h"
+#include "tfrec/record.h"
+
+#define IN_DEFAULT_TRAIN_SHARDS 1024
+#define IN_DEFAULT_VALIDATION_SHARDS 128
+#define IN_DEFAULT_INFLIGHT ((size_t)256 * 1024 * 1024)
+#define IN_MAX_SHARDS 99999
+#define IN_MAX_THREADS 256
+
+int in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err)
+{
+    memset(o, 0, sizeof *o);
+    if (!in)
+        return tfrec_fail(err, TFREC_E_INVALID, "options are required");
+    o->o = *in;
+    tfrec_imagenet_options *x = &o->o;
+    if (x->layout < TFREC_LAYOUT_IMAGENET || x->layout > TFREC_LAYOUT_CSV)
+        return tfrec_fail(err, TFREC_E_INVALID, "unknown input layout %d", x->layout);
+    if (!x->output_dir || !*x->output_dir)
+        return tfrec_fail(err, TFREC_E_INVALID, "an output directory (--local_scratch_dir / --output_dir) is required");
+    if (x->layout == TFREC_LAYOUT_CSV ? !x->csv_path || !*x->csv_path
+                                      : !x->raw_data_dir || !*x->raw_data_dir)
+        return tfrec_fail(err, TFREC_E_INVALID, x->layout == TFREC_LAYOUT_CSV
+                              ? "a CSV file (--csv) is required"
+                              : "an input directory (--raw_data_dir) is required");
+    if (!x->train_shards)
+        x->train_shards = IN_DEFAULT_TRAIN_SHARDS;
+    if (!x->validation_shards)
+        x->validation_shards = IN_DEFAULT_VALIDATION_SHARDS;
+    if (x->train_shards < 1 || x->train_shards > IN_MAX_SHARDS || x->validation_shards < 1 ||
+        x->validation_shards > IN_MAX_SHARDS)
+        return tfrec_fail(err, TFREC_E_INVALID, "shard counts must be in 1..%d", IN_MAX_SHARDS);
+    if (!x->num_threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        x->num_threads = n > 0 ? (int)(n < IN_MAX_THREADS ? n : IN_MAX_THREADS) : 1;
+    }
+    if (x->num_threads < 1 || x->num_threads > IN_MAX_THREADS)
+        return tfrec_fail(err, TFREC_E_INVALID, "num_threads must be in 1..%d", IN_MAX_THREADS);
+    if (!x->verify)
+        x->verify = TFREC_VERIFY_HEADER;
+    if (x->verify < TFREC_VERIFY_HEADER || x->verify > TFREC_VERIFY_FULL)
+        return tfrec_fail(err, TFREC_E_INVALID, "unknown verify level %d", x->verify);
+    if (x->on_error != TFREC_ON_ERROR_STOP && x->on_error != TFREC_ON_ERROR_SKIP)
+        return tfrec_fail(err, TFREC_E_INVALID, "unknown on_error mode %d", x->on_error);
+    if (!x->quality)
+        x->quality = 100;
+    if (x->quality < 1 || x->quality > 100)
+        return tfrec_fail(err, TFREC_E_INVALID, "quality must be in 1..100");
+    if (x->compression == TFREC_COMPRESSION_AUTO)
+        x->compression = TFREC_COMPRESSION_NONE;
+    if (x->compression < TFREC_COMPRESSION_NONE || x->compression > TFREC_COMPRESSION_GZIP)
+        return tfrec_fail(err, TFREC_E_INVALID, "unknown compression %d", x->compression);
+    if (!x->max_inflight_bytes)
+        x->max_inflight_bytes = IN_DEFAULT_INFLIGHT;
+    if (!x->extensions || !*x->extensions)
+        x->extensions = "jpeg,jpg";
+    /* Split the extension list once; entries may carry a leading dot. */
+    char *copy = strdup(x->extensions);
+    if (!copy)
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    size_t cap = 1;
+    for (const char *s = copy; *s; s++)
+        cap += *s == ',' || *s == ' ';
+    o->ext_buf = copy;
+    o->exts = calloc(cap, sizeof *o->exts);
+    if (!o->exts)
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    for (char *tok = strtok(copy, ", "); tok; tok = strtok(NULL, ", "))
+        o->exts[o->nexts++] = tok[0] == '.' ? tok + 1 : tok;
+    if (o->nexts == 0)
+        return tfrec_fail(err, TFREC_E_INVALID, "no extensions in \"%s\"", x->extensions);
+    return TFREC_OK;
+}
+
+void in_free_options(in_opts *o)
+{
+    free(o->exts);
+    free(o->ext_buf);
+}
+

@@ -1,0 +1,91 @@
+/* Internal: the conversion plan, built completely (and checked) before any
+ * image is read. Items appear in output order: split by split, shard by
+ * shard. */
+#ifndef TFREC_IMAGENET_PLAN_H
+#define TFREC_IMAGENET_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfrec/imagenet.h"
+#include "util/errors.h"
+
+typedef struct in_item {
+    char *path;         /* path to open */
+    const char *name;   /* base name, inside path */
+    const char *synset; /* class name, owned by the plan's string pool */
+    int64_t label;
+    uint64_t size;      /* file size at scan time */
+} in_item;
+
+typedef struct in_list {
+    in_item *v;
+    size_t n, cap;
+} in_list;
+
+#define IN_MAX_SPLITS 16
+#define IN_SPLIT_NAME_MAX 64
+
+typedef struct in_split {
+    char name[IN_SPLIT_NAME_MAX];
+    in_list items;
+    int shards;
+} in_split;
+
+typedef struct in_shard {
+    int split;
+    char file[IN_SPLIT_NAME_MAX + 32]; /* "train-00000-of-01024" */
+    size_t first, count;                /* range in plan order */
+    uint64_t records, bytes;            /* filled by the writer */
+} in_shard;
+
+typedef struct in_plan {
+    in_split splits[IN_MAX_SPLITS];
+    int nsplits;
+    char **classes; /* label k is classes[k - 1] */
+    size_t nclasses;
+    char **pool;    /* every string the plan owns, freed together */
+    size_t npool, pool_cap;
+    in_item **order; /* all items in output order */
+    size_t nitems;
+    in_shard *shards;
+    size_t nshards;
+} in_plan;
+
+/* Resolved options (defaults applied). */
+typedef struct in_opts {
+    tfrec_imagenet_options o;
+    char **exts;    /* accepted extensions, without dots */
+    size_t nexts;
+    char *ext_buf;  /* storage of exts */
+} in_opts;
+
+void in_plan_free(in_plan *p);
+/* Keep s (malloc'ed) until the plan is freed; returns s or NULL. */
+char *in_plan_own(in_plan *p, char *s);
+char *in_plan_strdup(in_plan *p, const char *s);
+int in_list_push(in_list *l, const in_item *it);
+in_split *in_plan_split(in_plan *p, const char *name, tfrec_err *err);
+
+/* scan.c: fill the plan's splits with items (synset set, label 0). */
+int in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err);
+int in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err);
+int in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
+/* Sorted regular files of dir whose extension is accepted; names only. */
+int in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
+                tfrec_err *err);
+void in_free_names(char **names, size_t n);
+
+/* labels.c: read a text file into trimmed lines (first field when
+ * first_token), assign labels to every item. */
+int in_read_lines(const char *path, int first_token, char ***lines, size_t *n, tfrec_err *err);
+int in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err);
+
+/* shuffle.c: the documented deterministic shuffle. */
+uint64_t in_splitmix64(uint64_t *state);
+void in_shuffle(in_item *v, size_t n, uint64_t seed);
+
+/* plan.c: shards and output order. */
+int in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err);
+
+#endif

@@ -1,0 +1,243 @@
+/* Finding the input images. Every directory listing is sorted byte-wise, so
+ * the plan does not depend on the file system's readdir order. */
+#include "imagenet/plan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void in_free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static int ext_ok(const char *name, const in_opts *o)
+{
+    const char *dot = strrchr(name, '.');
+    if (!dot)
+        return 0;
+    for (size_t i = 0; i < o->nexts; i++)
+        if (!strcasecmp(dot + 1, o->exts[i]))
+            return 1;
+    return 0;
+}
+
+int in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
+                tfrec_err *err)
+{
+    *names = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return tfrec_fail(err, errno == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO,
+                          "cannot open directory %s: %s", dir, strerror(errno));
+    int fd = dirfd(d);
+    char **v = NULL;
+    size_t cnt = 0, cap = 0;
+    struct dirent *e;
+    int rc = TFREC_OK;
+    while ((e = readdir(d)) != NULL) {
+        /* Dot files are skipped: ".", "..", and junk like macOS "._x.JPEG". */
+        if (e->d_name[0] == '.')
+            continue;
+        int is_dir;
+        if (e->d_type == DT_DIR || e->d_type == DT_REG) {
+            is_dir = e->d_type == DT_DIR;
+        } else {
+            struct stat st; /* symlinks and file systems without d_type */
+            if (fstatat(fd, e->d_name, &st, 0) != 0)
+                continue; /* dangling link */
+            if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                continue;
+            is_dir = S_ISDIR(st.st_mode);
+        }
+        if (is_dir != want_dirs || (!want_dirs && !ext_ok(e->d_name, o)))
+            continue;
+        if (cnt == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            char **nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", dir);
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        if (!(v[cnt] = strdup(e->d_name))) {
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", dir);
+            break;
+        }
+        cnt++;
+    }
+    closedir(d);
+    if (rc) {
+        in_free_names(v, cnt);
+        return rc;
+    }
+    if (cnt)
+        qsort(v, cnt, sizeof *v, cmp_str);
+    *names = v;
+    *n = cnt;
+    return TFREC_OK;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, a, la);
+    size_t p = la;
+    if (la && a[la - 1] != '/')
+        s[p++] = '/';
+    memcpy(s + p, b, lb + 1);
+    return s;
+}
+
+static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file,
+                    const char *synset, tfrec_err *err)
+{
+    in_item it = { 0 };
+    it.path = in_plan_own(p, join(dir, file));
+    if (!it.path)
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    const char *slash = strrchr(it.path, '/');
+    it.name = slash ? slash + 1 : it.path;
+    it.synset = synset;
+    struct stat st;
+    if (stat(it.path, &st) != 0)
+        return tfrec_fail(err, TFREC_E_IO, "cannot stat %s: %s", it.path, strerror(errno));
+    it.size = (uint64_t)st.st_size;
+    return in_list_push(&sp->items, &it);
+}
+
+static int need_dir(const char *path, const char *what, tfrec_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return tfrec_fail(err, TFREC_E_NOT_FOUND, "%s %s does not exist", what, path);
+    if (!S_ISDIR(st.st_mode))
+        return tfrec_fail(err, TFREC_E_INVALID, "%s %s is not a directory", what, path);
+    return TFREC_OK;
+}
+
+/* ROOT/<class>/<image> into one split. */
+static int scan_class_tree(in_plan *p, in_split *sp, const char *root, const in_opts *o,
+                           tfrec_err *err)
+{
+    char **classes;
+    size_t nclasses;
+    int rc = in_list_dir(root, o, 1, &classes, &nclasses, err);
+    if (rc)
+        return rc;
+    for (size_t c = 0; c < nclasses && !rc; c++) {
+        char *dir = join(root, classes[c]);
+        const char *synset = in_plan_strdup(p, classes[c]);
+        char **files = NULL;
+        size_t nfiles = 0;
+        if (!dir || !synset)
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        else
+            rc = in_list_dir(dir, o, 0, &files, &nfiles, err);
+        for (size_t f = 0; f < nfiles && !rc; f++)
+            rc = add_item(p, sp, dir, files[f], synset, err);
+        in_free_names(files, nfiles);
+        free(dir);
+    }
+    in_free_names(classes, nclasses);
+    return rc;
+}
+
+int in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
+{
+    const char *raw = o->o.raw_data_dir;
+    int rc = need_dir(raw, "--raw_data_dir", err);
+    if (rc)
+        return rc;
+    char *train = join(raw, "train"), *val = join(raw, "validation");
+    char *labels = o->o.validation_labels_file ? strdup(o->o.validation_labels_file)
+                                               : join(raw, "synset_labels.txt");
+    char **vnames = NULL, **vlabels = NULL;
+    size_t nv = 0, nl = 0;
+    in_split *tr = NULL, *va = NULL;
+    if (!train || !val || !labels) {
+        rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        goto out;
+    }
+    /* Check everything that can be missing before the (long) train scan. */
+    if ((rc = need_dir(train, "training directory", err)) ||
+        (rc = need_dir(val, "validation directory", err)))
+        goto out;
+    if (access(labels, R_OK) != 0) {
+        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "validation labels file %s: %s", labels,
+                        strerror(errno));
+        goto out;
+    }
+    if ((rc = in_list_dir(val, o, 0, &vnames, &nv, err)) ||
+        (rc = in_read_lines(labels, 1, &vlabels, &nl, err)))
+        goto out;
+    if (nv == 0) {
+        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s (extensions: %s)", val,
+                        o->o.extensions);
+        goto out;
+    }
+    if (nl != nv) {
+        rc = tfrec_fail(err, TFREC_E_INVALID,
+                        "%s has %zu labels but %s has %zu images: they must match one to one "
+                        "(sorted file-name order)", labels, nl, val, nv);
+        goto out;
+    }
+    if (!(tr = in_plan_split(p, "train", err)) || !(va = in_plan_split(p, "validation", err))) {
+        rc = err->code;
+        goto out;
+    }
+    if ((rc = scan_class_tree(p, tr, train, o, err)))
+        goto out;
+    if (tr->items.n == 0) {
+        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s/<synset>/ (extensions: %s)",
+                        train, o->o.extensions);
+        goto out;
+    }
+    for (size_t i = 0; i < nv && !rc; i++) {
+        const char *syn = in_plan_strdup(p, vlabels[i]);
+        rc = syn ? add_item(p, va, val, vnames[i], syn, err)
+                 : tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    }
+out:
+    in_free_names(vnames, nv);
+    in_free_names(vlabels, nl);
+    free(train);
+    free(val);
+    free(labels);
+    return rc;
+}
+
+int in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err)
+{
+    int rc = need_dir(o->o.raw_data_dir, "--raw_data_dir", err);
+    if (rc)
+        return rc;
+    in_split *sp = in_plan_split(p, "train", err);
+    if (!sp)
+        return err->code;
+    if ((rc = scan_class_tree(p, sp, o->o.raw_data_dir, o, err)))
+        return rc;
+    if (sp->items.n == 0)
+        return tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s/<class>/ (extensions: %s)",
+                          o->o.raw_data_dir, o->o.extensions);
+    return TFREC_OK;
+}

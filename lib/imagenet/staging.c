@@ -1,0 +1,90 @@
+/* Output files: the output directory, the staging directory the shards are
+ * written into, the final renames, and the manifest file. */
+#include "imagenet/run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int in_mkdir_p(const char *path, tfrec_err *err)
+{
+    char *p = strdup(path);
+    if (!p)
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    for (char *s = p + 1;; s++) {
+        if (*s == '/' || *s == '\0') {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                int e = errno;
+                free(p);
+                return tfrec_fail(err, TFREC_E_IO, "cannot create directory %s: %s", path, strerror(e));
+            }
+            *s = c;
+            if (!c)
+                break;
+        }
+    }
+    free(p);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return tfrec_fail(err, TFREC_E_IO, "output %s is not a directory", path);
+    return TFREC_OK;
+}
+
+char *in_path2(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+/* Remove our staged shards and the staging directory. */
+void in_discard_staging(const char *staging, const in_plan *p)
+{
+    for (size_t i = 0; i < p->nshards; i++) {
+        char *f = in_path2(staging, p->shards[i].file);
+        if (f)
+            unlink(f);
+        free(f);
+    }
+    rmdir(staging);
+}
+
+int in_commit_staging(const char *staging, const char *out, const in_plan *p, tfrec_err *err)
+{
+    for (size_t i = 0; i < p->nshards; i++) {
+        char *from = in_path2(staging, p->shards[i].file), *to = in_path2(out, p->shards[i].file);
+        int ok = from && to && rename(from, to) == 0;
+        int e = errno;
+        free(from);
+        free(to);
+        if (!ok)
+            return tfrec_fail(err, TFREC_E_IO, "cannot move shard %s into %s: %s",
+                              p->shards[i].file, out, strerror(e));
+    }
+    rmdir(staging);
+    return TFREC_OK;
+}
+
+int in_write_manifest_file(const char *path, const char *json, tfrec_err *err)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return tfrec_fail(err, TFREC_E_IO, "cannot write manifest %s: %s", tmp, strerror(errno));
+    int ok = fputs(json, f) >= 0;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return tfrec_fail(err, TFREC_E_IO, "cannot write manifest %s", path);
+    }
+    return TFREC_OK;
+}
+

@@ -1,0 +1,492 @@
+"""imagenet2tfrec checked against independent tools: records are parsed with
+python3-protobuf (classes generated from our proto/), framing is read by
+tfrecord_ref (python3-crc32c), images are decoded with PIL. Expected values
+(labels, shuffle order, shard sizes) are recomputed here from the documented
+rules, not taken from the tool."""
+import collections
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from PIL import Image
+
+import tfrecord_ref
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fixtures"))
+import make_images  # noqa: E402
+
+FEATURES = {
+    "image/encoded": "bytes_list", "image/height": "int64_list", "image/width": "int64_list",
+    "image/colorspace": "bytes_list", "image/channels": "int64_list",
+    "image/class/label": "int64_list", "image/class/synset": "bytes_list",
+    "image/format": "bytes_list", "image/filename": "bytes_list",
+}
+
+
+# ----------------------------------------------------------------- helpers
+
+@pytest.fixture(scope="module")
+def tool(build_dir):
+    path = os.path.join(build_dir, "bin", "imagenet2tfrec")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not built" % path)
+    return path
+
+
+def run(tool, *args):
+    return subprocess.run([tool, "--quiet"] + [str(a) for a in args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=600, text=True)
+
+
+def splitmix64_shuffle(items, seed):
+    """The documented shuffle: SplitMix64 + unbiased Fisher-Yates."""
+    mask = (1 << 64) - 1
+    state = seed
+    v = list(items)
+    for i in range(len(v), 1, -1):
+        limit = (1 << 64) - ((1 << 64) % i)
+        while True:
+            state = (state + 0x9E3779B97F4A7C15) & mask
+            z = state
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+            r = z ^ (z >> 31)
+            if r < limit:
+                break
+        j = r % i
+        v[i - 1], v[j] = v[j], v[i - 1]
+    return v
+
+
+def shard_sizes(n, shards):
+    return [(k + 1) * n // shards - k * n // shards for k in range(shards)]
+
+
+def scan_tree(root, exts=(".jpeg", ".jpg")):
+    """What the converter should find: sorted train (synset, name, path), and
+    validation (name, synset, path) in sorted order with synset_labels.txt."""
+    train = []
+    for syn in sorted(os.listdir(os.path.join(root, "train"))):
+        d = os.path.join(root, "train", syn)
+        for name in sorted(os.listdir(d)):
+            if not name.startswith(".") and os.path.splitext(name)[1].lower() in exts:
+                train.append((syn, name, os.path.join(d, name)))
+    vdir = os.path.join(root, "validation")
+    vnames = sorted(n for n in os.listdir(vdir) if os.path.splitext(n)[1].lower() in exts)
+    with open(os.path.join(root, "synset_labels.txt")) as f:
+        vsyn = [l.strip() for l in f if l.strip()]
+    assert len(vsyn) == len(vnames)
+    val = [(s, n, os.path.join(vdir, n)) for n, s in zip(vnames, vsyn)]
+    return train, val
+
+
+def read_shards(out, pb2, compression="NONE"):
+    """{file name: [parsed Example]} for every shard file in out."""
+    shards = {}
+    for name in sorted(os.listdir(out)):
+        if name.startswith(("train-", "validation-")):
+            recs = tfrecord_ref.read_records(os.path.join(out, name), compression)
+            exs = []
+            for r in recs:
+                ex = pb2.Example()
+                ex.ParseFromString(r)
+                assert ex.SerializeToString() != b"" or not r
+                exs.append(ex)
+            shards[name] = exs
+    return shards
+
+
+def feat(ex, key):
+    f = ex.features.feature[key]
+    kind = f.WhichOneof("kind")
+    assert kind == FEATURES[key], (key, kind)
+    vals = list(getattr(f, kind).value)
+    assert len(vals) == 1, (key, vals)
+    return vals[0]
+
+
+def records_in_order(shards, split, count):
+    out = []
+    for k in range(count):
+        out.extend(shards["%s-%05d-of-%05d" % (split, k, count)])
+    return out
+
+
+def load_manifest(out):
+    with open(os.path.join(out, "manifest.json")) as f:
+        return json.load(f)
+
+
+# ----------------------------------------------------------------- the main tree
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("tree"))
+    kinds = make_images.cmd_tree(root)
+    return root, kinds
+
+
+@pytest.fixture(scope="module")
+def converted(tool, tree, tmp_path_factory, pb2):
+    root, _ = tree
+    outs = {}
+    # 1 and 2 worker threads, and 2 threads with a 1 MiB in-flight budget
+    # (smaller than the large image) so workers wait on the budget
+    for key, extra in ((1, ["--num_threads", 1]), (2, ["--num_threads", 2]),
+                       ("tight", ["--num_threads", 2, "--max_inflight_mb", 1])):
+        out = str(tmp_path_factory.mktemp("out%s" % key))
+        p = run(tool, "--raw_data_dir", root, "--local_scratch_dir", out, "--train_shards", 3,
+                "--validation_shards", 2, "--seed", 42, *extra)
+        assert p.returncode == 0, p.stderr
+        outs[key] = out
+    return outs, read_shards(outs[1], pb2)
+
+
+def test_shard_names_and_counts(tree, converted):
+    root, _ = tree
+    outs, shards = converted
+    train, val = scan_tree(root)
+    expect = {}
+    for split, n, s in (("train", len(train), 3), ("validation", len(val), 2)):
+        for k, size in enumerate(shard_sizes(n, s)):
+            expect["%s-%05d-of-%05d" % (split, k, s)] = size
+    assert {k: len(v) for k, v in shards.items()} == expect
+    man = load_manifest(outs[1])
+    assert man["status"] == "ok"
+    assert [(s["file"], s["records"]) for s in man["shards"]] == sorted(expect.items())
+    for s in man["shards"]:
+        assert s["bytes"] == os.path.getsize(os.path.join(outs[1], s["file"]))
+    # nothing else left behind (no staging directory, no temporary files)
+    assert sorted(os.listdir(outs[1])) == sorted(list(expect) + ["manifest.json"])
+
+
+def test_every_record_has_the_reference_features(converted):
+    _, shards = converted
+    for exs in shards.values():
+        for ex in exs:
+            assert set(ex.features.feature.keys()) == set(FEATURES)
+            assert feat(ex, "image/colorspace") == b"RGB"
+            assert feat(ex, "image/channels") == 3
+            assert feat(ex, "image/format") == b"JPEG"
+            img = Image.open(io.BytesIO(feat(ex, "image/encoded")))
+            assert img.format == "JPEG"
+            assert img.size == (feat(ex, "image/width"), feat(ex, "image/height"))
+            img.load()  # full decode
+            assert img.mode in ("RGB", "L"), img.mode
+            assert img.convert("RGB").size == img.size
+
+
+def test_each_input_exactly_once_with_right_label(tree, converted):
+    root, _ = tree
+    _, shards = converted
+    train, val = scan_tree(root)
+    synsets = sorted({s for s, _, _ in train} | {s for s, _, _ in val})
+    label = {s: i + 1 for i, s in enumerate(synsets)}
+    expect = collections.Counter((n, s) for s, n, _ in train + val)
+    got = collections.Counter()
+    for exs in shards.values():
+        for ex in exs:
+            syn = feat(ex, "image/class/synset").decode()
+            got[(feat(ex, "image/filename").decode(), syn)] += 1
+            assert feat(ex, "image/class/label") == label[syn]
+    assert got == expect
+    assert "notes.txt" not in {n for n, _ in got}
+    assert ".hidden.JPEG" not in {n for n, _ in got}
+    man = load_manifest(converted[0][1])
+    assert [(l["label"], l["synset"]) for l in man["labels"]] == [(label[s], s) for s in synsets]
+
+
+def test_train_is_the_documented_seeded_shuffle_validation_sorted(tree, converted):
+    root, _ = tree
+    _, shards = converted
+    train, val = scan_tree(root)
+    names = [n for _, n, _ in train]
+    expect = splitmix64_shuffle(names, 42)
+    assert expect != names  # really shuffled
+    got = [feat(e, "image/filename").decode() for e in records_in_order(shards, "train", 3)]
+    assert got == expect
+    got_val = [feat(e, "image/filename").decode() for e in records_in_order(shards, "validation", 2)]
+    assert got_val == [n for _, n, _ in val]
+
+
+@pytest.mark.parametrize("other", [2, "tight"])
+def test_identical_bytes_whatever_the_threads_and_budget(converted, other):
+    outs, _ = converted
+    a, b = outs[1], outs[other]
+    files = sorted(f for f in os.listdir(a) if f != "manifest.json")
+    assert files == sorted(f for f in os.listdir(b) if f != "manifest.json")
+    for f in files:
+        with open(os.path.join(a, f), "rb") as x, open(os.path.join(b, f), "rb") as y:
+            assert x.read() == y.read(), f
+    ma, mb = load_manifest(a), load_manifest(b)
+    for m in (ma, mb):
+        m["counts"].pop("seconds")
+        m["options"].pop("output_dir")
+    assert ma == mb
+
+
+def _records_by_name(shards):
+    return {feat(e, "image/filename").decode(): e for exs in shards.values() for e in exs}
+
+
+def _mean_abs_diff(a, b):
+    assert a.size == b.size
+    pa, pb = a.tobytes(), b.tobytes()
+    return sum(abs(x - y) for x, y in zip(pa, pb)) / len(pa)
+
+
+def test_kept_images_are_stored_byte_for_byte(tree, converted):
+    root, kinds = tree
+    recs = _records_by_name(converted[1])
+    for rel, kind in kinds.items():
+        if kind in ("rgb", "gray", "progressive", "1x1", "large"):
+            with open(os.path.join(root, rel), "rb") as f:
+                assert feat(recs[os.path.basename(rel)], "image/encoded") == f.read(), rel
+
+
+def test_png_cmyk_ycck_become_rgb_jpeg(tree, converted):
+    root, kinds = tree
+    outs, shards = converted
+    recs = _records_by_name(shards)
+    fixed = {}
+    for rel, kind in kinds.items():
+        if kind not in ("png", "cmyk", "ycck"):
+            continue
+        src = Image.open(os.path.join(root, rel))
+        src.load()
+        assert src.format == ("PNG" if kind == "png" else "JPEG")
+        out = Image.open(io.BytesIO(feat(recs[os.path.basename(rel)], "image/encoded")))
+        assert out.format == "JPEG" and out.mode == "RGB", (rel, out.mode)
+        assert out.size == src.size
+        # PIL's own CMYK->RGB (alpha dropped for PNG) and our conversion agree
+        # up to JPEG noise; luma only, as 4:2:0 chroma subsampling blurs the
+        # colours of these small noisy pictures
+        assert _mean_abs_diff(out.convert("RGB").convert("L"), src.convert("RGB").convert("L")) < 3.0, rel
+        fixed[os.path.join(root, rel)] = {"png": "PNG", "cmyk": "CMYK", "ycck": "YCCK"}[kind]
+    assert len(fixed) == 4
+    man = load_manifest(outs[1])
+    assert {f["path"]: f["from"] for f in man["fixed"]} == fixed
+    assert man["counts"]["images_fixed"] == 4
+    assert man["rejected"] == []
+
+
+def test_ycck_colours(tree, converted):
+    """The YCCK fixture is red on the left, blue on the right."""
+    recs = _records_by_name(converted[1])
+    img = Image.open(io.BytesIO(feat(recs["n02105855_ycck.JPEG"], "image/encoded"))).convert("RGB")
+    w, h = img.size
+    r, g, b = img.getpixel((w // 4, h // 2))
+    assert r > 200 and g < 50 and b < 50, (r, g, b)
+    r, g, b = img.getpixel((3 * w // 4, h // 2))
+    assert r < 50 and g < 50 and b > 200, (r, g, b)
+
+
+def test_grayscale_to_rgb_and_gzip(tool, tree, tmp_path, pb2, converted):
+    root, _ = tree
+    out = str(tmp_path / "g")
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 3,
+            "--validation_shards", 2, "--seed", 42, "--grayscale_to_rgb", "--compression", "GZIP")
+    assert p.returncode == 0, p.stderr
+    shards = read_shards(out, pb2, "GZIP")
+    recs = _records_by_name(shards)
+    img = Image.open(io.BytesIO(feat(recs["n02105855_gray.JPEG"], "image/encoded")))
+    assert img.mode == "RGB"
+    man = load_manifest(out)
+    assert os.path.join(root, "train/n02105855/n02105855_gray.JPEG") in {
+        f["path"] for f in man["fixed"] if f["from"] == "grayscale"}
+    # same records in the same order as the uncompressed run, gray aside
+    base = _records_by_name(converted[1])
+    assert list(recs) == list(base)
+    for name, ex in recs.items():
+        if name != "n02105855_gray.JPEG":
+            assert ex == base[name]
+
+
+def test_different_seed_different_order_same_set(tool, tree, tmp_path, pb2, converted):
+    root, _ = tree
+    out = str(tmp_path / "s")
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 3,
+            "--validation_shards", 2, "--seed", 7)
+    assert p.returncode == 0, p.stderr
+    a = [feat(e, "image/filename") for e in records_in_order(read_shards(out, pb2), "train", 3)]
+    b = [feat(e, "image/filename") for e in records_in_order(converted[1], "train", 3)]
+    assert a != b and sorted(a) == sorted(b)
+
+
+def test_labels_file_fixes_the_mapping(tool, tree, tmp_path, pb2):
+    root, _ = tree
+    labels = tmp_path / "labels.txt"
+    order = ["n02105855", "n01484850 some fish", "n01443537", "n01440764", "n09999999"]
+    labels.write_text("\n".join(order) + "\n")
+    out = str(tmp_path / "l")
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 1,
+            "--validation_shards", 1, "--labels_file", labels)
+    assert p.returncode == 0, p.stderr
+    want = {l.split()[0]: i + 1 for i, l in enumerate(order)}
+    for exs in read_shards(out, pb2).values():
+        for ex in exs:
+            assert feat(ex, "image/class/label") == want[feat(ex, "image/class/synset").decode()]
+    labels.write_text("n02105855\nn01484850\n")
+    p = run(tool, "--raw_data_dir", root, "--output_dir", str(tmp_path / "l2"), "--labels_file", labels)
+    assert p.returncode != 0
+    assert "not in labels file" in p.stderr
+    assert not os.path.exists(tmp_path / "l2")
+
+
+# ----------------------------------------------------------------- bad input
+
+@pytest.fixture(scope="module")
+def bad_tree(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("bad"))
+    return root, make_images.cmd_bad(root)
+
+
+BAD = {"truncated": "truncated", "empty": "empty", "text": "not a JPEG or PNG",
+       "cutscan": "Corrupt JPEG data"}
+
+
+def test_bad_image_stops_the_run_and_nothing_is_renamed(tool, bad_tree, tmp_path):
+    root, kinds = bad_tree
+    out = tmp_path / "stop"
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 2,
+            "--validation_shards", 1)
+    assert p.returncode == 1
+    bad_paths = [os.path.join(root, r) for r, k in kinds.items() if k in BAD]
+    assert any(b in p.stderr for b in bad_paths), p.stderr
+    assert sorted(os.listdir(out)) == ["manifest.json"]  # no shard, no staging leftovers
+    man = load_manifest(out)
+    assert man["status"] == "failed" and man["shards"] == []
+    assert len(man["rejected"]) == 1 and man["rejected"][0]["path"] in bad_paths
+    assert man["rejected"][0]["path"] in man["error"]
+
+
+@pytest.mark.parametrize("verify,caught", [("header", {"truncated", "empty", "text"}),
+                                           ("fast", set(BAD)), ("full", set(BAD))])
+def test_skip_lists_every_bad_image(tool, bad_tree, tmp_path, pb2, verify, caught):
+    root, kinds = bad_tree
+    out = str(tmp_path / verify)
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 2,
+            "--validation_shards", 1, "--on_error", "skip", "--verify", verify)
+    assert p.returncode == 0, p.stderr
+    man = load_manifest(out)
+    rejected = {r["path"]: r["reason"] for r in man["rejected"]}
+    want = {os.path.join(root, r): BAD[k] for r, k in kinds.items() if k in caught}
+    assert set(rejected) == set(want)
+    for path, reason in rejected.items():
+        assert want[path] in reason, (path, reason)
+    assert man["counts"]["images_rejected"] == len(want)
+    names = collections.Counter(feat(e, "image/filename").decode()
+                                for exs in read_shards(out, pb2).values() for e in exs)
+    expect = collections.Counter(os.path.basename(r) for r, k in kinds.items()
+                                 if k not in caught)
+    assert names == expect
+
+
+def _copy_tree(src, dst):
+    shutil.copytree(src, dst)
+    return str(dst)
+
+
+@pytest.mark.parametrize("breakage,message", [
+    ("no_validation_dir", "validation directory"),
+    ("no_train_dir", "training directory"),
+    ("no_labels_file", "synset_labels.txt"),
+    ("labels_short", "has 7 labels but"),
+    ("empty_train", "no images in"),
+    ("no_raw_dir", "does not exist"),
+])
+def test_missing_or_inconsistent_input_fails_before_work(tool, tree, tmp_path, breakage, message):
+    root = _copy_tree(tree[0], tmp_path / "in")
+    if breakage == "no_validation_dir":
+        shutil.rmtree(os.path.join(root, "validation"))
+    elif breakage == "no_train_dir":
+        shutil.rmtree(os.path.join(root, "train"))
+    elif breakage == "no_labels_file":
+        os.unlink(os.path.join(root, "synset_labels.txt"))
+    elif breakage == "labels_short":
+        path = os.path.join(root, "synset_labels.txt")
+        lines = open(path).read().splitlines()
+        open(path, "w").write("\n".join(lines[:-1]) + "\n")
+    elif breakage == "empty_train":
+        for d in os.listdir(os.path.join(root, "train")):
+            shutil.rmtree(os.path.join(root, "train", d))
+    elif breakage == "no_raw_dir":
+        root = str(tmp_path / "nowhere")
+    out = tmp_path / "out"
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out)
+    assert p.returncode != 0
+    assert message in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    assert not os.path.exists(out)  # checked before any work
+
+
+def test_missing_flags_are_clear_errors(tool, tmp_path):
+    p = run(tool, "--raw_data_dir", tmp_path)
+    assert p.returncode != 0 and "--local_scratch_dir" in p.stderr
+    p = run(tool, "--output_dir", tmp_path / "o")
+    assert p.returncode != 0 and "--raw_data_dir" in p.stderr
+    p = run(tool, "--raw_data_dir", tmp_path, "--output_dir", tmp_path / "o", "--verify", "maybe")
+    assert p.returncode == 2 and "--verify" in p.stderr
+    p = run(tool, "--bogus_flag=1")
+    assert p.returncode == 2 and "bogus_flag" in p.stderr
+
+
+# ----------------------------------------------------------------- other layouts
+
+def test_folders_layout(tool, tree, tmp_path, pb2):
+    root = os.path.join(tree[0], "train")
+    out = str(tmp_path / "f")
+    p = run(tool, "--layout", "folders", "--raw_data_dir", root, "--output_dir", out,
+            "--train_shards", 2, "--no_shuffle")
+    assert p.returncode == 0, p.stderr
+    train, _ = scan_tree(tree[0])
+    classes = sorted({s for s, _, _ in train})
+    got = [(feat(e, "image/filename").decode(), feat(e, "image/class/label"))
+           for e in records_in_order(read_shards(out, pb2), "train", 2)]
+    assert got == [(n, classes.index(s) + 1) for s, n, _ in train]
+
+
+def test_csv_layout(tool, tree, tmp_path, pb2):
+    root, _ = tree
+    train, val = scan_tree(root)
+    csv = tmp_path / "list.csv"
+    rows = ["image_uri,label,split"]
+    rows += ["%s,%s,TRAIN" % (os.path.relpath(p, root), s) for s, _, p in train[:6]]
+    rows += ["%s,%s,VALIDATION" % (p, s) for s, _, p in val[:3]]
+    rows += ["%s,%s,TEST" % (p, s) for s, _, p in val[3:5]]
+    csv.write_text("\n".join(rows) + "\n")
+    out = str(tmp_path / "c")
+    p = run(tool, "--csv", csv, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 1,
+            "--validation_shards", 1)
+    assert p.returncode == 0, p.stderr
+    files = sorted(os.listdir(out))
+    assert files == ["manifest.json", "test-00000-of-00001", "train-00000-of-00001",
+                     "validation-00000-of-00001"]
+    test_recs = tfrecord_ref.read_records(os.path.join(out, "test-00000-of-00001"))
+    assert len(test_recs) == 2
+    val_recs = tfrecord_ref.read_records(os.path.join(out, "validation-00000-of-00001"))
+    ex = pb2.Example()
+    ex.ParseFromString(val_recs[0])
+    assert feat(ex, "image/filename").decode() == val[0][1]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("missing/file.JPEG,n01440764\n")
+    p = run(tool, "--csv", bad, "--output_dir", str(tmp_path / "c2"))
+    assert p.returncode != 0 and "missing/file.JPEG" in p.stderr
+
+
+def test_summary_names_rejected_images(tool, bad_tree, tmp_path):
+    root, kinds = bad_tree
+    # no --quiet: the summary is what a user sees
+    p = subprocess.run([tool, "--raw_data_dir", root, "--output_dir", str(tmp_path / "o"),
+                        "--train_shards", "1", "--validation_shards", "1", "--on_error", "skip"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "3 rejected" in p.stderr  # header level: truncated, empty, text
+    for rel, k in kinds.items():
+        if k in ("truncated", "empty", "text"):
+            assert "rejected %s: " % os.path.join(root, rel) in p.stderr
