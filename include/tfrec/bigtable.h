@@ -1,0 +1,211 @@
+/* libtfrec: Cloud Bigtable client over the gRPC core C API.
+ *
+ * Three handles:
+ *   tfrec_bt_client  one channel (plus an admin channel on demand) to
+ *                    Bigtable or to the emulator named by BIGTABLE_EMULATOR_HOST
+ *   tfrec_bt_writer  bulk loader: batches rows into MutateRows requests, keeps
+ *                    several in flight, retries failed entries, reports the
+ *                    rows that could not be written
+ *   tfrec_bt_reader  row iterator over ReadRows (prefix or key range)
+ *
+ * Threads: a client may be shared by writers and readers on different
+ * threads; each writer and reader must be used by one thread at a time.
+ * The writer does its network work inside put/flush/close on the calling
+ * thread (no background thread), so a slow caller only delays acknowledgements.
+ *
+ * Every options struct is valid all-zero (defaults in brackets).
+ */
+#ifndef TFREC_BIGTABLE_H
+#define TFREC_BIGTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- client */
+
+typedef struct tfrec_bt_client tfrec_bt_client;
+
+typedef struct tfrec_bt_client_options {
+    const char *project;        /* [NULL: ask the GCE metadata server] */
+    const char *instance;       /* required */
+    const char *app_profile_id; /* [NULL: the instance's default profile] */
+    /* "host:port" of the data API. [NULL: $BIGTABLE_EMULATOR_HOST (insecure)
+     * if set, else bigtable.googleapis.com:443 with TLS and Google default
+     * credentials]. An explicit endpoint is insecure when it is a loopback
+     * address, TLS otherwise. */
+    const char *endpoint;
+    const char *admin_endpoint; /* [emulator host, else bigtableadmin.googleapis.com:443] */
+    int64_t rpc_timeout_ms;     /* deadline of each RPC attempt [120000] */
+    int64_t max_message_bytes;  /* channel send/receive limit [256 MiB] */
+} tfrec_bt_client_options;
+
+int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *opts);
+void tfrec_bt_client_close(tfrec_bt_client *c);
+const char *tfrec_bt_client_errmsg(const tfrec_bt_client *c);
+/* The project in use (from options or the metadata server). */
+const char *tfrec_bt_client_project(const tfrec_bt_client *c);
+/* "host:port" of the data endpoint and whether it is the emulator. */
+const char *tfrec_bt_client_endpoint(const tfrec_bt_client *c);
+int tfrec_bt_client_is_emulator(const tfrec_bt_client *c);
+
+/* Make sure `table` exists and has column family `family` (NULL: only the
+ * table). With create != 0 whatever is missing is created; otherwise a
+ * missing table or family is TFREC_E_NOT_FOUND with a message saying how to
+ * create it. An admin API refusal (PERMISSION_DENIED) is TFREC_E_NETWORK. */
+int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *family, int create);
+
+/* ---------------------------------------------------------------- writer */
+
+typedef struct tfrec_bt_writer tfrec_bt_writer;
+
+/* Test hook: called for every per-entry result before the writer acts on it;
+ * returns the gRPC status code to use instead (return `code` to keep it).
+ * `attempt` counts from 1. Lets tests inject failures against a real server. */
+typedef int (*tfrec_bt_status_hook)(void *ctx, uint64_t index, unsigned attempt, int code);
+
+typedef struct tfrec_bt_writer_options {
+    size_t batch_rows;          /* rows per MutateRows request [5000] */
+    size_t batch_mutations;     /* cells per request, at most 99999 [99999] */
+    size_t batch_bytes;         /* encoded request size [8 MiB]; a request the server
+                                   refuses as too large is split and re-sent */
+    int max_inflight;           /* concurrent MutateRows calls [2] */
+    size_t max_buffered_bytes;  /* put() blocks above this many unacknowledged bytes
+                                   [(max_inflight + 1) * batch_bytes] */
+    /* Cell timestamp in microseconds. [0: the time the writer was opened,
+     * truncated to milliseconds, used for every cell, so a retried write
+     * replaces the cell instead of adding a version]. -1: server time
+     * (not idempotent: then failed entries are not retried). */
+    int64_t timestamp_micros;
+    int64_t retry_initial_ms;   /* first backoff [100] */
+    int64_t retry_max_ms;       /* backoff ceiling [5000] */
+    double retry_multiplier;    /* [1.5] */
+    int64_t retry_timeout_ms;   /* give up on an entry this long after its first
+                                   failure [600000]; < 0: never retry */
+    tfrec_bt_status_hook status_hook; /* [NULL] test hook, see above */
+    void *status_hook_ctx;
+} tfrec_bt_writer_options;
+
+typedef struct tfrec_bt_writer_stats {
+    uint64_t rows_put;        /* rows accepted by put */
+    uint64_t rows_acked;      /* rows the server acknowledged */
+    uint64_t rows_failed;     /* rows given up on */
+    uint64_t bytes_acked;     /* key + value bytes acknowledged */
+    uint64_t requests;        /* MutateRows calls started */
+    uint64_t retried_entries; /* entry re-sends after a retryable failure */
+    uint64_t stream_failures; /* calls that failed as a whole */
+    uint64_t splits;          /* requests split after a too-large refusal */
+    uint64_t acked_prefix;    /* rows 0..acked_prefix-1 (put order) are all acknowledged */
+} tfrec_bt_writer_stats;
+
+typedef struct tfrec_bt_cell_in {
+    const void *qualifier;
+    size_t qualifier_len;
+    const void *value;
+    size_t value_len;
+} tfrec_bt_cell_in;
+
+/* Write cells of `family` into `table` through client c (which must outlive
+ * the writer). On failure *out is NULL and tfrec_last_errmsg() says why. */
+int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *table,
+                         const char *family, const tfrec_bt_writer_options *opts);
+
+/* Queue one row with one cell family:qualifier = value. `index` is the
+ * caller's number for the row (e.g. record index), used in failure reports.
+ * Data is copied. May block to send and to wait for acknowledgements.
+ * Returns an error only for invalid input or when the writer is already
+ * failed hard (unreachable server past the retry deadline ...). */
+int tfrec_bt_writer_put(tfrec_bt_writer *w, const void *key, size_t key_len,
+                        const void *qualifier, size_t qualifier_len,
+                        const void *value, size_t value_len, uint64_t index);
+/* Queue one row with several cells. */
+int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_len,
+                              const tfrec_bt_cell_in *cells, size_t ncells, uint64_t index);
+
+/* Send everything queued and wait until every row is acknowledged or failed.
+ * Returns TFREC_OK only if no row has failed so far. */
+int tfrec_bt_writer_flush(tfrec_bt_writer *w);
+
+/* Flush; afterwards the handle only answers stats / failed-row queries.
+ * Returns TFREC_OK only if every row put was acknowledged. */
+int tfrec_bt_writer_close(tfrec_bt_writer *w);
+void tfrec_bt_writer_free(tfrec_bt_writer *w);
+
+void tfrec_bt_writer_stats_get(const tfrec_bt_writer *w, tfrec_bt_writer_stats *stats);
+const char *tfrec_bt_writer_errmsg(const tfrec_bt_writer *w);
+/* The timestamp (micros) cells are written with, -1 for server time. */
+int64_t tfrec_bt_writer_timestamp(const tfrec_bt_writer *w);
+
+/* Rows given up on, in put order (once flush or close has returned).
+ * For i < count: key (valid until free),
+ * caller index, last gRPC status code and message. */
+size_t tfrec_bt_writer_failed_count(const tfrec_bt_writer *w);
+int tfrec_bt_writer_failed_row(const tfrec_bt_writer *w, size_t i, const uint8_t **key,
+                               size_t *key_len, uint64_t *index, int *grpc_code,
+                               const char **message);
+
+/* ---------------------------------------------------------------- reader */
+
+typedef struct tfrec_bt_reader tfrec_bt_reader;
+
+typedef struct tfrec_bt_read_options {
+    const void *prefix;       /* rows whose key starts with prefix [all rows] */
+    size_t prefix_len;        /* 0 with prefix != NULL: strlen(prefix) */
+    const void *start_key;    /* or a range: [start_key, end_key) ... */
+    size_t start_key_len;
+    const void *end_key;      /* ... end_key NULL/empty: to the end of the table */
+    size_t end_key_len;
+    int64_t rows_limit;       /* [0: no limit] */
+    int all_versions;         /* [0: latest cell of each column only] */
+    const char *family;       /* only cells of this family [all] */
+} tfrec_bt_read_options;
+
+typedef struct tfrec_bt_cell {
+    const char *family;
+    const uint8_t *qualifier;
+    size_t qualifier_len;
+    int64_t timestamp_micros;
+    const uint8_t *value;
+    size_t value_len;
+} tfrec_bt_cell;
+
+typedef struct tfrec_bt_row {
+    const uint8_t *key;
+    size_t key_len;
+    const tfrec_bt_cell *cells;
+    size_t ncells;
+} tfrec_bt_row;
+
+int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
+                         const tfrec_bt_read_options *opts);
+/* Next complete row in key order: TFREC_OK (row valid until the next call),
+ * TFREC_END, or a negative code. A stream that breaks with a retryable
+ * status is resumed after the last row returned. */
+int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
+const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
+void tfrec_bt_reader_close(tfrec_bt_reader *r);
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Row key of the reference loader: prefix + index zero-padded to `width`
+ * digits (width = tfrec_bt_key_width(num_records)). With reversed != 0 the
+ * padded digits are written in reverse order, which spreads a sequential
+ * load over the key space (see docs/bigtable.md). Returns the key length,
+ * or the needed length if it does not fit in cap (buf untouched). */
+size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t index,
+                        int width, int reversed);
+/* Digits of num_records - 1 (at least 1); 10 when num_records is 0 (unset). */
+int tfrec_bt_key_width(uint64_t num_records);
+
+/* Name of a gRPC status code ("UNAVAILABLE"). */
+const char *tfrec_bt_code_name(int grpc_code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,161 @@
+/* Client handle: endpoint choice, credentials, channel arguments. */
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bigtable/client_internal.h"
+
+#define PROD_DATA "bigtable.googleapis.com:443"
+#define PROD_ADMIN "bigtableadmin.googleapis.com:443"
+
+static int is_loopback(const char *hostport)
+{
+    return !strncmp(hostport, "127.", 4) || !strncmp(hostport, "localhost", 9) ||
+           !strncmp(hostport, "[::1]", 5) || !strncmp(hostport, "unix:", 5);
+}
+
+static grpc_channel *make_channel(tfrec_bt_client *c, const char *target)
+{
+    grpc_arg args[4];
+    char ua[] = "tfrec/" TFREC_VERSION_STRING;
+    args[0].type = GRPC_ARG_INTEGER;
+    args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+    args[0].value.integer = (int)c->max_message_bytes;
+    args[1].type = GRPC_ARG_INTEGER;
+    args[1].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+    args[1].value.integer = (int)c->max_message_bytes;
+    args[2].type = GRPC_ARG_STRING;
+    args[2].key = GRPC_ARG_PRIMARY_USER_AGENT_STRING;
+    args[2].value.string = ua;
+    /* Our own retry policy decides what to re-send; gRPC's transparent
+     * retries would keep large requests buffered for nothing. */
+    args[3].type = GRPC_ARG_INTEGER;
+    args[3].key = GRPC_ARG_ENABLE_RETRIES;
+    args[3].value.integer = 0;
+    grpc_channel_args ca = {4, args};
+
+    grpc_channel_credentials *creds = c->emulator ? grpc_insecure_credentials_create()
+                                                  : grpc_google_default_credentials_create(NULL);
+    if (!creds) {
+        tfrec_fail(&c->err, TFREC_E_NETWORK,
+                   "no Google default credentials found for %s: set "
+                   "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default "
+                   "login` (or set BIGTABLE_EMULATOR_HOST for the emulator)", target);
+        return NULL;
+    }
+    grpc_channel *ch = grpc_channel_create(target, creds, &ca);
+    grpc_channel_credentials_release(creds);
+    if (!ch) tfrec_fail(&c->err, TFREC_E_NETWORK, "could not create a gRPC channel to %s", target);
+    return ch;
+}
+
+int bt_table_name(const tfrec_bt_client *c, const char *table, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/tables/%s", c->instance_name, table);
+    if (n < 0 || (size_t)n >= cap) return TFREC_E_INVALID;
+    return TFREC_OK;
+}
+
+static int copy_opt(tfrec_bt_client *c, char *dst, const char *src, const char *what)
+{
+    if (!src) src = "";
+    if (strlen(src) >= BT_NAME_MAX)
+        return tfrec_fail(&c->err, TFREC_E_INVALID, "%s is too long", what);
+    strcpy(dst, src);
+    return TFREC_OK;
+}
+
+int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *opts)
+{
+    static const tfrec_bt_client_options defaults;
+    if (!out) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_client_open: out is NULL");
+    *out = NULL;
+    if (!opts) opts = &defaults;
+    if (!opts->instance || !*opts->instance)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "a Bigtable instance is required");
+
+    tfrec_bt_client *c = calloc(1, sizeof *c);
+    if (!c) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    pthread_mutex_init(&c->admin_lock, NULL);
+    c->rpc_timeout_ms = opts->rpc_timeout_ms > 0 ? opts->rpc_timeout_ms : 120000;
+    c->max_message_bytes = opts->max_message_bytes > 0 ? opts->max_message_bytes : 256LL << 20;
+    if (c->max_message_bytes > 0x7fffffff) c->max_message_bytes = 0x7fffffff;
+
+    int rc;
+    const char *emu = getenv("BIGTABLE_EMULATOR_HOST");
+    if (opts->endpoint && *opts->endpoint) {
+        rc = copy_opt(c, c->endpoint, opts->endpoint, "endpoint");
+        c->emulator = is_loopback(opts->endpoint);
+    } else if (emu && *emu) {
+        rc = copy_opt(c, c->endpoint, emu, "BIGTABLE_EMULATOR_HOST");
+        c->emulator = 1;
+    } else {
+        rc = copy_opt(c, c->endpoint, PROD_DATA, "endpoint");
+    }
+    if (!rc) {
+        const char *admin = opts->admin_endpoint && *opts->admin_endpoint ? opts->admin_endpoint
+                            : c->emulator                                  ? c->endpoint
+                                                                           : PROD_ADMIN;
+        rc = copy_opt(c, c->admin_endpoint, admin, "admin endpoint");
+    }
+    if (!rc) rc = copy_opt(c, c->instance, opts->instance, "instance");
+    if (!rc) rc = copy_opt(c, c->app_profile, opts->app_profile_id, "app profile");
+    if (!rc) {
+        if (opts->project && *opts->project)
+            rc = copy_opt(c, c->project, opts->project, "project");
+        else
+            rc = bt_metadata_project(c->project, sizeof c->project, &c->err);
+    }
+    if (!rc && snprintf(c->instance_name, sizeof c->instance_name, "projects/%s/instances/%s",
+                        c->project, c->instance) >= (int)sizeof c->instance_name)
+        rc = tfrec_fail(&c->err, TFREC_E_INVALID, "project/instance names too long");
+    if (rc) {
+        tfrec_fail_copy(NULL, &c->err);
+        pthread_mutex_destroy(&c->admin_lock);
+        free(c);
+        return rc;
+    }
+
+    grpc_init();
+    c->grpc_started = 1;
+    c->data = make_channel(c, c->endpoint);
+    if (!c->data) {
+        rc = c->err.code;
+        tfrec_fail_copy(NULL, &c->err);
+        tfrec_bt_client_close(c);
+        return rc;
+    }
+    *out = c;
+    return TFREC_OK;
+}
+
+grpc_channel *bt_admin_channel(tfrec_bt_client *c)
+{
+    pthread_mutex_lock(&c->admin_lock);
+    if (!c->admin) {
+        /* A separate channel even when the emulator serves both APIs on one
+         * port: admin calls then never queue behind large MutateRows. */
+        c->admin = make_channel(c, c->admin_endpoint);
+    }
+    grpc_channel *ch = c->admin;
+    pthread_mutex_unlock(&c->admin_lock);
+    return ch;
+}
+
+void tfrec_bt_client_close(tfrec_bt_client *c)
+{
+    if (!c) return;
+    int inited = c->grpc_started;
+    if (c->data) grpc_channel_destroy(c->data);
+    if (c->admin) grpc_channel_destroy(c->admin);
+    pthread_mutex_destroy(&c->admin_lock);
+    free(c);
+    if (inited) grpc_shutdown();
+}
+
+const char *tfrec_bt_client_errmsg(const tfrec_bt_client *c) { return c ? c->err.msg : ""; }
+const char *tfrec_bt_client_project(const tfrec_bt_client *c) { return c->project; }
+const char *tfrec_bt_client_endpoint(const tfrec_bt_client *c) { return c->endpoint; }
+int tfrec_bt_client_is_emulator(const tfrec_bt_client *c) { return c->emulator; }

@@ -1,0 +1,33 @@
+/* Internal: how the bulk writer reaches a server. The gRPC implementation
+ * lives in writer_grpc.c; unit tests plug in an in-process fake to inject
+ * failures deterministically. */
+#ifndef TFREC_BT_TRANSPORT_H
+#define TFREC_BT_TRANSPORT_H
+
+#include <grpc/slice.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bigtable/call.h"
+#include "tfrec/bigtable.h"
+#include "util/errors.h"
+
+typedef struct bt_transport {
+    void *ctx;
+    /* Start one MutateRows call whose request is the concatenation of the
+     * slices; its events carry `user`. The slices are only borrowed for the
+     * duration of the call (take a reference to keep them). */
+    int (*start)(void *ctx, void *user, const grpc_slice *slices, size_t n, tfrec_err *err);
+    /* Next event before the monotonic deadline: 1 event, 0 timeout, -1 dead. */
+    int (*next)(void *ctx, int64_t deadline_ms, bt_event *ev);
+    /* Called once, after every started call has delivered its DONE. */
+    void (*destroy)(void *ctx);
+} bt_transport;
+
+/* Open a writer over any transport. table_name is the full
+ * projects/.../tables/T name written into each request. */
+int bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
+                             const char *table_name, const char *app_profile,
+                             const char *family, const tfrec_bt_writer_options *opts);
+
+#endif

@@ -1,0 +1,570 @@
+/* Bulk writer logic against an in-process fake MutateRows server: batching
+ * limits, per-entry retries (only failed entries re-sent), whole-stream
+ * failures, too-large splits, deadlines, and the request encoding itself
+ * (decoded with the protobuf-c code generated from our .proto files). */
+#include <grpc/grpc.h>
+#include <grpc/slice.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bigtable/retry.h"
+#include "bigtable/transport.h"
+#include "google/bigtable/v2/bigtable.pb-c.h"
+#include "harness.h"
+#include "tfrec/bigtable.h"
+
+#define MAX_KEYS 4096
+
+/* ------------------------------------------------------------ fake server */
+
+typedef struct fake_ev {
+    int kind;
+    void *user;
+    uint8_t *data;
+    size_t len;
+    int code;
+    char details[200];
+} fake_ev;
+
+typedef struct fake {
+    /* policy */
+    int (*entry_code)(struct fake *f, uint64_t key_index, unsigned send_no); /* per entry */
+    int fail_call_no;          /* 1-based call to fail as a whole (0: none) */
+    int fail_call_code;
+    size_t fail_after;         /* entries answered OK before that call fails */
+    int fail_all_calls;        /* every call fails UNAVAILABLE */
+    size_t max_request;        /* bigger requests: RESOURCE_EXHAUSTED (0: no limit) */
+    /* observations */
+    int calls, outstanding, max_outstanding;
+    unsigned sends[MAX_KEYS];  /* times each key index was sent */
+    unsigned acks[MAX_KEYS];   /* times each key index was answered OK */
+    size_t max_rows_in_request, max_bytes_accepted, max_mutations;
+    Google__Bigtable__V2__MutateRowsRequest *first_request;
+    /* event queue */
+    fake_ev *ev;
+    size_t nev, cap, head;
+} fake;
+
+static void push(fake *f, fake_ev e)
+{
+    if (f->nev == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        f->ev = realloc(f->ev, f->cap * sizeof *f->ev);
+    }
+    f->ev[f->nev++] = e;
+}
+
+static uint64_t key_index(const ProtobufCBinaryData *k)
+{
+    /* keys are "row_NNNNNN" */
+    char buf[32] = {0};
+    memcpy(buf, k->data, k->len < 31 ? k->len : 31);
+    return strtoull(buf + 4, NULL, 10);
+}
+
+static void push_done(fake *f, void *user, int code, const char *details)
+{
+    fake_ev d = {BT_EV_DONE, user, NULL, 0, code, ""};
+    snprintf(d.details, sizeof d.details, "%s", details);
+    push(f, d);
+}
+
+static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfrec_err *err)
+{
+    (void)err;
+    fake *f = ctx;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) len += GRPC_SLICE_LENGTH(sl[i]);
+    uint8_t *buf = malloc(len), *p = buf;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(p, GRPC_SLICE_START_PTR(sl[i]), GRPC_SLICE_LENGTH(sl[i]));
+        p += GRPC_SLICE_LENGTH(sl[i]);
+    }
+    f->calls++;
+    if (++f->outstanding > f->max_outstanding) f->max_outstanding = f->outstanding;
+    if (f->max_request && len > f->max_request) {
+        free(buf);
+        push_done(f, user, BT_RESOURCE_EXHAUSTED,
+                  "grpc: received message larger than max (999 vs. 100)");
+        return 0;
+    }
+    Google__Bigtable__V2__MutateRowsRequest *req =
+        google__bigtable__v2__mutate_rows_request__unpack(NULL, len, buf);
+    free(buf);
+    if (!req) {
+        push_done(f, user, BT_INVALID_ARGUMENT, "unparsable request");
+        return 0;
+    }
+    if (req->n_entries > f->max_rows_in_request) f->max_rows_in_request = req->n_entries;
+    if (len > f->max_bytes_accepted) f->max_bytes_accepted = len;
+    size_t muts = 0;
+    for (size_t i = 0; i < req->n_entries; i++) muts += req->entries[i]->n_mutations;
+    if (muts > f->max_mutations) f->max_mutations = muts;
+
+    int whole_fail = f->fail_all_calls || f->calls == f->fail_call_no;
+    size_t answer = whole_fail ? (f->fail_all_calls ? 0 : f->fail_after) : req->n_entries;
+    Google__Bigtable__V2__MutateRowsResponse resp = GOOGLE__BIGTABLE__V2__MUTATE_ROWS_RESPONSE__INIT;
+    Google__Bigtable__V2__MutateRowsResponse__Entry *ents = calloc(answer + 1, sizeof *ents);
+    Google__Bigtable__V2__MutateRowsResponse__Entry **ptrs = calloc(answer + 1, sizeof *ptrs);
+    Google__Rpc__Status *st = calloc(answer + 1, sizeof *st);
+    for (size_t i = 0; i < req->n_entries; i++) {
+        uint64_t k = key_index(&req->entries[i]->row_key);
+        if (k < MAX_KEYS) f->sends[k]++;
+        if (i >= answer) continue;
+        google__bigtable__v2__mutate_rows_response__entry__init(&ents[i]);
+        google__rpc__status__init(&st[i]);
+        ents[i].index = (int64_t)i;
+        st[i].code = f->entry_code ? f->entry_code(f, k, k < MAX_KEYS ? f->sends[k] : 1) : 0;
+        st[i].message = st[i].code ? "injected" : "";
+        ents[i].status = &st[i];
+        ptrs[i] = &ents[i];
+        if (st[i].code == 0 && k < MAX_KEYS) f->acks[k]++;
+    }
+    resp.n_entries = answer;
+    resp.entries = ptrs;
+    /* Answer in reverse order: the writer must go by index, not position. */
+    for (size_t i = 0; i < answer / 2; i++) {
+        Google__Bigtable__V2__MutateRowsResponse__Entry *t = ptrs[i];
+        ptrs[i] = ptrs[answer - 1 - i];
+        ptrs[answer - 1 - i] = t;
+    }
+    if (answer) {
+        fake_ev m = {BT_EV_MESSAGE, user, NULL, 0, 0, ""};
+        m.len = google__bigtable__v2__mutate_rows_response__get_packed_size(&resp);
+        m.data = malloc(m.len);
+        google__bigtable__v2__mutate_rows_response__pack(&resp, m.data);
+        push(f, m);
+    }
+    free(ents);
+    free(ptrs);
+    free(st);
+    push_done(f, user, whole_fail ? (f->fail_all_calls ? BT_UNAVAILABLE : f->fail_call_code) : 0,
+              whole_fail ? "connection reset by fake" : "");
+    if (!f->first_request) f->first_request = req;
+    else google__bigtable__v2__mutate_rows_request__free_unpacked(req, NULL);
+    return 0;
+}
+
+static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
+{
+    (void)deadline_ms;
+    fake *f = ctx;
+    if (f->head == f->nev) return 0;
+    fake_ev e = f->ev[f->head++];
+    memset(ev, 0, sizeof *ev);
+    ev->kind = e.kind;
+    ev->user = e.user;
+    if (e.kind == BT_EV_MESSAGE) {
+        ev->slice = grpc_slice_from_copied_buffer((const char *)e.data, e.len);
+        ev->data = GRPC_SLICE_START_PTR(ev->slice);
+        ev->len = e.len;
+        free(e.data);
+    } else {
+        ev->code = e.code;
+        snprintf(ev->details, sizeof ev->details, "%s", e.details);
+        f->outstanding--;
+    }
+    return 1;
+}
+
+static void fake_free(fake *f)
+{
+    free(f->ev);
+    if (f->first_request) google__bigtable__v2__mutate_rows_request__free_unpacked(f->first_request, NULL);
+    free(f);
+}
+
+static tfrec_bt_writer *open_writer(fake *f, tfrec_bt_writer_options *o)
+{
+    bt_transport t = {f, fake_start, fake_next, NULL};
+    tfrec_bt_writer *w = NULL;
+    if (!o->retry_initial_ms) o->retry_initial_ms = 1; /* keep the test fast */
+    if (!o->retry_max_ms) o->retry_max_ms = 4;
+    bt_writer_open_transport(&w, &t, "projects/p/instances/i/tables/t", NULL, "tfexample", o);
+    return w;
+}
+
+static int put_rows(tfrec_bt_writer *w, int from, int to, size_t value_len)
+{
+    char key[32], *val = calloc(1, value_len + 1);
+    int rc = 0;
+    for (int i = from; i < to && !rc; i++) {
+        snprintf(key, sizeof key, "row_%06d", i);
+        memset(val, 'a' + i % 26, value_len);
+        rc = tfrec_bt_writer_put(w, key, strlen(key), "example", 7, val, value_len, (uint64_t)i);
+    }
+    free(val);
+    return rc;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_request_encoding_decodes(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    tfrec_bt_writer_options o = {0};
+    o.timestamp_micros = 1234567000;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK(w);
+    CHECK_EQ(put_rows(w, 0, 3, 300), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    Google__Bigtable__V2__MutateRowsRequest *r = f->first_request;
+    CHECK(r);
+    CHECK(!strcmp(r->table_name, "projects/p/instances/i/tables/t"));
+    CHECK_EQ(r->n_entries, 3);
+    CHECK(r->entries[2]->row_key.len == 10 && !memcmp(r->entries[2]->row_key.data, "row_000002", 10));
+    CHECK_EQ(r->entries[2]->n_mutations, 1);
+    Google__Bigtable__V2__Mutation *m = r->entries[2]->mutations[0];
+    CHECK_EQ(m->mutation_case, GOOGLE__BIGTABLE__V2__MUTATION__MUTATION_SET_CELL);
+    CHECK(!strcmp(m->set_cell->family_name, "tfexample"));
+    CHECK(m->set_cell->column_qualifier.len == 7 && !memcmp(m->set_cell->column_qualifier.data, "example", 7));
+    CHECK_EQ(m->set_cell->timestamp_micros, 1234567000);
+    CHECK_EQ(m->set_cell->value.len, 300);
+    CHECK(m->set_cell->value.data[0] == 'c' && m->set_cell->value.data[299] == 'c');
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_server_timestamp_encodes_minus_one(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    tfrec_bt_writer_options o = {0};
+    o.timestamp_micros = -1;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 1, 10), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    CHECK_EQ(f->first_request->entries[0]->mutations[0]->set_cell->timestamp_micros, -1);
+    CHECK_EQ(tfrec_bt_writer_timestamp(w), -1);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_default_timestamp_is_whole_milliseconds(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer *w = open_writer(f, &o);
+    int64_t ts = tfrec_bt_writer_timestamp(w);
+    CHECK(ts > 1500000000000000LL); /* after 2017, in micros */
+    CHECK_EQ(ts % 1000, 0);
+    CHECK_EQ(put_rows(w, 0, 5, 10), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    for (size_t i = 0; i < f->first_request->n_entries; i++)
+        CHECK_EQ(f->first_request->entries[i]->mutations[0]->set_cell->timestamp_micros, ts);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_batches_bounded_by_rows_bytes_mutations(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    tfrec_bt_writer_options o = {0};
+    o.batch_rows = 100;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 250, 20), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    CHECK_EQ(f->calls, 3);
+    CHECK_EQ(f->max_rows_in_request, 100);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+
+    f = calloc(1, sizeof *f);
+    memset(&o, 0, sizeof o);
+    o.batch_bytes = 4096;
+    w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 100, 1000), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    CHECK(f->max_bytes_accepted <= 4096);
+    CHECK(f->calls >= 25); /* ~3 rows of ~1 KB per 4 KiB request */
+    for (int i = 0; i < 100; i++) CHECK_EQ(f->acks[i], 1);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+
+    f = calloc(1, sizeof *f);
+    memset(&o, 0, sizeof o);
+    o.batch_mutations = 10;
+    w = open_writer(f, &o);
+    tfrec_bt_cell_in cells[3] = {{"a", 1, "x", 1}, {"b", 1, "y", 1}, {"c", 1, "z", 1}};
+    for (int i = 0; i < 30; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "row_%06d", i);
+        CHECK_EQ(tfrec_bt_writer_put_cells(w, key, strlen(key), cells, 3, (uint64_t)i), 0);
+    }
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    CHECK(f->max_mutations <= 10);
+    CHECK_EQ(f->max_rows_in_request, 3);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+/* Every 7th row fails UNAVAILABLE on its first send; row 10 is rejected
+ * for good; row 5 is failed once through the public status hook. */
+static int flaky_entries(fake *f, uint64_t k, unsigned send_no)
+{
+    (void)f;
+    if (k == 10) return BT_INVALID_ARGUMENT;
+    if (k % 7 == 3 && send_no == 1) return BT_UNAVAILABLE;
+    return BT_OK;
+}
+
+static int hook_calls;
+static int fail_row5_once(void *ctx, uint64_t index, unsigned attempt, int code)
+{
+    (void)ctx;
+    hook_calls++;
+    if (index == 5 && attempt == 1) return BT_ABORTED;
+    return code;
+}
+
+static void test_only_failed_entries_are_retried(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->entry_code = flaky_entries;
+    tfrec_bt_writer_options o = {0};
+    o.batch_rows = 16;
+    o.status_hook = fail_row5_once;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 200, 50), 0);
+    int rc = tfrec_bt_writer_close(w);
+    CHECK_EQ(rc, TFREC_E_NETWORK);
+    CHECK(hook_calls > 200);
+    for (int i = 0; i < 200; i++) {
+        if (i == 10) {
+            CHECK_EQ(f->sends[i], 1); /* INVALID_ARGUMENT is not retryable */
+            CHECK_EQ(f->acks[i], 0);
+        } else if (i % 7 == 3 || i == 5) {
+            CHECKF(f->sends[i] == 2, "row %d sent %u times", i, f->sends[i]);
+        } else {
+            CHECKF(f->sends[i] == 1, "acknowledged row %d re-sent (%u sends)", i, f->sends[i]);
+        }
+    }
+    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats_get(w, &st);
+    CHECK_EQ(st.rows_acked, 199);
+    CHECK_EQ(st.rows_failed, 1);
+    CHECK_EQ(st.retried_entries, 28 + 1); /* 29 rows with k%7==3, minus row 10, plus row 5 */
+    CHECK_EQ(st.acked_prefix, 10);       /* row 10 blocks the contiguous prefix */
+    CHECK_EQ(tfrec_bt_writer_failed_count(w), 1);
+    const uint8_t *key;
+    size_t kl;
+    uint64_t idx;
+    int code;
+    const char *msg;
+    CHECK_EQ(tfrec_bt_writer_failed_row(w, 0, &key, &kl, &idx, &code, &msg), 0);
+    CHECK(kl == 10 && !memcmp(key, "row_000010", 10));
+    CHECK_EQ(idx, 10);
+    CHECK_EQ(code, BT_INVALID_ARGUMENT);
+    CHECK(strstr(msg, "INVALID_ARGUMENT"));
+    CHECK(strstr(tfrec_bt_writer_errmsg(w), "row_000010"));
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_broken_stream_resends_only_unanswered(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->fail_call_no = 1;
+    f->fail_call_code = BT_UNAVAILABLE;
+    f->fail_after = 40; /* first 40 entries of call 1 answered OK, then the stream dies */
+    tfrec_bt_writer_options o = {0};
+    o.batch_rows = 100;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 100, 30), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    for (int i = 0; i < 100; i++) {
+        CHECKF(f->sends[i] == (i < 40 ? 1u : 2u), "row %d sent %u times", i, f->sends[i]);
+        CHECK_EQ(f->acks[i], 1);
+    }
+    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats_get(w, &st);
+    CHECK_EQ(st.stream_failures, 1);
+    CHECK_EQ(st.acked_prefix, 100);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_non_retryable_stream_failure_stops_writer(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->fail_call_no = 1;
+    f->fail_call_code = BT_NOT_FOUND;
+    tfrec_bt_writer_options o = {0};
+    o.batch_rows = 10;
+    o.max_inflight = 1;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    int rc = put_rows(w, 0, 100, 30);
+    CHECK_EQ(rc, TFREC_E_NETWORK); /* put refuses once the table is known missing */
+    CHECK(strstr(tfrec_bt_writer_errmsg(w), "NOT_FOUND"));
+    CHECK(tfrec_bt_writer_close(w) != 0);
+    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats_get(w, &st);
+    CHECK_EQ(st.rows_acked, 0);
+    CHECK_EQ(st.rows_failed, st.rows_put); /* every row accounted for */
+    CHECK_EQ(tfrec_bt_writer_failed_count(w), st.rows_put);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_too_large_request_is_split(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->max_request = 3000;
+    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 40, 500), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    for (int i = 0; i < 40; i++) CHECK_EQ(f->acks[i], 1);
+    CHECK(f->max_bytes_accepted <= 3000);
+    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats_get(w, &st);
+    CHECK(st.splits >= 3);
+    CHECK_EQ(st.rows_failed, 0);
+    CHECK_EQ(st.retried_entries, 0); /* a split is not a retry with backoff */
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_single_row_too_large_is_reported(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->max_request = 3000;
+    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 3, 100), 0);
+    CHECK_EQ(put_rows(w, 3, 4, 5000), 0);
+    CHECK_EQ(put_rows(w, 4, 8, 100), 0);
+    CHECK(tfrec_bt_writer_close(w) != 0);
+    CHECK_EQ(tfrec_bt_writer_failed_count(w), 1);
+    uint64_t idx;
+    const char *msg;
+    tfrec_bt_writer_failed_row(w, 0, NULL, NULL, &idx, NULL, &msg);
+    CHECK_EQ(idx, 3);
+    CHECK(strstr(msg, "too large"));
+    for (int i = 0; i < 8; i++) CHECK_EQ(f->acks[i], i == 3 ? 0 : 1);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_retry_deadline_fails_every_row(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->fail_all_calls = 1;
+    tfrec_bt_writer_options o = {0};
+    o.batch_rows = 10;
+    o.retry_timeout_ms = 30;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 25, 10), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), TFREC_E_NETWORK);
+    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats_get(w, &st);
+    CHECK_EQ(st.rows_failed, 25);
+    CHECK_EQ(st.acked_prefix, 0);
+    CHECK(st.retried_entries >= 10);
+    CHECK(strstr(tfrec_bt_writer_errmsg(w), "25 of 25 rows not written"));
+    CHECK(tfrec_bt_writer_put(w, "row_000099", 10, "q", 1, "v", 1, 99) != 0);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_server_timestamps_are_not_retried(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->entry_code = flaky_entries;
+    tfrec_bt_writer_options o = {0};
+    o.timestamp_micros = -1;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 20, 10), 0);
+    CHECK(tfrec_bt_writer_close(w) != 0);
+    CHECK_EQ(f->sends[3], 1);
+    CHECK_EQ(f->sends[17], 1);
+    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats_get(w, &st);
+    CHECK_EQ(st.rows_failed, 3); /* rows 3, 10, 17 */
+    CHECK_EQ(st.retried_entries, 0);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_inflight_bounded(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    tfrec_bt_writer_options o = {0};
+    o.batch_rows = 5;
+    o.max_inflight = 3;
+    o.max_buffered_bytes = 1; /* forces a wait after every put */
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 200, 10), 0);
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    CHECK(f->max_outstanding <= 3);
+    for (int i = 0; i < 200; i++) CHECK_EQ(f->acks[i], 1);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_invalid_rows_refused_at_put(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer *w = open_writer(f, &o);
+    static char big[5000];
+    CHECK_EQ(tfrec_bt_writer_put(w, "", 0, "q", 1, "v", 1, 0), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_bt_writer_put(w, big, sizeof big, "q", 1, "v", 1, 7), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_bt_writer_errmsg(w), "record 7"));
+    CHECK_EQ(tfrec_bt_writer_close(w), 0);
+    CHECK_EQ(f->calls, 0);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
+static void test_row_keys_like_the_reference(void)
+{
+    char buf[64];
+    CHECK_EQ(tfrec_bt_key_width(0), 10);
+    CHECK_EQ(tfrec_bt_key_width(1), 1);
+    CHECK_EQ(tfrec_bt_key_width(10), 1);
+    CHECK_EQ(tfrec_bt_key_width(11), 2);
+    CHECK_EQ(tfrec_bt_key_width(1000), 3);
+    CHECK_EQ(tfrec_bt_key_width(1001), 4);
+    CHECK_EQ(tfrec_bt_row_key(buf, sizeof buf, "train_", 42, 5, 0), 11);
+    CHECK(!strcmp(buf, "train_00042"));
+    CHECK_EQ(tfrec_bt_row_key(buf, sizeof buf, "train_", 42, 10, 0), 16);
+    CHECK(!strcmp(buf, "train_0000000042"));
+    tfrec_bt_row_key(buf, sizeof buf, "v_", 123, 5, 1);
+    CHECK(!strcmp(buf, "v_32100"));
+    CHECK_EQ(tfrec_bt_row_key(buf, 4, "train_", 1, 3, 0), 9); /* too small: needed length */
+    CHECK(!strcmp(tfrec_bt_code_name(14), "UNAVAILABLE"));
+}
+
+static void test_retry_classification(void)
+{
+    CHECK(bt_retryable(BT_UNAVAILABLE, ""));
+    CHECK(bt_retryable(BT_DEADLINE_EXCEEDED, ""));
+    CHECK(bt_retryable(BT_ABORTED, ""));
+    CHECK(bt_retryable(BT_INTERNAL, "Received RST_STREAM with error code 2"));
+    CHECK(!bt_retryable(BT_INTERNAL, "bad things"));
+    CHECK(bt_retryable(BT_RESOURCE_EXHAUSTED, "quota exceeded for writes"));
+    CHECK(!bt_retryable(BT_RESOURCE_EXHAUSTED, "Received message larger than max (5 vs. 4)"));
+    CHECK(bt_is_too_large(BT_RESOURCE_EXHAUSTED, "grpc: received message larger than max"));
+    CHECK(!bt_retryable(BT_INVALID_ARGUMENT, ""));
+    CHECK(!bt_retryable(BT_NOT_FOUND, ""));
+    CHECK(!bt_retryable(BT_PERMISSION_DENIED, ""));
+    bt_backoff b = {100, 2000, 2.0, 12345};
+    for (unsigned a = 1; a < 12; a++) {
+        int64_t cap = 100;
+        for (unsigned i = 1; i < a; i++) cap = cap * 2 > 2000 ? 2000 : cap * 2;
+        int64_t d = bt_backoff_delay(&b, a);
+        CHECKF(d >= cap / 2 && d <= cap, "attempt %u: %lld not in [%lld, %lld]", a,
+               (long long)d, (long long)cap / 2, (long long)cap);
+    }
+}
+
+TESTS(TEST(test_request_encoding_decodes), TEST(test_server_timestamp_encodes_minus_one),
+      TEST(test_default_timestamp_is_whole_milliseconds),
+      TEST(test_batches_bounded_by_rows_bytes_mutations),
+      TEST(test_only_failed_entries_are_retried), TEST(test_broken_stream_resends_only_unanswered),
+      TEST(test_non_retryable_stream_failure_stops_writer), TEST(test_too_large_request_is_split),
+      TEST(test_single_row_too_large_is_reported), TEST(test_retry_deadline_fails_every_row),
+      TEST(test_server_timestamps_are_not_retried), TEST(test_inflight_bounded),
+      TEST(test_invalid_rows_refused_at_put), TEST(test_row_keys_like_the_reference),
+      TEST(test_retry_classification))

@@ -1,0 +1,41 @@
+/* tfrec2bt: load TFRecord files into Cloud Bigtable (a drop-in for
+ * tensorflow/tpu's tools/datasets/tfrecords_to_bigtable.py). */
+#ifndef TFREC2BT_H
+#define TFREC2BT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct t2b_flags {
+    /* the reference script's flags */
+    const char *source_glob, *instance, *table, *project;
+    uint64_t num_records;       /* 0 = unset */
+    int num_parallel_reads;     /* accepted; reading stays in file order */
+    const char *column_family, *column, *row_prefix;
+    /* ours */
+    uint64_t start_index;
+    int resume;
+    const char *progress_file;  /* NULL: derived from instance and table */
+    int max_inflight;
+    size_t batch_bytes, batch_rows;
+    int64_t max_message_bytes;
+    double retry_timeout_s;
+    double rpc_timeout_s;       /* deadline of each call attempt, 0 = library default */
+    int dry_run, create_table, quiet;
+    int reversed_keys;          /* --row_key_order=reversed */
+    int max_failed_listed;
+    double max_rows_per_sec;    /* 0 = unlimited */
+} t2b_flags;
+
+/* Parse argv; prints usage / the error and returns non-zero on bad flags. */
+int t2b_parse_flags(int argc, char **argv, t2b_flags *f);
+
+/* Progress file: the next record index to load (everything below it is
+ * acknowledged), plus the table, prefix and glob it belongs to (reading
+ * refuses a file written for others). Written atomically (temporary file +
+ * rename). */
+int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index, char *err,
+                      size_t errcap);
+int t2b_progress_write(const char *path, uint64_t next_index, const t2b_flags *f);
+
+#endif
