@@ -1,0 +1,112 @@
+/* The C side of bench/python.sh: the same write and read work the Python
+ * benchmark does, straight through libtfrec, so the bindings' overhead shows.
+ *
+ *   python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP]
+ *   python_c_peer read PATH
+ *
+ * Prints one line: "<op> <records> <payload bytes> <CPU seconds>".
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tfrec/tfrec.h"
+
+/* CPU time (user + system) of this process, like the Python side measures:
+ * on a shared machine wall time mostly measures the other jobs. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what, const char *msg)
+{
+    fprintf(stderr, "python_c_peer: %s: %s\n", what, msg);
+    return 1;
+}
+
+/* Distinct records, count * size bytes of them, like the Python side's list
+ * of records: writing them reads fresh memory, not one cache-hot buffer. */
+static int do_write(const char *path, long count, size_t size, int compression)
+{
+    size_t pool_len = (size_t)count * size;
+    uint8_t *pool = malloc(pool_len ? pool_len : 1);
+    if (!pool)
+        return fail("write", "out of memory");
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < pool_len; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        pool[i] = (uint8_t)x;
+    }
+    tfrec_writer_options opts = {0};
+    opts.compression = compression;
+    tfrec_writer *w;
+    double t0 = now();
+    if (tfrec_writer_open(&w, path, &opts) < 0) {
+        free(pool);
+        return fail(path, tfrec_last_errmsg());
+    }
+    for (long i = 0; i < count; i++) {
+        if (tfrec_writer_write(w, pool + (size_t)i * size, size) < 0)
+            break;
+    }
+    int rc = tfrec_writer_close(w);
+    double t = now() - t0;
+    if (rc < 0) {
+        int r = fail(path, tfrec_writer_errmsg(w));
+        tfrec_writer_free(w);
+        free(pool);
+        return r;
+    }
+    tfrec_writer_free(w);
+    free(pool);
+    printf("write %ld %llu %.6f\n", count, (unsigned long long)count * size, t);
+    return 0;
+}
+
+static int do_read(const char *path)
+{
+    tfrec_reader *r;
+    double t0 = now();
+    if (tfrec_reader_open(&r, path, NULL) < 0)
+        return fail(path, tfrec_last_errmsg());
+    const uint8_t *data;
+    size_t len;
+    uint64_t n = 0, bytes = 0;
+    unsigned sink = 0;
+    int rc;
+    while ((rc = tfrec_reader_next(r, &data, &len)) == TFREC_OK) {
+        n++;
+        bytes += len;
+        if (len)
+            sink += data[len - 1]; /* touch the record, as a consumer would */
+    }
+    double t = now() - t0;
+    if (rc != TFREC_END) {
+        int res = fail(path, tfrec_reader_errmsg(r));
+        tfrec_reader_close(r);
+        return res;
+    }
+    tfrec_reader_close(r);
+    printf("read %llu %llu %.6f %u\n", (unsigned long long)n, (unsigned long long)bytes, t,
+           sink & 1);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 5 && strcmp(argv[1], "write") == 0) {
+        int comp = argc > 5 ? tfrec_compression_from_name(argv[5]) : TFREC_COMPRESSION_NONE;
+        if (comp < 0)
+            return fail("write", "unknown compression");
+        return do_write(argv[2], atol(argv[3]), (size_t)atol(argv[4]), comp);
+    }
+    if (argc == 3 && strcmp(argv[1], "read") == 0)
+        return do_read(argv[2]);
+    fprintf(stderr, "usage: python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP] | read PATH\n");
+    return 2;
+}

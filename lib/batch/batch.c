@@ -1,0 +1,152 @@
+/* Many records per call, for callers whose per-call overhead is high. */
+#include "tfrec/batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch/batch_internal.h"
+#include "util/errors.h"
+
+int tfrec_writer_write_batch(tfrec_writer *w, const void *data, const uint64_t *ends, size_t n)
+{
+    if (!w || (n && (!data || !ends)))
+        return tfrec_fail(NULL, TFREC_E_INVALID, "write_batch: NULL argument");
+    const uint8_t *bytes = data;
+    uint64_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ends[i] < start)
+            return tfrec_fail(NULL, TFREC_E_INVALID,
+                              "write_batch: end offset %zu is below the previous one", i);
+        int rc = tfrec_writer_write(w, bytes + start, (size_t)(ends[i] - start));
+        if (rc < 0)
+            return rc;
+        start = ends[i];
+    }
+    return TFREC_OK;
+}
+
+int tfrec_writer_write_vec(tfrec_writer *w, const void *const *ptrs, const size_t *lens, size_t n)
+{
+    if (!w || (n && (!ptrs || !lens)))
+        return tfrec_fail(NULL, TFREC_E_INVALID, "write_vec: NULL argument");
+    for (size_t i = 0; i < n; i++) {
+        int rc = tfrec_writer_write(w, ptrs[i], lens[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return TFREC_OK;
+}
+
+int tfrec_record_batch_new(tfrec_record_batch **out)
+{
+    if (!out)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "record_batch_new: NULL argument");
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "record_batch_new: out of memory");
+    return TFREC_OK;
+}
+
+void tfrec_record_batch_free(tfrec_record_batch *b)
+{
+    if (!b)
+        return;
+    free(b->data);
+    free(b->ends);
+    free(b->offsets);
+    free(b);
+}
+
+int batch_reserve(tfrec_record_batch *b, size_t len)
+{
+    if (b->count == b->index_cap) {
+        size_t cap = b->index_cap ? b->index_cap * 2 : 256;
+        uint64_t *ends = realloc(b->ends, cap * sizeof *ends);
+        if (!ends)
+            return TFREC_E_NOMEM;
+        b->ends = ends;
+        uint64_t *offsets = realloc(b->offsets, cap * sizeof *offsets);
+        if (!offsets)
+            return TFREC_E_NOMEM;
+        b->offsets = offsets;
+        b->index_cap = cap;
+    }
+    if (len > SIZE_MAX / 2 - b->data_len)
+        return TFREC_E_NOMEM;
+    if (b->data_len + len > b->data_cap) {
+        size_t cap = b->data_cap ? b->data_cap : 64 * 1024;
+        while (cap < b->data_len + len)
+            cap *= 2;
+        uint8_t *data = realloc(b->data, cap);
+        if (!data)
+            return TFREC_E_NOMEM;
+        b->data = data;
+        b->data_cap = cap;
+    }
+    return TFREC_OK;
+}
+
+int tfrec_reader_read_batch(tfrec_reader *r, tfrec_record_batch *b, size_t max_records,
+                            size_t max_bytes)
+{
+    if (!r || !b)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "read_batch: NULL argument");
+    b->count = 0;
+    b->data_len = 0;
+    while ((max_records == 0 || b->count < max_records) &&
+           (max_bytes == 0 || b->data_len < max_bytes)) {
+        const uint8_t *rec;
+        size_t len;
+        int rc = tfrec_reader_next(r, &rec, &len);
+        if (rc != TFREC_OK) /* hand over what we have; the reader repeats a failure */
+            return b->count > 0 ? TFREC_OK : rc;
+        if (batch_reserve(b, len) < 0) {
+            b->count = b->data_len = 0;
+            return tfrec_fail(NULL, TFREC_E_NOMEM, "read_batch: out of memory for %zu bytes", len);
+        }
+        if (len)
+            memcpy(b->data + b->data_len, rec, len);
+        b->data_len += len;
+        b->offsets[b->count] = tfrec_reader_offset(r);
+        b->ends[b->count++] = b->data_len;
+    }
+    return TFREC_OK;
+}
+
+int tfrec_reader_skip(tfrec_reader *r, uint64_t n, uint64_t *skipped)
+{
+    uint64_t done = 0;
+    int rc = TFREC_OK;
+    if (!r)
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "reader_skip: NULL reader");
+    while (rc == TFREC_OK && (n == 0 || done < n)) {
+        const uint8_t *rec;
+        size_t len;
+        rc = tfrec_reader_next(r, &rec, &len);
+        if (rc == TFREC_OK)
+            done++;
+    }
+    if (skipped)
+        *skipped = done;
+    return rc;
+}
+
+size_t tfrec_record_batch_count(const tfrec_record_batch *b)
+{
+    return b ? b->count : 0;
+}
+
+const uint8_t *tfrec_record_batch_data(const tfrec_record_batch *b)
+{
+    return b ? b->data : NULL;
+}
+
+const uint64_t *tfrec_record_batch_ends(const tfrec_record_batch *b)
+{
+    return b ? b->ends : NULL;
+}
+
+const uint64_t *tfrec_record_batch_offsets(const tfrec_record_batch *b)
+{
+    return b ? b->offsets : NULL;
+}

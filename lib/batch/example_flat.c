@@ -1,0 +1,76 @@
+/* A parsed tf.Example flattened into a record batch, so a binding reads all
+ * of it with one call instead of several per feature. */
+#include <string.h>
+
+#include "batch/batch_internal.h"
+#include "tfrec/example.h"
+#include "util/errors.h"
+
+static int append(tfrec_record_batch *b, const void *data, size_t len)
+{
+    if (batch_reserve(b, len) < 0)
+        return TFREC_E_NOMEM;
+    if (len)
+        memcpy(b->data + b->data_len, data, len);
+    b->data_len += len;
+    b->offsets[b->count] = 0;
+    b->ends[b->count++] = b->data_len;
+    return TFREC_OK;
+}
+
+/* Feature header item: kind (1 byte) and value count (8 bytes, little-endian). */
+static int append_header(tfrec_record_batch *b, int kind, uint64_t count)
+{
+    uint8_t h[9];
+    h[0] = (uint8_t)kind;
+    for (int i = 0; i < 8; i++)
+        h[1 + i] = (uint8_t)(count >> (8 * i));
+    return append(b, h, sizeof h);
+}
+
+static int append_feature(tfrec_record_batch *b, const tfrec_example *ex, const char *key)
+{
+    int kind = tfrec_example_feature_type(ex, key);
+    size_t n = tfrec_example_value_count(ex, key);
+    int rc = append(b, key, strlen(key));
+    if (rc == TFREC_OK)
+        rc = append_header(b, kind, n);
+    if (rc < 0 || kind == TFREC_FEATURE_NONE)
+        return rc;
+    if (kind == TFREC_FEATURE_BYTES) {
+        for (size_t i = 0; i < n && rc == TFREC_OK; i++) {
+            const uint8_t *v;
+            size_t len;
+            rc = tfrec_example_get_bytes(ex, key, i, &v, &len);
+            if (rc == TFREC_OK)
+                rc = append(b, v, len);
+        }
+        return rc;
+    }
+    const void *values;
+    size_t count;
+    if (kind == TFREC_FEATURE_INT64)
+        rc = tfrec_example_get_int64_list(ex, key, (const int64_t **)&values, &count);
+    else
+        rc = tfrec_example_get_float_list(ex, key, (const float **)&values, &count);
+    if (rc == TFREC_OK)
+        rc = append(b, values, count * (kind == TFREC_FEATURE_INT64 ? 8 : 4));
+    return rc;
+}
+
+int tfrec_example_to_batch(const tfrec_example *ex, tfrec_record_batch *b)
+{
+    if (!ex || !b)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "example_to_batch: NULL argument");
+    b->count = 0;
+    b->data_len = 0;
+    size_t nfeatures = tfrec_example_feature_count(ex);
+    for (size_t i = 0; i < nfeatures; i++) {
+        int rc = append_feature(b, ex, tfrec_example_feature_key(ex, i));
+        if (rc < 0) {
+            b->count = b->data_len = 0;
+            return tfrec_fail(NULL, rc, "example_to_batch: %s", tfrec_strerror(rc));
+        }
+    }
+    return TFREC_OK;
+}

@@ -1,0 +1,24 @@
+"""Install the tfrec Python bindings (pure Python; libtfrec.so is found at run time).
+
+Works offline with Debian's python3-setuptools: there is deliberately no
+pyproject.toml build requirement, so pip builds with the installed
+setuptools instead of fetching one.
+
+    pip install ./python                       # into a venv, or with --target/--user
+    python3 setup.py install --prefix=...      # without pip
+
+A libtfrec.so* copied into python/tfrec/ before installing is shipped inside
+the package and found there first after TFREC_LIBRARY.
+"""
+
+from setuptools import setup
+
+setup(
+    name="tfrec",
+    version="0.1.0",
+    description="ctypes bindings for libtfrec: TFRecord files and tf.Example without TensorFlow",
+    packages=["tfrec"],
+    package_data={"tfrec": ["libtfrec.so*"]},
+    python_requires=">=3.7",
+    zip_safe=False,
+)

@@ -1,0 +1,399 @@
+"""Cloud Bigtable loading and scanning (include/tfrec/bigtable.h).
+
+    with tfrec.bigtable.Writer("my-project", "my-instance", "imagenet") as w:
+        w.write_tfrecords("/data/train-*", row_prefix="train_")
+    stats = w.stats               # rows_acked, requests, retried_entries, ...
+
+    for row in tfrec.bigtable.Reader("my-project", "my-instance", "imagenet",
+                                     prefix=b"train_"):
+        example = tfrec.Example.parse(row.value("tfexample", b"example"))
+
+With BIGTABLE_EMULATOR_HOST set (or endpoint="127.0.0.1:PORT") the emulator
+is used without credentials; otherwise bigtable.googleapis.com with Google
+default credentials. Every failure raises tfrec.BigtableError carrying the
+library's message (gRPC status, row key) and the TFREC_E_* code as e.code.
+A Writer or Reader must be used by one thread at a time; the network work
+happens inside its calls, which release the GIL.
+"""
+
+import glob as _glob
+from collections import namedtuple
+from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
+                    c_uint64, c_void_p, create_string_buffer, string_at)
+
+from ._lib import _proto, lib
+from .errors import BigtableError, error_for
+from .record import TFRecordReader
+
+
+class _ClientOptions(Structure):
+    _fields_ = [("project", c_char_p), ("instance", c_char_p), ("app_profile_id", c_char_p),
+                ("endpoint", c_char_p), ("admin_endpoint", c_char_p),
+                ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64)]
+
+
+class _WriterOptions(Structure):
+    _fields_ = [("batch_rows", c_size_t), ("batch_mutations", c_size_t),
+                ("batch_bytes", c_size_t), ("max_inflight", c_int),
+                ("max_buffered_bytes", c_size_t), ("timestamp_micros", c_int64),
+                ("retry_initial_ms", c_int64), ("retry_max_ms", c_int64),
+                ("retry_multiplier", c_double), ("retry_timeout_ms", c_int64),
+                ("status_hook", c_void_p), ("status_hook_ctx", c_void_p)]
+
+
+_STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "requests",
+                "retried_entries", "stream_failures", "splits", "acked_prefix")
+
+
+class _WriterStats(Structure):
+    _fields_ = [(n, c_uint64) for n in _STAT_FIELDS]
+
+
+class _ReadOptions(Structure):
+    _fields_ = [("prefix", c_char_p), ("prefix_len", c_size_t),
+                ("start_key", c_char_p), ("start_key_len", c_size_t),
+                ("end_key", c_char_p), ("end_key_len", c_size_t),
+                ("rows_limit", c_int64), ("all_versions", c_int), ("family", c_char_p)]
+
+
+class _Cell(Structure):
+    _fields_ = [("family", c_char_p), ("qualifier", c_void_p), ("qualifier_len", c_size_t),
+                ("timestamp_micros", c_int64), ("value", c_void_p), ("value_len", c_size_t)]
+
+
+class _Row(Structure):
+    _fields_ = [("key", c_void_p), ("key_len", c_size_t), ("cells", POINTER(_Cell)),
+                ("ncells", c_size_t)]
+
+
+_proto("tfrec_bt_client_open", c_int, POINTER(c_void_p), POINTER(_ClientOptions))
+_proto("tfrec_bt_client_close", None, c_void_p)
+_proto("tfrec_bt_client_errmsg", c_char_p, c_void_p)
+_proto("tfrec_bt_client_project", c_char_p, c_void_p)
+_proto("tfrec_bt_client_endpoint", c_char_p, c_void_p)
+_proto("tfrec_bt_client_is_emulator", c_int, c_void_p)
+_proto("tfrec_bt_ensure_table", c_int, c_void_p, c_char_p, c_char_p, c_int)
+_proto("tfrec_bt_writer_open", c_int, POINTER(c_void_p), c_void_p, c_char_p, c_char_p,
+       POINTER(_WriterOptions))
+_proto("tfrec_bt_writer_put", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       c_char_p, c_size_t, c_uint64)
+_proto("tfrec_bt_writer_flush", c_int, c_void_p)
+_proto("tfrec_bt_writer_close", c_int, c_void_p)
+_proto("tfrec_bt_writer_free", None, c_void_p)
+_proto("tfrec_bt_writer_stats_get", None, c_void_p, POINTER(_WriterStats))
+_proto("tfrec_bt_writer_errmsg", c_char_p, c_void_p)
+_proto("tfrec_bt_writer_timestamp", c_int64, c_void_p)
+_proto("tfrec_bt_writer_failed_count", c_size_t, c_void_p)
+_proto("tfrec_bt_writer_failed_row", c_int, c_void_p, c_size_t, POINTER(c_void_p),
+       POINTER(c_size_t), POINTER(c_uint64), POINTER(c_int), POINTER(c_char_p))
+_proto("tfrec_bt_reader_open", c_int, POINTER(c_void_p), c_void_p, c_char_p,
+       POINTER(_ReadOptions))
+_proto("tfrec_bt_reader_next", c_int, c_void_p, POINTER(_Row))
+_proto("tfrec_bt_reader_errmsg", c_char_p, c_void_p)
+_proto("tfrec_bt_reader_close", None, c_void_p)
+_proto("tfrec_bt_row_key", c_size_t, c_char_p, c_size_t, c_char_p, c_uint64, c_int, c_int)
+_proto("tfrec_bt_key_width", c_int, c_uint64)
+_proto("tfrec_bt_code_name", c_char_p, c_int)
+
+
+def _b(s):
+    if s is None:
+        return None
+    return s.encode("utf-8") if isinstance(s, str) else bytes(s)
+
+
+def _raise(rc, msg=None):
+    raise error_for(rc, msg, cls=BigtableError)
+
+
+def row_key(prefix, index, width, reversed_keys=False):
+    """The reference loader's row key: prefix + index zero-padded to width."""
+    p = _b(prefix)
+    buf = create_string_buffer(len(p) + 64)
+    n = lib.tfrec_bt_row_key(buf, len(buf), p, index, width, 1 if reversed_keys else 0)
+    return buf.raw[:n]
+
+
+def key_width(num_records=None):
+    """Digits of num_records - 1 (10 when num_records is None), as the reference."""
+    return lib.tfrec_bt_key_width(num_records or 0)
+
+
+class _Client:
+    def __init__(self, project, instance, endpoint, admin_endpoint, app_profile_id,
+                 rpc_timeout_ms):
+        if not instance:
+            raise ValueError("instance is required")
+        self._keep = [_b(project), _b(instance), _b(app_profile_id), _b(endpoint),
+                      _b(admin_endpoint)]
+        o = _ClientOptions(project=self._keep[0], instance=self._keep[1],
+                           app_profile_id=self._keep[2], endpoint=self._keep[3],
+                           admin_endpoint=self._keep[4], rpc_timeout_ms=rpc_timeout_ms or 0)
+        h = c_void_p()
+        rc = lib.tfrec_bt_client_open(byref(h), byref(o))
+        if rc < 0:
+            _raise(rc)
+        self.h = h
+
+    @property
+    def project(self):
+        return lib.tfrec_bt_client_project(self.h).decode()
+
+    @property
+    def endpoint(self):
+        return lib.tfrec_bt_client_endpoint(self.h).decode()
+
+    def ensure_table(self, table, family, create):
+        rc = lib.tfrec_bt_ensure_table(self.h, _b(table), _b(family), 1 if create else 0)
+        if rc < 0:
+            _raise(rc, lib.tfrec_bt_client_errmsg(self.h))
+
+    def close(self):
+        if self.h is not None:
+            lib.tfrec_bt_client_close(self.h)
+            self.h = None
+
+
+FailedRow = namedtuple("FailedRow", "key index grpc_code grpc_status message")
+
+
+class Writer:
+    """Bulk-load rows into table, one cell family:column per row.
+
+    project None asks the GCE metadata server (as the reference tool does).
+    create_table: create the table / family if missing (otherwise a missing
+    one raises BigtableError naming it). batch_rows, batch_bytes,
+    max_inflight, timestamp_micros (-1: server time) and retry_timeout_ms
+    tune the library's bulk writer (see docs/bigtable.md); None keeps its
+    defaults. Rows are acknowledged asynchronously; close() (or leaving the
+    `with` block) waits for all of them and raises if any row failed.
+    """
+
+    def __init__(self, project, instance, table, family="tfexample", column="example", *,
+                 endpoint=None, admin_endpoint=None, app_profile_id=None, create_table=False,
+                 batch_rows=None, batch_bytes=None, max_inflight=None, timestamp_micros=None,
+                 retry_timeout_ms=None, rpc_timeout_ms=None):
+        self.table = table
+        self.family = family
+        self._column = _b(column)
+        self._client = _Client(project, instance, endpoint, admin_endpoint, app_profile_id,
+                               rpc_timeout_ms)
+        self._h = None
+        self.stats = None
+        try:
+            self._client.ensure_table(table, family, create_table)
+            o = _WriterOptions(batch_rows=batch_rows or 0, batch_bytes=batch_bytes or 0,
+                               max_inflight=max_inflight or 0,
+                               timestamp_micros=timestamp_micros or 0,
+                               retry_timeout_ms=retry_timeout_ms or 0)
+            h = c_void_p()
+            rc = lib.tfrec_bt_writer_open(byref(h), self._client.h, _b(table), _b(family), byref(o))
+            if rc < 0:
+                _raise(rc)
+            self._h = h
+        except BaseException:
+            self._client.close()
+            raise
+        self._next_index = 0
+
+    @property
+    def project(self):
+        return self._client.project
+
+    def _fail(self, rc):
+        _raise(rc, lib.tfrec_bt_writer_errmsg(self._h))
+
+    def _handle(self):
+        if self._h is None:
+            raise ValueError("operation on a closed bigtable.Writer")
+        return self._h
+
+    def put(self, key, value, column=None):
+        """Queue one row: key -> family:column = value (bytes; str keys are UTF-8)."""
+        h = self._handle()
+        k, v = _b(key), _b(value)
+        q = self._column if column is None else _b(column)
+        rc = lib.tfrec_bt_writer_put(h, k, len(k), q, len(q), v, len(v), self._next_index)
+        self._next_index += 1
+        if rc < 0:
+            self._fail(rc)
+
+    def write_tfrecords(self, pattern, row_prefix="train_", num_records=None, start_index=0,
+                        reversed_keys=False, compression="auto"):
+        """Load the records of the files matching pattern (sorted, read in
+        order) as rows row_prefix + zero-padded global index, like
+        tfrecords_to_bigtable.py: keys are padded to the digits of
+        num_records - 1 (10 digits without num_records), and at most
+        num_records records are written. Returns the number of rows put."""
+        h = self._handle()
+        files = sorted(_glob.glob(pattern))
+        if not files:
+            raise BigtableError("no files match %r" % (pattern,), -11)
+        width = key_width(num_records)
+        limit = num_records if num_records else None
+        prefix = _b(row_prefix)
+        q = self._column
+        put = lib.tfrec_bt_writer_put
+        index = start_index
+        for path in files:
+            if limit is not None and index >= limit:
+                break
+            with TFRecordReader(path, compression=compression) as reader:
+                for record in reader:
+                    if limit is not None and index >= limit:
+                        break
+                    k = row_key(prefix, index, width, reversed_keys)
+                    rc = put(h, k, len(k), q, len(q), record, len(record), index)
+                    if rc < 0:
+                        self._fail(rc)
+                    index += 1
+        return index - start_index
+
+    def flush(self):
+        """Wait until every queued row is acknowledged or failed."""
+        rc = lib.tfrec_bt_writer_flush(self._handle())
+        if rc < 0:
+            self._fail(rc)
+
+    def get_stats(self):
+        s = _WriterStats()
+        lib.tfrec_bt_writer_stats_get(self._handle(), byref(s))
+        return {n: getattr(s, n) for n in _STAT_FIELDS}
+
+    def failed_rows(self):
+        """Rows given up on, in put order."""
+        h = self._handle()
+        out = []
+        kp, kl, idx, code, msg = c_void_p(), c_size_t(), c_uint64(), c_int(), c_char_p()
+        for i in range(lib.tfrec_bt_writer_failed_count(h)):
+            if lib.tfrec_bt_writer_failed_row(h, i, byref(kp), byref(kl), byref(idx),
+                                              byref(code), byref(msg)) < 0:
+                continue
+            out.append(FailedRow(string_at(kp.value, kl.value) if kl.value else b"", idx.value,
+                                 code.value, lib.tfrec_bt_code_name(code.value).decode(),
+                                 (msg.value or b"").decode("utf-8", "replace")))
+        return out
+
+    def close(self):
+        """Flush, release the connection and return the stats dict
+        (rows_put, rows_acked, rows_failed, bytes_acked, requests, ...).
+        Raises BigtableError (with .stats and .failed_rows) if any row failed."""
+        if self._h is None:
+            return self.stats
+        h = self._h
+        try:
+            rc = lib.tfrec_bt_writer_close(h)
+            self.stats = self.get_stats()
+            if rc < 0:
+                err = error_for(rc, lib.tfrec_bt_writer_errmsg(h), cls=BigtableError)
+                err.stats = self.stats
+                err.failed_rows = self.failed_rows()
+                raise err
+            return self.stats
+        finally:
+            self._h = None
+            lib.tfrec_bt_writer_free(h)
+            self._client.close()
+
+    def abandon(self):
+        """Release everything without waiting (rows not yet acknowledged may be lost)."""
+        if self._h is not None:
+            lib.tfrec_bt_writer_free(self._h)
+            self._h = None
+            self._client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abandon()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            self.abandon()
+
+
+Cell = namedtuple("Cell", "family qualifier timestamp_micros value")
+
+
+class Row(namedtuple("Row", "key cells")):
+    """A row: key (bytes) and its cells (list of Cell)."""
+
+    def value(self, family="tfexample", qualifier=b"example"):
+        """The value of the latest cell family:qualifier (None if absent)."""
+        q = _b(qualifier)
+        for c in self.cells:
+            if c.family == family and c.qualifier == q:
+                return c.value
+        return None
+
+
+class Reader:
+    """Iterate over rows in key order: all rows, those starting with prefix,
+    or those in [start, end). Latest cell of each column only unless
+    all_versions; family restricts to one column family."""
+
+    def __init__(self, project, instance, table, *, prefix=None, start=None, end=None,
+                 limit=None, family=None, all_versions=False, endpoint=None,
+                 app_profile_id=None, rpc_timeout_ms=None):
+        self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
+        self._keep = [_b(prefix), _b(start), _b(end), _b(family)]
+        p, s, e, f = self._keep
+        o = _ReadOptions(prefix=p, prefix_len=len(p) if p else 0, start_key=s,
+                         start_key_len=len(s) if s else 0, end_key=e,
+                         end_key_len=len(e) if e else 0, rows_limit=limit or 0,
+                         all_versions=1 if all_versions else 0, family=f)
+        if p == b"":
+            o.prefix = None  # an empty prefix is every row
+        h = c_void_p()
+        rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, _b(table), byref(o))
+        if rc < 0:
+            self._client.close()
+            _raise(rc)
+        self._h = h
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._h is None:
+            raise StopIteration
+        row = _Row()
+        rc = lib.tfrec_bt_reader_next(self._h, byref(row))
+        if rc == 1:
+            self.close()
+            raise StopIteration
+        if rc < 0:
+            msg = lib.tfrec_bt_reader_errmsg(self._h)
+            self.close()
+            _raise(rc, msg)
+        cells = []
+        for i in range(row.ncells):
+            c = row.cells[i]
+            cells.append(Cell(c.family.decode("utf-8", "replace"),
+                              string_at(c.qualifier, c.qualifier_len) if c.qualifier_len else b"",
+                              c.timestamp_micros,
+                              string_at(c.value, c.value_len) if c.value_len else b""))
+        return Row(string_at(row.key, row.key_len), cells)
+
+    def close(self):
+        if self._h is not None:
+            lib.tfrec_bt_reader_close(self._h)
+            self._h = None
+            self._client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            self.close()
+
+
+__all__ = ["Writer", "Reader", "Row", "Cell", "FailedRow", "row_key", "key_width"]

@@ -1,0 +1,135 @@
+"""convert_images(): JPEG trees to sharded tf.Example TFRecords
+(include/tfrec/imagenet.h, the imagenet2tfrec tool's engine)."""
+
+import ctypes
+import json
+import os
+from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_size_t,
+                    c_uint32, c_uint64, c_void_p)
+
+from ._lib import _proto, lib
+from .errors import error_for
+from .record import _compression_code
+
+_progress_fn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64, c_uint64, c_uint64)
+
+
+class _Options(Structure):
+    _fields_ = [("layout", c_int), ("raw_data_dir", c_char_p), ("csv_path", c_char_p),
+                ("output_dir", c_char_p), ("labels_file", c_char_p),
+                ("validation_labels_file", c_char_p), ("extensions", c_char_p),
+                ("train_shards", c_int), ("validation_shards", c_int), ("num_threads", c_int),
+                ("seed", c_uint64), ("no_shuffle", c_int), ("verify", c_int),
+                ("on_error", c_int), ("quality", c_int), ("grayscale_to_rgb", c_int),
+                ("compression", c_int), ("max_inflight_bytes", c_size_t),
+                ("manifest_path", c_char_p), ("progress", _progress_fn),
+                ("progress_ctx", c_void_p)]
+
+
+class _Counts(Structure):
+    _fields_ = [("images_total", c_uint64), ("images_written", c_uint64),
+                ("images_fixed", c_uint64), ("images_rejected", c_uint64),
+                ("bytes_in", c_uint64), ("bytes_out", c_uint64), ("shards", c_uint32),
+                ("classes", c_uint32), ("seconds", c_double)]
+
+
+_proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(c_void_p))
+_proto("tfrec_imagenet_result_status", c_int, c_void_p)
+_proto("tfrec_imagenet_result_errmsg", c_char_p, c_void_p)
+_proto("tfrec_imagenet_result_counts", None, c_void_p, POINTER(_Counts))
+_proto("tfrec_imagenet_result_json", c_char_p, c_void_p)
+_proto("tfrec_imagenet_result_free", None, c_void_p)
+
+_LAYOUTS = {"imagenet": 0, "folders": 1, "csv": 2}
+_VERIFY = {None: 0, "header": 1, "fast": 2, "full": 3}
+_ON_ERROR = {"stop": 0, "skip": 1}
+
+
+def _path(p):
+    return None if p is None else os.fsencode(p)
+
+
+def _choice(name, table, value):
+    key = value.lower() if isinstance(value, str) else value
+    if key not in table:
+        raise ValueError("%s must be one of %s, not %r"
+                         % (name, ", ".join(repr(k) for k in table if k is not None), value))
+    return table[key]
+
+
+def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None,
+                   labels_file=None, validation_labels_file=None, extensions=None,
+                   train_shards=None, validation_shards=None, num_threads=None, seed=0,
+                   shuffle=True, verify=None, on_error="stop", quality=None,
+                   grayscale_to_rgb=False, compression=None, max_inflight_bytes=None,
+                   manifest_path=None, progress=None):
+    """Convert an image tree to sharded TFRecords; returns the run's manifest
+    (a dict: "shards", "labels", counts, "fixed", "rejected" ...; see
+    docs/imagenet.md).
+
+    layout: "imagenet" (RAW/train/<synset>/*, RAW/validation/* with
+    RAW/synset_labels.txt), "folders" (ROOT/<class>/*) or "csv" (csv_path
+    lines path,label[,split]). Options mirror imagenet2tfrec's flags; None
+    keeps the library default (1024 train / 128 validation shards, all CPUs,
+    JPEG quality 100, "fast" verification). verify: "header", "fast", "full".
+    on_error: "stop" (the first bad image fails the run) or "skip" (left out
+    and listed under manifest["rejected"]).
+    progress(done, total, bytes_in, bytes_out) is called a few times a second
+    on this thread; an exception raised in it cancels the run and is re-raised.
+
+    Raises the tfrec.Error for the failure (ImageError, NotFoundError, ...)
+    with the failed run's manifest as e.manifest.
+    """
+    o = _Options()
+    o.layout = _choice("layout", _LAYOUTS, layout)
+    o.raw_data_dir = _path(raw_data_dir)
+    o.csv_path = _path(csv_path)
+    o.output_dir = _path(output_dir)
+    o.labels_file = _path(labels_file)
+    o.validation_labels_file = _path(validation_labels_file)
+    if extensions is not None and not isinstance(extensions, str):
+        extensions = ",".join(extensions)
+    o.extensions = extensions.encode() if extensions else None
+    o.train_shards = train_shards or 0
+    o.validation_shards = validation_shards or 0
+    o.num_threads = num_threads or 0
+    o.seed = seed
+    o.no_shuffle = 0 if shuffle else 1
+    o.verify = _choice("verify", _VERIFY, verify)
+    o.on_error = _choice("on_error", _ON_ERROR, on_error)
+    o.quality = quality or 0
+    o.grayscale_to_rgb = 1 if grayscale_to_rgb else 0
+    o.compression = _compression_code(compression, False)
+    o.max_inflight_bytes = max_inflight_bytes or 0
+    o.manifest_path = _path(manifest_path)
+
+    raised = []
+    if progress is not None:
+        def trampoline(_ctx, done, total, bytes_in, bytes_out):
+            try:
+                progress(done, total, bytes_in, bytes_out)
+                return 0
+            except BaseException as e:  # cancel the run, re-raise below
+                raised.append(e)
+                return 1
+        o.progress = _progress_fn(trampoline)
+
+    res = c_void_p()
+    rc = lib.tfrec_imagenet_convert(byref(o), byref(res))
+    try:
+        text = lib.tfrec_imagenet_result_json(res) if res.value else None
+        manifest = json.loads(text.decode("utf-8")) if text else {}
+        if raised:
+            raise raised[0]
+        if rc < 0:
+            msg = lib.tfrec_imagenet_result_errmsg(res) if res.value else None
+            err = error_for(rc, msg)
+            err.manifest = manifest
+            raise err
+        return manifest
+    finally:
+        if res.value:
+            lib.tfrec_imagenet_result_free(res)
+
+
+__all__ = ["convert_images"]

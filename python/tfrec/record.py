@@ -1,0 +1,477 @@
+"""TFRecord files: TFRecordWriter, TFRecordReader, count(), verify().
+
+Each call into libtfrec through ctypes costs about a microsecond, as much as
+the C library needs for a whole 1 KiB record. Small records therefore move
+in batches (include/tfrec/batch.h): the writer queues records and hands them
+over in one call, the reader receives thousands per call as one buffer plus
+end offsets. Large records go one call each, which avoids copying them.
+"""
+
+import ctypes
+import os
+import warnings
+import weakref
+from array import array
+from collections import namedtuple
+from ctypes import byref, c_size_t, c_uint64, c_void_p
+from itertools import accumulate, chain, islice, repeat
+
+from ._lib import lib
+from .errors import error_for, open_error
+
+_OK, _END = 0, 1
+
+# Records at least this big skip batching: copying them costs more than a call.
+_LARGE = 16 * 1024
+# Writer: records queued before one call hands them to C (at most 32 MiB,
+# since queued records are smaller than _LARGE).
+_WRITE_QUEUE_RECORDS = 2048
+# Reader: records and payload bytes fetched per call.
+_READ_BATCH_RECORDS = 4096
+_READ_BATCH_BYTES = 256 << 10
+
+_COMPRESSION = {None: 1, "": 1, "NONE": 1, "ZLIB": 2, "GZIP": 3, "AUTO": 0}
+_COMPRESSION_NAMES = {0: None, 1: None, 2: "ZLIB", 3: "GZIP"}
+
+_memory_view = ctypes.pythonapi.PyMemoryView_FromMemory
+_memory_view.restype = ctypes.py_object
+_memory_view.argtypes = [c_void_p, ctypes.c_ssize_t, ctypes.c_int]
+_PyBUF_READ = 0x100
+_string_at = ctypes.string_at
+
+
+def _release(view):
+    """Release a zero-copy view so late use fails loudly instead of reading
+    reused memory; a view the caller re-exported cannot be released."""
+    try:
+        view.release()
+    except BufferError:
+        pass
+
+
+class _BatchBuffer:
+    """Owns one tfrec_record_batch. The ctypes arrays that records are sliced
+    from (and zero-copy views of them) keep it alive, so its memory is freed
+    or reused only once nothing can reach it any more."""
+
+    __slots__ = ("h",)
+
+    def __init__(self):
+        h = c_void_p()
+        rc = lib.tfrec_record_batch_new(byref(h))
+        if rc < 0:
+            raise error_for(rc)
+        self.h = h
+
+    def __del__(self):
+        try:
+            lib.tfrec_record_batch_free(self.h)
+        except Exception:  # interpreter shutdown may have torn ctypes down
+            pass
+
+
+def _batch_records(owner, zero_copy):
+    """(iterator over the batch's records, weak reference to their buffer,
+    whether the records are large on average).
+
+    The records are slices of a ctypes array laid over the library's batch
+    buffer, produced by map() in C: no Python code and no extra copy per
+    record; a slice of a c_char array is bytes, of a memoryview a view."""
+    h = owner.h
+    n = lib.tfrec_record_batch_count(h)
+    ends = array("Q")
+    ends.frombytes(_string_at(lib.tfrec_record_batch_ends(h), 8 * n))
+    total = ends[-1]
+    if total == 0:
+        return repeat(memoryview(b"") if zero_copy else b"", n), None, False
+    starts = ends[:-1]
+    starts.insert(0, 0)
+    ptr = lib.tfrec_record_batch_data(h)
+    if zero_copy:
+        buf = (ctypes.c_ubyte * total).from_address(ptr)
+        getter = memoryview(buf).cast("B").toreadonly().__getitem__
+    else:
+        buf = (ctypes.c_char * total).from_address(ptr)
+        getter = buf.__getitem__
+    buf.owner = owner
+    return map(getter, map(slice, starts, ends)), weakref.ref(buf), total >= _LARGE * n
+
+
+class _ReaderOptions(ctypes.Structure):
+    _fields_ = [("compression", ctypes.c_int), ("buffer_size", c_size_t),
+                ("max_record_size", c_uint64), ("skip_corrupt", ctypes.c_int)]
+
+
+class _ReaderStats(ctypes.Structure):
+    _fields_ = [("records", c_uint64), ("bytes", c_uint64),
+                ("skipped_regions", c_uint64), ("skipped_bytes", c_uint64)]
+
+
+class _WriterOptions(ctypes.Structure):
+    _fields_ = [("compression", ctypes.c_int), ("level", ctypes.c_int),
+                ("buffer_size", c_size_t)]
+
+
+def _compression_code(compression, allow_auto):
+    key = compression.upper() if isinstance(compression, str) else compression
+    code = _COMPRESSION.get(key)
+    if code is None or (code == 0 and not allow_auto):
+        raise ValueError("compression must be None, 'ZLIB', 'GZIP'%s, not %r"
+                         % (" or 'auto'" if allow_auto else "", compression))
+    return code
+
+
+def _open_reader(path, compression, skip_corrupt=False, max_record_size=None):
+    opts = _ReaderOptions(compression=_compression_code(compression, True),
+                          max_record_size=max_record_size or 0,
+                          skip_corrupt=1 if skip_corrupt else 0)
+    h = c_void_p()
+    rc = lib.tfrec_reader_open(byref(h), os.fsencode(path), byref(opts))
+    if rc < 0:
+        raise open_error(rc)
+    return h
+
+
+class TFRecordReader:
+    """Iterate over the records of a TFRecord file.
+
+    compression: "auto" (detect from the first bytes), None, "ZLIB" or "GZIP".
+    zero_copy: yield read-only memoryviews instead of bytes, saving a copy per
+    record. A view is only guaranteed valid until the next record is
+    requested: views of large records (16 KiB and up) point into the
+    library's read buffer and are released then (later use raises
+    ValueError); small records are views of a batch buffer that is kept
+    alive, and not refilled, while any view of it exists.
+    skip_corrupt: skip damaged regions instead of raising (see stats()).
+
+    Errors raise tfrec.Error subclasses (CorruptRecordError,
+    TruncatedRecordError, ...) naming the file and byte offset; records before
+    the damage are yielded first. A reader is not thread-safe.
+    """
+
+    def __init__(self, path, compression="auto", zero_copy=False, skip_corrupt=False,
+                 max_record_size=None):
+        self.path = os.fspath(path)
+        self.zero_copy = zero_copy
+        self._h = _open_reader(path, compression, skip_corrupt, max_record_size)
+        try:
+            self._buffers = [[_BatchBuffer(), None]]  # [buffer, weakref to its records' array]
+        except BaseException:
+            lib.tfrec_reader_close(self._h)
+            self._h = None
+            raise
+        self._gens = [self._batches()]
+        self._it = chain.from_iterable(self._gens[0])
+
+    # -- iteration
+    # Records come out of a chain of per-batch iterators built from C-level
+    # pieces (map over slices of one buffer), so no Python bytecode runs per
+    # small record; that is where the speed over pure Python comes from.
+    def __iter__(self):
+        return self._it
+
+    def __next__(self):
+        return next(self._it)
+
+    def _fail(self, rc):
+        return error_for(rc, lib.tfrec_reader_errmsg(self._h))
+
+    def _free_buffer(self):
+        """A batch buffer no record refers to any more. Zero-copy views keep
+        theirs alive (a loop variable holds the last record of a batch while
+        the next is fetched), so a few buffers take turns."""
+        for slot in self._buffers:
+            if slot[1] is None or slot[1]() is None:
+                return slot
+        slot = [_BatchBuffer(), None]
+        if len(self._buffers) < 4:
+            self._buffers.append(slot)
+        return slot
+
+    def _batches(self):
+        h = self._h
+        read_batch = lib.tfrec_reader_read_batch
+        while True:
+            slot = self._free_buffer()
+            rc = read_batch(h, slot[0].h, _READ_BATCH_RECORDS, _READ_BATCH_BYTES)
+            if rc != _OK:
+                if rc == _END:
+                    return
+                raise self._fail(rc)
+            records, slot[1], large = _batch_records(slot[0], self.zero_copy)
+            slot = None
+            yield records
+            records = None  # hold no reference while the caller iterates on
+            if large:
+                large = self._large_records()
+                self._gens.append(large)
+                yield large
+                return
+
+    def _large_records(self):
+        """One call per record, no intermediate copy (for big records)."""
+        h = self._h
+        nxt = lib.tfrec_reader_next
+        p, n = c_void_p(), c_size_t()
+        pr, nr = byref(p), byref(n)
+        if self.zero_copy:
+            while True:
+                rc = nxt(h, pr, nr)
+                if rc != _OK:
+                    break
+                # A view of the library's own buffer: released when the
+                # next record is requested, so late use fails loudly.
+                view = _memory_view(p.value, n.value, _PyBUF_READ) if n.value else memoryview(b"")
+                yield view
+                _release(view)
+        else:
+            while True:
+                rc = nxt(h, pr, nr)
+                if rc != _OK:
+                    break
+                yield _string_at(p.value, n.value) if n.value else b""
+        if rc != _END:
+            raise self._fail(rc)
+
+    # -- information
+    @property
+    def compression(self):
+        """Compression in effect: None, "ZLIB" or "GZIP" (detected with "auto")."""
+        self._check_open()
+        return _COMPRESSION_NAMES[lib.tfrec_reader_compression(self._h)]
+
+    def stats(self):
+        """Records and payload bytes read from the file so far (reading runs
+        ahead of iteration by up to one batch), and skipped corrupt regions."""
+        self._check_open()
+        s = _ReaderStats()
+        lib.tfrec_reader_stats_get(self._h, byref(s))
+        return {"records": s.records, "bytes": s.bytes,
+                "skipped_regions": s.skipped_regions, "skipped_bytes": s.skipped_bytes}
+
+    def _check_open(self):
+        if self._h is None:
+            raise ValueError("I/O operation on a closed TFRecordReader")
+
+    # -- lifetime
+    def close(self):
+        if self._h is not None:
+            for g in self._gens:  # iterators handed out must not touch freed handles
+                g.close()
+            lib.tfrec_reader_close(self._h)
+            self._h = self._buffers = None  # batch memory lives on while records use it
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            self.close()
+
+
+class _Closed(list):
+    """The queue of a closed writer: always empty, appending raises."""
+
+    def append(self, _):
+        raise ValueError("write to a closed TFRecordWriter")
+
+
+_CLOSED = _Closed()
+
+
+class TFRecordWriter:
+    """Write a TFRecord file that TensorFlow reads.
+
+    compression: None, "ZLIB" or "GZIP"; level: 1..9 (None: zlib's default 6).
+    The file appears under path only when close() succeeds (it is written to
+    a temporary name first). Leaving a `with` block by an exception, or
+    dropping an unclosed writer, discards the output.
+
+    Small records are queued and handed to the library in batches, so a
+    failure to write (disk full, ...) may surface from a later write(),
+    flush() or close(). A writer is not thread-safe.
+    """
+
+    def __init__(self, path, compression=None, level=None, buffer_size=None):
+        self.path = os.fspath(path)
+        if level is not None and not 1 <= level <= 9:
+            raise ValueError("level must be 1..9 or None, not %r" % (level,))
+        opts = _WriterOptions(compression=_compression_code(compression, False),
+                              level=level or 0, buffer_size=buffer_size or 0)
+        h = c_void_p()
+        rc = lib.tfrec_writer_open(byref(h), os.fsencode(path), byref(opts))
+        if rc < 0:
+            raise open_error(rc)
+        self._h = h
+        self._queue = []
+
+    def _fail(self, rc):
+        return error_for(rc, lib.tfrec_writer_errmsg(self._h))
+
+    def write(self, record):
+        """Append one record (bytes or any object with the buffer protocol)."""
+        # The common case costs a type check, an append and a length test.
+        if type(record) is bytes and len(record) < _LARGE:
+            q = self._queue
+            q.append(record)  # raises ValueError once closed (see _Closed)
+            if len(q) >= _WRITE_QUEUE_RECORDS:
+                self._drain()
+            return
+        self._write_other(record)
+
+    def _write_other(self, record):
+        if type(record) is not bytes:
+            if isinstance(record, str):
+                raise TypeError("records are bytes, not str")
+            record = bytes(memoryview(record))  # rejects ints, unlike bytes()
+        if len(record) < _LARGE:
+            return self.write(record)
+        if self._queue:
+            self._drain()
+        rc = lib.tfrec_writer_write(self._handle(), record, len(record))
+        if rc < 0:
+            raise self._fail(rc)
+
+    def write_many(self, records):
+        """Append every record of an iterable (faster than write() in a loop)."""
+        if self._queue:
+            self._drain()
+        h = self._handle()
+        it = iter(records)
+        while True:
+            chunk = list(islice(it, _WRITE_QUEUE_RECORDS))
+            if not chunk:
+                return
+            ends = array("Q", accumulate(map(len, chunk)))
+            if ends[-1] >= _LARGE * len(chunk):
+                for r in chunk:  # big records: no joining copy
+                    self.write(r)
+                continue
+            data = b"".join(chunk)  # TypeError for str and other non-buffers
+            if len(data) != ends[-1]:
+                for r in chunk:  # buffers of multi-byte items: the careful path
+                    self.write(r)
+                continue
+            rc = lib.tfrec_writer_write_batch(h, data, ends.buffer_info()[0], len(chunk))
+            if rc < 0:
+                raise self._fail(rc)
+
+    def _handle(self):
+        if self._h is None:
+            raise ValueError("write to a closed TFRecordWriter")
+        return self._h
+
+    def _drain(self):
+        h = self._handle()
+        queue = self._queue
+        self._queue = []
+        ends = array("Q", accumulate(map(len, queue)))
+        rc = lib.tfrec_writer_write_batch(h, b"".join(queue), ends.buffer_info()[0], len(queue))
+        if rc < 0:
+            raise self._fail(rc)
+
+    def flush(self):
+        """Push everything written so far to the file (a sync flush when compressed)."""
+        if self._queue:
+            self._drain()
+        if self._h is None:
+            raise ValueError("flush of a closed TFRecordWriter")
+        rc = lib.tfrec_writer_flush(self._h)
+        if rc < 0:
+            raise self._fail(rc)
+
+    @property
+    def records(self):
+        """Records written so far."""
+        n = len(self._queue)
+        return n + (lib.tfrec_writer_records(self._h) if self._h is not None else self._final[0])
+
+    @property
+    def bytes_out(self):
+        """Bytes handed to the file so far (compressed size when compressed)."""
+        return lib.tfrec_writer_bytes_out(self._h) if self._h is not None else self._final[1]
+
+    def close(self):
+        """Finish the file and move it into place. Raises on failure, in which
+        case no file appears under path."""
+        if self._h is None:
+            return
+        try:
+            if self._queue:
+                self._drain()
+            rc = lib.tfrec_writer_close(self._h)
+            if rc < 0:
+                raise self._fail(rc)
+            self._final = (lib.tfrec_writer_records(self._h), lib.tfrec_writer_bytes_out(self._h))
+        finally:
+            self._release()
+
+    def abort(self):
+        """Discard the output; nothing appears under path."""
+        if self._h is not None:
+            self._queue = _CLOSED
+            lib.tfrec_writer_abort(self._h)
+            self._final = (0, 0)
+            self._release()
+
+    def _release(self):
+        h, self._h = self._h, None
+        self._queue = _CLOSED
+        lib.tfrec_writer_free(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            warnings.warn("TFRecordWriter for %r dropped without close(): output discarded"
+                          % self.path, ResourceWarning, stacklevel=2)
+            self.abort()
+
+
+def count(path, compression="auto"):
+    """Number of records in a file, checking every CRC on the way (raises
+    the tfrec.Error subclass for the first damage found)."""
+    h = _open_reader(path, compression)
+    try:
+        n = c_uint64()
+        rc = lib.tfrec_reader_skip(h, 0, byref(n))
+        if rc != _END:
+            raise error_for(rc, lib.tfrec_reader_errmsg(h))
+        return n.value
+    finally:
+        lib.tfrec_reader_close(h)
+
+
+VerifyResult = namedtuple("VerifyResult", "ok records bytes compression error")
+VerifyResult.__doc__ = """Outcome of verify(): ok is True if the whole file is
+sound; records/bytes count the good records before any damage; error is the
+tfrec.Error describing the damage (file and byte offset) or None."""
+
+
+def verify(path, compression="auto"):
+    """Read a whole file and report whether it is sound, without raising for
+    damage (a missing file still raises)."""
+    h = _open_reader(path, compression)
+    try:
+        n = c_uint64()
+        rc = lib.tfrec_reader_skip(h, 0, byref(n))
+        s = _ReaderStats()
+        lib.tfrec_reader_stats_get(h, byref(s))
+        err = None if rc == _END else error_for(rc, lib.tfrec_reader_errmsg(h))
+        comp = _COMPRESSION_NAMES[lib.tfrec_reader_compression(h)]
+        return VerifyResult(err is None, n.value, s.bytes, comp, err)
+    finally:
+        lib.tfrec_reader_close(h)
+
+
+__all__ = ["TFRecordReader", "TFRecordWriter", "count", "verify", "VerifyResult"]
