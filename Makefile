@@ -103,8 +103,9 @@ $(SHARED_LIB): $(LIB_OBJS) lib/libtfrec.map
 	ln -sf libtfrec.so.$(VERSION) $(BUILD)/libtfrec.so.$(SOVERSION)
 	ln -sf libtfrec.so.$(SOVERSION) $(BUILD)/libtfrec.so
 
+PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$(PKGS)|'
 $(BUILD)/tfrec.pc: tfrec.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$(PKGS)|' $< > $@
+	$(PC_SUBST) $< > $@
 
 # Every tool links the static library so it runs without installation.
 .SECONDEXPANSION:
@@ -163,7 +164,7 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtfrec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtfrec.so.$(SOVERSION)
 	ln -sf libtfrec.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtfrec.so
-	install -m 644 $(BUILD)/tfrec.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(PC_SUBST) tfrec.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tfrec.pc  # PREFIX of this install
 	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 	@if [ -d python/tfrec ]; then \
 	    install -d $(DESTDIR)$(PYTHON_SITEDIR)/tfrec && \
