@@ -82,7 +82,7 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h &: proto/%.proto
 	$(PROTOC_C) -Iproto --c_out=$(BUILD)/gen $<
 # Generated sources are only named by pattern rules; keep make from deleting
 # them as intermediates (which would regenerate and rebuild on every run).
-.SECONDARY: $(PB_C) $(PB_H)
+.SECONDARY: $(PB_C) $(PB_H) $(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
 # ------------------------------------------------------------------ compile
 $(BUILD)/obj/%.o: %.c | $(PB_H)
@@ -143,8 +143,15 @@ check: all tests
 unit: tests
 	@tests/run.sh --unit-only $(BUILD)
 
+# Unit and integration tests (tools against the emulator too) with every
+# binary instrumented. Distinct exit codes keep a sanitizer report from
+# passing for an expected failure exit of a tool.
+SAN_ENV := ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0 \
+           UBSAN_OPTIONS=halt_on_error=1:exitcode=87:print_stacktrace=1
 asan-test:
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 OPT='-O1 -g' unit
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 OPT='-O1 -g' all tests
+	@$(SAN_ENV) TFREC_EXTRA_CFLAGS='-fsanitize=address,undefined' \
+	    tests/run.sh --no-python build-asan
 
 bench: ensure-deps
 	@$(MAKE) --no-print-directory all benches

@@ -45,7 +45,8 @@ for kind in shared static; do
     req=$(sed -n 's/^Requires.private: //p' "$T/usr/lib/pkgconfig/tfrec.pc")
     [ "$kind" = static ] && flags="$(pkg-config --cflags tfrec) $T/usr/lib/libtfrec.a $(pkg-config --libs $req) -pthread -lm"
     # shellcheck disable=SC2086
-    if cc -std=c11 -Wall -Wextra -Werror -o "$T/example-$kind" "$T/example.c" $flags 2>"$T/cc.log"; then
+    # TFREC_EXTRA_CFLAGS: the sanitizer flags when the library is instrumented.
+    if cc -std=c11 -Wall -Wextra -Werror ${TFREC_EXTRA_CFLAGS:-} -o "$T/example-$kind" "$T/example.c" $flags 2>"$T/cc.log"; then
         pass "README example compiles warning-free ($kind)"
     else
         fail "README example compiles warning-free ($kind)" "$(head -20 "$T/cc.log")"
