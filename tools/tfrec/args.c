@@ -62,7 +62,7 @@ static int push(cli_files *f, const char *p)
     return 0;
 }
 
-int cli_expand_files(cli_files *out, char **args, int n)
+int cli_expand_files(cli_files *out, char **args, int n, const char *cmd)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < n; i++) {
@@ -98,8 +98,10 @@ int cli_expand_files(cli_files *out, char **args, int n)
             return EXIT_IO;
         }
     }
-    if (out->n == 0)
+    if (out->n == 0) {
+        cli_usage_error(cmd, "no input files");
         return EXIT_USAGE;
+    }
     return EXIT_OK;
 }
 

@@ -70,12 +70,13 @@ static inline int cli_worst(int a, int b) { return a > b ? a : b; }
 
 /* Expand arguments into a file list: patterns with * ? [ that name no
  * existing file go through glob(3). Returns EXIT_OK, or prints why and
- * returns EXIT_IO (no match) / EXIT_USAGE (no files). */
+ * returns EXIT_IO (no match) / EXIT_USAGE (no files; cmd names the
+ * subcommand in the usage message). */
 typedef struct cli_files {
     char **paths;
     size_t n, cap;
 } cli_files;
-int cli_expand_files(cli_files *out, char **args, int n);
+int cli_expand_files(cli_files *out, char **args, int n, const char *cmd);
 void cli_files_free(cli_files *f);
 
 /* Parse "1024", "64K", "1M", "2G". Returns 0 on success. */

@@ -46,12 +46,9 @@ static int emit_one(void *ctx, const cli_record *rec)
 static int run(emit_state *s, const cli_read_opts *o, char **args, int n, const char *cmd)
 {
     cli_files files;
-    int st = cli_expand_files(&files, args, n);
-    if (st != EXIT_OK) {
-        if (st == EXIT_USAGE)
-            cli_usage_error(cmd, "no input files");
+    int st = cli_expand_files(&files, args, n, cmd);
+    if (st != EXIT_OK)
         return st;
-    }
     if (s->mode == OUT_FRAMED) {
         tfrec_writer_options wo = { 0 };
         wo.compression = TFREC_COMPRESSION_NONE;

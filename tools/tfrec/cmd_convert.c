@@ -104,12 +104,9 @@ int cmd_convert(int argc, char **argv)
         n_in--;
     }
     cli_files files;
-    int status = cli_expand_files(&files, argv + optind, n_in);
-    if (status != EXIT_OK) {
-        if (status == EXIT_USAGE)
-            cli_usage_error(argv[0], "no input files");
+    int status = cli_expand_files(&files, argv + optind, n_in, argv[0]);
+    if (status != EXIT_OK)
         return status;
-    }
 
     convert_state s = { 0 };
     int rc = tfrec_writer_open(&s.w, output, &wo);

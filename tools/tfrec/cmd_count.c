@@ -57,9 +57,7 @@ static int parse(int argc, char **argv, const char *help, const char *shortopts,
         cli_bad_option(argv);
         return EXIT_USAGE;
     }
-    int st = cli_expand_files(files, argv + optind, argc - optind);
-    if (st == EXIT_USAGE)
-        cli_usage_error(argv[0], "no input files");
+    int st = cli_expand_files(files, argv + optind, argc - optind, argv[0]);
     return st == EXIT_OK ? -2 : st;
 }
 

@@ -153,12 +153,9 @@ int cmd_dump(int argc, char **argv)
         }
     }
     cli_files files;
-    int st = cli_expand_files(&files, argv + optind, argc - optind);
-    if (st != EXIT_OK) {
-        if (st == EXIT_USAGE)
-            cli_usage_error(argv[0], "no input files");
+    int st = cli_expand_files(&files, argv + optind, argc - optind, argv[0]);
+    if (st != EXIT_OK)
         return st;
-    }
     int status = EXIT_OK;
     for (size_t i = 0; i < files.n && status == EXIT_OK; i++) {
         cli_file_result res;

@@ -256,12 +256,9 @@ int cmd_stats(int argc, char **argv)
         }
     }
     cli_files files;
-    int status = cli_expand_files(&files, argv + optind, argc - optind);
-    if (status != EXIT_OK) {
-        if (status == EXIT_USAGE)
-            cli_usage_error(argv[0], "no input files");
+    int status = cli_expand_files(&files, argv + optind, argc - optind, argv[0]);
+    if (status != EXIT_OK)
         return status;
-    }
     stats_state s = { 0 };
     totals t = { files.n, 0, 0, 0 };
     for (size_t i = 0; i < files.n; i++) {
