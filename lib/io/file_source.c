@@ -148,8 +148,8 @@ int io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len)
     if (io->read != fs_read)
         return -1;
     file_source *s = io->ctx;
-    const char *off = getenv("TFREC_NO_MMAP");
-    if (!s->owns_fd || (off && *off && strcmp(off, "0") != 0) || !mappable_fs(s->fd))
+    const char *on = getenv("TFREC_MMAP");
+    if (!on || strcmp(on, "1") != 0 || !s->owns_fd || !mappable_fs(s->fd))
         return -1;
     struct stat st;
     if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||

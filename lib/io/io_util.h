@@ -7,13 +7,14 @@
 #include "tfrec/error.h"
 #include "tfrec/io.h"
 
-/* Map a local regular file opened by tfrec_io_open_source() (not stdin) into
- * memory, read-only, for the life of the source. Returns 0, or -1 when the
- * source is something else, is empty, lives on a file system where faults
- * in a mapping would be signals rather than errors (anything but local disk
- * file systems), or TFREC_NO_MMAP is set to a value other than 0. The
- * mapping covers the size at this moment; a file truncated by someone else
- * while mapped makes reads from the lost part raise SIGBUS. */
+/* Opt-in (TFREC_MMAP=1): map a local regular file opened by
+ * tfrec_io_open_source() (not stdin) into memory, read-only, for the life of
+ * the source. Returns 0, or -1 when not asked to, or when the source is
+ * something else, is empty, or lives on a file system where faults in a
+ * mapping would be signals rather than errors (anything but local disk file
+ * systems). Not the default: a file truncated by someone else while mapped
+ * makes reads from the lost part raise SIGBUS, and on some virtual machines
+ * the page faults cost more than read()'s copy (docs/format.md). */
 int io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len);
 
 /* write / read slots of transports that only go one way, so callers never
