@@ -26,7 +26,7 @@ BUILD = os.environ.get("TFREC_BUILD", os.path.join(ROOT, "build"))
 BIN = os.environ.get("TFREC2BT_BIN_DIR", os.path.join(BUILD, "bin"))
 PEER = os.environ.get("BTPEER")
 WORK = sys.argv[1]
-REPEAT = int(os.environ.get("BENCH_REPEAT", "1"))
+REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -108,6 +108,10 @@ def main():
         path = os.path.join(WORK, "bench-%d-%d.tfrecord" % (n, size))
         make(path, n, size)
         print("%s (%s, %.0f MB)" % (title, os.path.basename(path), n * size / 1e6), flush=True)
+        # Untimed warm-up: the first load after a while on a fresh machine
+        # ran up to 3x slower (the emulator's memory being faulted in), which
+        # would otherwise always fall on (a), measured first.
+        run_once([t2b, "--source_glob=" + path] + common, n)
         a = measure("(a) tfrec2bt defaults", [t2b, "--source_glob=" + path] + common, n, size)
         b = measure("(b) tfrec2bt --batch_rows=100 --max_inflight=1",
                     [t2b, "--source_glob=" + path, "--batch_rows=100", "--max_inflight=1"] + common,
