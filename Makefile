@@ -80,9 +80,10 @@ benches: $(BENCH_BINS)
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h &: proto/%.proto
 	@mkdir -p $(BUILD)/gen
 	$(PROTOC_C) -Iproto --c_out=$(BUILD)/gen $<
-# Generated sources are only named by pattern rules; keep make from deleting
-# them as intermediates (which would regenerate and rebuild on every run).
-.SECONDARY: $(PB_C) $(PB_H) $(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
+# Generated sources and objects only named by pattern rules are
+# intermediates to make; keep it from deleting them (which would rebuild
+# them on every run).
+.SECONDARY:
 
 # ------------------------------------------------------------------ compile
 $(BUILD)/obj/%.o: %.c | $(PB_H)
