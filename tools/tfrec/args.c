@@ -163,6 +163,20 @@ int cli_read_option(int opt, const char *arg, cli_read_opts *o)
     return 0;
 }
 
+int cli_next_option(int argc, char **argv, const char *shortopts,
+                    const struct option *longopts, cli_read_opts *o)
+{
+    int opt;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        int r = cli_read_option(opt, optarg, o);
+        if (r < 0)
+            return CLI_OPT_BAD;
+        if (r == 0)
+            return opt;
+    }
+    return -1;
+}
+
 int cli_flush_stdout(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <getopt.h>
 #include <stdio.h>
 
 #include "tfrec/tfrec.h"
@@ -85,6 +86,13 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* Common option handling for the reading subcommands. Returns 1 if opt was
  * one of them (consumed), 0 if not, or -1 after printing a usage error. */
 int cli_read_option(int opt, const char *arg, cli_read_opts *o);
+
+/* getopt_long() that also consumes the common reading options into o:
+ * returns the next other option, -1 at the end, or CLI_OPT_BAD after
+ * printing why a common option's value is wrong. */
+#define CLI_OPT_BAD (-2)
+int cli_next_option(int argc, char **argv, const char *shortopts,
+                    const struct option *longopts, cli_read_opts *o);
 #define CLI_READ_LONGOPTS                                      \
     { "compression", required_argument, NULL, 'c' },           \
     { "skip-corrupt", no_argument, NULL, 'S' },                \

@@ -116,13 +116,9 @@ int cmd_cat(int argc, char **argv)
     s.mode = OUT_RAW;
     s.limit = UINT64_MAX;
     int opt;
-    while ((opt = getopt_long(argc, argv, "c:SM:h", longopts, NULL)) != -1) {
-        int r = cli_read_option(opt, optarg, &o);
-        if (r > 0)
-            continue;
-        if (r < 0)
-            return EXIT_USAGE;
+    while ((opt = cli_next_option(argc, argv, "c:SM:h", longopts, &o)) != -1) {
         switch (opt) {
+        case CLI_OPT_BAD: return EXIT_USAGE;
         case OPT_FRAMED: s.mode = OUT_FRAMED; break;
         case 'h': fputs(cat_help, stdout); return EXIT_OK;
         default: cli_bad_option(argv); return EXIT_USAGE;
@@ -144,13 +140,9 @@ int cmd_head(int argc, char **argv)
     s.mode = OUT_JSON;
     s.limit = 10;
     int opt;
-    while ((opt = getopt_long(argc, argv, "c:SM:n:fh", longopts, NULL)) != -1) {
-        int r = cli_read_option(opt, optarg, &o);
-        if (r > 0)
-            continue;
-        if (r < 0)
-            return EXIT_USAGE;
+    while ((opt = cli_next_option(argc, argv, "c:SM:n:fh", longopts, &o)) != -1) {
         switch (opt) {
+        case CLI_OPT_BAD: return EXIT_USAGE;
         case 'n': {
             char *end;
             unsigned long long v = strtoull(optarg, &end, 10);

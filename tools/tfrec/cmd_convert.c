@@ -63,13 +63,9 @@ int cmd_convert(int argc, char **argv)
     wo.compression = TFREC_COMPRESSION_NONE;
     const char *output = NULL;
     int quiet = 0, opt;
-    while ((opt = getopt_long(argc, argv, "C:l:o:c:M:Sqh", longopts, NULL)) != -1) {
-        int r = cli_read_option(opt, optarg, &o);
-        if (r > 0)
-            continue;
-        if (r < 0)
-            return EXIT_USAGE;
+    while ((opt = cli_next_option(argc, argv, "C:l:o:c:M:Sqh", longopts, &o)) != -1) {
         switch (opt) {
+        case CLI_OPT_BAD: return EXIT_USAGE;
         case 'C':
             wo.compression = tfrec_compression_from_name(optarg);
             if (wo.compression < 0 || wo.compression == TFREC_COMPRESSION_AUTO) {

@@ -139,13 +139,9 @@ int cmd_dump(int argc, char **argv)
     cli_read_opts o = { 0 };
     dump_state s = { { 0, 0 } };
     int opt;
-    while ((opt = getopt_long(argc, argv, "c:SM:frh", longopts, NULL)) != -1) {
-        int r = cli_read_option(opt, optarg, &o);
-        if (r > 0)
-            continue;
-        if (r < 0)
-            return EXIT_USAGE;
+    while ((opt = cli_next_option(argc, argv, "c:SM:frh", longopts, &o)) != -1) {
         switch (opt) {
+        case CLI_OPT_BAD: return EXIT_USAGE;
         case 'f': s.d.full = 1; break;
         case 'r': s.d.raw = 1; break;
         case 'h': fputs(dump_help, stdout); return EXIT_OK;

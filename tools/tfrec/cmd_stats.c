@@ -243,13 +243,9 @@ int cmd_stats(int argc, char **argv)
     };
     cli_read_opts o = { 0 };
     int as_json = 0, opt;
-    while ((opt = getopt_long(argc, argv, "c:SM:jh", longopts, NULL)) != -1) {
-        int r = cli_read_option(opt, optarg, &o);
-        if (r > 0)
-            continue;
-        if (r < 0)
-            return EXIT_USAGE;
+    while ((opt = cli_next_option(argc, argv, "c:SM:jh", longopts, &o)) != -1) {
         switch (opt) {
+        case CLI_OPT_BAD: return EXIT_USAGE;
         case 'j': as_json = 1; break;
         case 'h': fputs(stats_help, stdout); return EXIT_OK;
         default: cli_bad_option(argv); return EXIT_USAGE;
