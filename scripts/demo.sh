@@ -17,7 +17,8 @@ set -euo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-BIN=$ROOT/$BUILD/bin
+BUILD=$(cd "$BUILD" && pwd) || { echo "demo.sh: no build directory ${1:-build}" >&2; exit 1; }
+BIN=$BUILD/bin
 PY=/usr/bin/python3
 TRAIN=${DEMO_TRAIN:-120}
 VALIDATION=${DEMO_VALIDATION:-40}
@@ -101,7 +102,7 @@ for prefix in train validation; do
 done
 
 step "7. Python bindings: parse and decode what came back from Bigtable"
-PYTHONPATH=$ROOT/python TFREC_LIBRARY=$ROOT/$BUILD/libtfrec.so \
+PYTHONPATH=$ROOT/python TFREC_LIBRARY=$BUILD/libtfrec.so \
     $PY scripts/demo_read.py "$WORK/back-train.tfrecord" "$WORK/back-validation.tfrecord"
 
 step "8. done: images -> TFRecord -> Bigtable -> TFRecord verified end to end"
