@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "../common/progress.h"
 #include "tfrec/image.h"
@@ -269,7 +270,9 @@ int main(int argc, char **argv)
     /* A run that failed before finding images has nothing to summarise. */
     if (r && (!c.quiet || rc) && counts.images_total)
         summary(r, rc);
-    if (rc && c.o.manifest_path && r)
+    /* Point at the manifest of a failed run only if one could be written
+     * (an input error can stop the run before the output directory exists). */
+    if (rc && c.o.manifest_path && r && access(c.o.manifest_path, F_OK) == 0)
         fprintf(stderr, "manifest: %s\n", c.o.manifest_path);
     tfrec_imagenet_result_free(r);
     free(manifest_default);
