@@ -153,7 +153,11 @@ static int take(wstate *w, size_t i, in_result *r)
     c->ring[i % c->window].ready = 0;
     c->next_write = i + 1;
     c->inflight -= cost(c, i);
-    if (c->workers_waiting)
+    /* Wake waiting workers once a quarter of the window is free rather than
+     * at every slot, so a full window does not cost two context switches
+     * per image. A worker held back by the byte budget with the window
+     * mostly empty is still woken at once. */
+    if (c->workers_waiting && c->next_claim - c->next_write <= c->window - c->window / 4)
         pthread_cond_broadcast(&c->work_cv);
     pthread_mutex_unlock(&c->mu);
     return TFREC_OK;
