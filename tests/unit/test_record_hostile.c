@@ -2,6 +2,7 @@
  * names the file and the byte offset. Also skip_corrupt resynchronisation. */
 #include <malloc.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "record_util.h"
 
@@ -481,6 +482,38 @@ static void test_wrong_compression(void)
     CHECK(read_until_error(harness_path("wc.gz"), &o, &good, msg, sizeof msg) == TFREC_E_COMPRESSION);
 }
 
+/* Another process truncates the file while it is being read: with read()
+ * (the default) that is a TRUNCATED error naming the offset, not the SIGBUS
+ * a memory mapping would raise. */
+static void test_file_shrinks_while_reading(void)
+{
+    enum { N = 64, SIZE = 64 * 1024 };
+    size_t sizes[N];
+    for (size_t i = 0; i < N; i++)
+        sizes[i] = SIZE;
+    const char *path = harness_path("shrinks");
+    CHECK(rt_write(path, TFREC_COMPRESSION_NONE, sizes, N, 3) == 0);
+    unsetenv("TFREC_MMAP");
+    tfrec_reader *r;
+    CHECK(tfrec_reader_open(&r, path, NULL) == TFREC_OK);
+    const uint8_t *d;
+    size_t len;
+    CHECK(tfrec_reader_next(r, &d, &len) == TFREC_OK && len == SIZE);
+    const uint64_t cut = 1024 * 1024 + 100; /* inside record 15 */
+    CHECK(truncate(path, (off_t)cut) == 0);
+    size_t got = 1;
+    int rc;
+    while ((rc = tfrec_reader_next(r, &d, &len)) == TFREC_OK)
+        got++;
+    CHECK_EQ(rc, TFREC_E_TRUNCATED);
+    char where[64];
+    snprintf(where, sizeof where, "offset %llu", (unsigned long long)(15 * (SIZE + 16)));
+    CHECKF(got == 15 && rt_contains(tfrec_reader_errmsg(r), where),
+           "%zu records; message: %s", got, tfrec_reader_errmsg(r));
+    tfrec_reader_close(r);
+}
+
 TESTS(TEST(test_absurd_length), TEST(test_bad_length_crc), TEST(test_bad_data_crc), TEST(test_truncated),
       TEST(test_trailing_garbage), TEST(test_corrupt_compressed), TEST(test_skip_corrupt),
-      TEST(test_trickle_and_tiny_buffer), TEST(test_wrong_compression))
+      TEST(test_trickle_and_tiny_buffer), TEST(test_wrong_compression),
+      TEST(test_file_shrinks_while_reading))
