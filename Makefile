@@ -130,10 +130,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
 # ------------------------------------------------------------------ run
 # `test` and `demo` first make sure the Debian packages are there, then
 # re-enter make so the pkg-config results above are computed afresh.
+# install-deps.sh asks dpkg about every package it knows (including the test
+# tools: Go for the emulator fallback, Python modules) and returns at once
+# when all are there.
 ensure-deps:
-	@pkg-config --exists $(PKGS) && command -v $(PROTOC_C) >/dev/null && \
-	    command -v protoc >/dev/null && /usr/bin/python3 -c 'import pytest, google.protobuf, crc32c, PIL' 2>/dev/null \
-	    || $(MAKE) --no-print-directory deps
+	@scripts/install-deps.sh
 
 test: ensure-deps
 	@$(MAKE) --no-print-directory check

@@ -8,9 +8,11 @@ PKGS="build-essential pkg-config zlib1g-dev libprotobuf-c-dev protobuf-c-compile
  golang-go golang-google-cloud-dev"
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
+# One dpkg query for all: packages not listed as installed are missing.
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null | awk '/ ok installed$/ {print $1}')
 missing=
 for p in $PKGS; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+    echo "$installed" | grep -qx "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
