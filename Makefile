@@ -11,8 +11,8 @@
 # Modules add files under lib/<module>/, tools/<name>/, tests/unit/test_*.c,
 # bench/*.c and proto/**.proto; the globs below pick them up.
 
-VERSION   := 0.1.0
-SOVERSION := 0
+VERSION   := $(shell sed -n 's/^#define TFREC_VERSION_STRING "\(.*\)"/\1/p' include/tfrec/version.h)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
 BUILD     ?= build
 PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib
@@ -40,7 +40,7 @@ OPT      ?= -O2 -g
 WARN     := -Wall -Wextra
 CPPFLAGS += -D_GNU_SOURCE -DTFREC_VERSION_STRING='"$(VERSION)"' $(ISAL_DEF) \
             -Iinclude -Ilib -I$(BUILD)/gen $(PKG_CFLAGS)
-CFLAGS   += -std=c11 $(WARN) $(OPT) -fPIC -pthread
+CFLAGS   += -std=c11 $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread
 LDFLAGS  += -Wl,--as-needed
 LDLIBS   += $(PKG_LIBS) -pthread -lm
 

@@ -11,6 +11,8 @@
 #ifndef TFREC_BATCH_H
 #define TFREC_BATCH_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,9 +20,7 @@
 #include "example.h"
 #include "record.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 /* Write n records held back to back in data, record i ending at ends[i]
  * (so ends is non-decreasing and ends[n-1] is the total size). Stops at the
@@ -69,7 +69,5 @@ int tfrec_example_to_batch(const tfrec_example *ex, tfrec_record_batch *b);
  * the reader's failure. */
 int tfrec_reader_skip(tfrec_reader *r, uint64_t n, uint64_t *skipped);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

@@ -18,14 +18,14 @@
 #ifndef TFREC_BIGTABLE_H
 #define TFREC_BIGTABLE_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 /* ---------------------------------------------------------------- client */
 
@@ -205,7 +205,5 @@ int tfrec_bt_key_width(uint64_t num_records);
 /* Name of a gRPC status code ("UNAVAILABLE"). */
 const char *tfrec_bt_code_name(int grpc_code);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

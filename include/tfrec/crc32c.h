@@ -8,12 +8,12 @@
 #ifndef TFREC_CRC32C_H
 #define TFREC_CRC32C_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 /* Continue a CRC: crc is a previous result (0 to start). */
 uint32_t tfrec_crc32c_extend(uint32_t crc, const void *data, size_t len);
@@ -61,7 +61,5 @@ const char *tfrec_crc32c_impl_name(int impl);
  * benchmarks). Returns 0 and sets *crc, or TFREC_E_UNSUPPORTED. */
 int tfrec_crc32c_extend_with(int impl, uint32_t *crc, const void *data, size_t len);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

@@ -13,9 +13,10 @@
 #ifndef TFREC_ERROR_H
 #define TFREC_ERROR_H
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "common.h"
+#include "version.h"
+
+TFREC_BEGIN_DECLS
 
 enum tfrec_status {
     TFREC_OK = 0,
@@ -44,14 +45,9 @@ const char *tfrec_strerror(int code);
 /* Detailed message of the last failure on the calling thread ("" if none). */
 const char *tfrec_last_errmsg(void);
 
-/* Library version, e.g. "0.1.0". */
-const char *tfrec_version(void);
-
 /* Release memory the library allocated and handed to the caller
  * (for example tfrec_example_serialize_alloc output). NULL is fine. */
 void tfrec_free(void *p);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

@@ -6,14 +6,14 @@
 #ifndef TFREC_EXAMPLE_H
 #define TFREC_EXAMPLE_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 enum tfrec_feature_type {
     TFREC_FEATURE_NONE = 0,  /* key absent, or a Feature with no kind set */
@@ -88,7 +88,5 @@ int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key,
 int tfrec_example_get_float_list(const tfrec_example *ex, const char *key,
                                  const float **values, size_t *n);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

@@ -10,14 +10,14 @@
 #ifndef TFREC_IMAGE_H
 #define TFREC_IMAGE_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 enum tfrec_image_format {
     TFREC_IMAGE_UNKNOWN = 0,
@@ -94,7 +94,5 @@ const char *tfrec_verify_level_name(int level);
 /* "header"/"fast"/"full" (and "" = default) to the enum; -1 if unknown. */
 int tfrec_verify_level_from_name(const char *name);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

@@ -16,14 +16,14 @@
 #ifndef TFREC_IMAGENET_H
 #define TFREC_IMAGENET_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 enum tfrec_input_layout {
     /* RAW/train/<synset>/<image>, RAW/validation/<image> and
@@ -110,7 +110,5 @@ int tfrec_imagenet_result_rejected(const tfrec_imagenet_result *r, size_t i, con
 const char *tfrec_imagenet_result_json(const tfrec_imagenet_result *r);
 void tfrec_imagenet_result_free(tfrec_imagenet_result *r);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

@@ -7,13 +7,13 @@
 #ifndef TFREC_IO_H
 #define TFREC_IO_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 typedef struct tfrec_io {
     void *ctx;
@@ -45,7 +45,5 @@ int tfrec_io_open_sink(tfrec_io *io, const char *name);
 /* A source over caller memory (not copied; must outlive the source). */
 int tfrec_io_open_memory(tfrec_io *io, const void *data, size_t len);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

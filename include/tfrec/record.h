@@ -10,15 +10,15 @@
 #ifndef TFREC_RECORD_H
 #define TFREC_RECORD_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "io.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+TFREC_BEGIN_DECLS
 
 enum tfrec_compression {
     TFREC_COMPRESSION_AUTO = 0, /* reader: detect from the first bytes; writer: NONE */
@@ -144,7 +144,5 @@ uint32_t tfrec_record_footer_crc(const void *data, size_t len);
  * selects zlib in an ISA-L build. Both write streams every inflater reads. */
 const char *tfrec_deflate_backend(void);
 
-#ifdef __cplusplus
-}
-#endif
+TFREC_END_DECLS
 #endif

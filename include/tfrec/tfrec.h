@@ -2,6 +2,7 @@
 #ifndef TFREC_TFREC_H
 #define TFREC_TFREC_H
 
+#include "version.h"
 #include "error.h"
 #include "crc32c.h"
 #include "io.h"

@@ -57,7 +57,7 @@ void tfrec_record_batch_free(tfrec_record_batch *b)
     free(b);
 }
 
-int batch_reserve(tfrec_record_batch *b, size_t len)
+int tfrec_batch_reserve(tfrec_record_batch *b, size_t len)
 {
     if (b->count == b->index_cap) {
         size_t cap = b->index_cap ? b->index_cap * 2 : 256;
@@ -100,7 +100,7 @@ int tfrec_reader_read_batch(tfrec_reader *r, tfrec_record_batch *b, size_t max_r
         int rc = tfrec_reader_next(r, &rec, &len);
         if (rc != TFREC_OK) /* hand over what we have; the reader repeats a failure */
             return b->count > 0 ? TFREC_OK : rc;
-        if (batch_reserve(b, len) < 0) {
+        if (tfrec_batch_reserve(b, len) < 0) {
             b->count = b->data_len = 0;
             return tfrec_fail(NULL, TFREC_E_NOMEM, "read_batch: out of memory for %zu bytes", len);
         }

@@ -17,6 +17,6 @@ struct tfrec_record_batch {
 
 /* Room for one more item of len bytes (geometric growth keeps appends
  * cheap). Returns TFREC_OK or TFREC_E_NOMEM, leaving the batch unchanged. */
-int batch_reserve(tfrec_record_batch *b, size_t len);
+int tfrec_batch_reserve(tfrec_record_batch *b, size_t len);
 
 #endif

@@ -8,7 +8,7 @@
 
 static int append(tfrec_record_batch *b, const void *data, size_t len)
 {
-    if (batch_reserve(b, len) < 0)
+    if (tfrec_batch_reserve(b, len) < 0)
         return TFREC_E_NOMEM;
     if (len)
         memcpy(b->data + b->data_len, data, len);

@@ -23,7 +23,7 @@ static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
                  const char *param_value, const ProtobufCMessage *req, unary_result *res)
 {
     memset(res, 0, sizeof *res);
-    grpc_channel *ch = bt_admin_channel(c);
+    grpc_channel *ch = tfrec_bt_admin_channel(c);
     if (!ch) return c->err.code;
     size_t n = protobuf_c_message_get_packed_size(req);
     uint8_t *buf = malloc(n ? n : 1);
@@ -32,23 +32,23 @@ static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
     grpc_slice s = grpc_slice_new(buf, n, free);
 
     char enc[3 * BT_NAME_MAX], params[3 * BT_NAME_MAX + 32], path[128];
-    bt_url_encode(param_value, enc, sizeof enc);
+    tfrec_bt_url_encode(param_value, enc, sizeof enc);
     snprintf(params, sizeof params, "%s=%s", param_key, enc);
     snprintf(path, sizeof path, ADMIN "%s", method);
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
     /* Admin calls are small: a short deadline turns "nothing listening" into
      * a prompt, clear error instead of a long hang. */
     int64_t timeout = c->rpc_timeout_ms < 30000 ? c->rpc_timeout_ms : 30000;
-    bt_call *call = bt_call_start(ch, cq, path, params, &s, 1, timeout, NULL, &c->err);
+    bt_call *call = tfrec_bt_call_start(ch, cq, path, params, &s, 1, timeout, NULL, &c->err);
     grpc_slice_unref(s);
     if (!call) {
-        bt_cq_destroy(cq);
+        tfrec_bt_cq_destroy(cq);
         return c->err.code;
     }
     bt_event ev;
     for (;;) {
-        if (bt_cq_next(cq, bt_now_ms() + timeout + 5000, &ev) != 1) {
-            bt_call_cancel(call);
+        if (tfrec_bt_cq_next(cq, tfrec_bt_now_ms() + timeout + 5000, &ev) != 1) {
+            tfrec_bt_call_cancel(call);
             continue;
         }
         if (ev.kind == BT_EV_MESSAGE) {
@@ -57,14 +57,14 @@ static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
                 if (res->data) memcpy(res->data, ev.data, ev.len);
                 res->len = ev.len;
             }
-            bt_event_release(&ev);
+            tfrec_bt_event_release(&ev);
             continue;
         }
         res->code = ev.code;
         snprintf(res->details, sizeof res->details, "%s", ev.details);
         break;
     }
-    bt_cq_destroy(cq);
+    tfrec_bt_cq_destroy(cq);
     return TFREC_OK;
 }
 
@@ -141,7 +141,7 @@ int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *fam
 {
     char name[2 * BT_NAME_MAX];
     if (!table || !*table) return tfrec_fail(&c->err, TFREC_E_INVALID, "no table given");
-    if (bt_table_name(c, table, name, sizeof name))
+    if (tfrec_bt_table_name(c, table, name, sizeof name))
         return tfrec_fail(&c->err, TFREC_E_INVALID, "table name too long");
 
     Google__Bigtable__Admin__V2__GetTableRequest req =

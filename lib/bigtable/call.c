@@ -32,7 +32,7 @@ struct bt_call {
     bt_tag t_start, t_message, t_status;
 };
 
-int64_t bt_now_ms(void)
+int64_t tfrec_bt_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -45,7 +45,7 @@ static gpr_timespec in_ms(int64_t ms, gpr_clock_type clock)
     return gpr_time_add(gpr_now(clock), gpr_time_from_millis(ms, GPR_TIMESPAN));
 }
 
-void bt_url_encode(const char *in, char *out, size_t cap)
+void tfrec_bt_url_encode(const char *in, char *out, size_t cap)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t o = 0;
@@ -88,7 +88,7 @@ static int start_recv_message(bt_call *c)
     return grpc_call_start_batch(c->call, &op, 1, &c->t_message, NULL) == GRPC_CALL_OK;
 }
 
-bt_call *bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *method,
+bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *method,
                        const char *params, const grpc_slice *slices, size_t nslices,
                        int64_t timeout_ms, void *user, tfrec_err *err)
 {
@@ -152,7 +152,7 @@ bt_call *bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *
     return c;
 }
 
-void bt_call_cancel(bt_call *call)
+void tfrec_bt_call_cancel(bt_call *call)
 {
     grpc_call_cancel(call->call, NULL);
 }
@@ -178,7 +178,7 @@ static _Thread_local struct {
     bt_call *call;
 } deferred;
 
-int bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev)
+int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev)
 {
     memset(ev, 0, sizeof *ev);
     if (deferred.call && deferred.cq == cq) {
@@ -188,7 +188,7 @@ int bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev)
         return 1;
     }
     for (;;) {
-        grpc_event e = grpc_completion_queue_next(cq, in_ms(deadline_ms - bt_now_ms(),
+        grpc_event e = grpc_completion_queue_next(cq, in_ms(deadline_ms - tfrec_bt_now_ms(),
                                                             GPR_CLOCK_MONOTONIC), NULL);
         if (e.type == GRPC_QUEUE_TIMEOUT) return 0;
         if (e.type == GRPC_QUEUE_SHUTDOWN) return -1;
@@ -225,13 +225,13 @@ int bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev)
     }
 }
 
-void bt_event_release(bt_event *ev)
+void tfrec_bt_event_release(bt_event *ev)
 {
     if (ev->kind == BT_EV_MESSAGE) grpc_slice_unref(ev->slice);
     ev->kind = 0;
 }
 
-void bt_cq_destroy(grpc_completion_queue *cq)
+void tfrec_bt_cq_destroy(grpc_completion_queue *cq)
 {
     if (!cq) return;
     grpc_completion_queue_shutdown(cq);

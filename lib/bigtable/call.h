@@ -19,7 +19,7 @@ enum { BT_EV_MESSAGE = 1, BT_EV_DONE = 2 };
 
 typedef struct bt_event {
     int kind;
-    void *user;            /* as given to bt_call_start */
+    void *user;            /* as given to tfrec_bt_call_start */
     /* BT_EV_MESSAGE: the message bytes, owned by the event */
     grpc_slice slice;
     const uint8_t *data;
@@ -32,32 +32,32 @@ typedef struct bt_event {
 typedef struct bt_call bt_call;
 
 /* Monotonic milliseconds (for backoff arithmetic and deadlines). */
-int64_t bt_now_ms(void);
+int64_t tfrec_bt_now_ms(void);
 
 /* Start method (e.g. "/google.bigtable.v2.Bigtable/MutateRows") on channel,
  * delivering events to cq. The request is the concatenation of slices (each
  * is referenced, not copied; the caller keeps its own references).
  * params is the x-goog-request-params value ("table_name=..." already
  * URL-encoded). Returns NULL (and err set) if gRPC refused to start. */
-bt_call *bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *method,
+bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *method,
                        const char *params, const grpc_slice *slices, size_t nslices,
                        int64_t timeout_ms, void *user, tfrec_err *err);
 
 /* Cancel a running call; its DONE event still arrives. */
-void bt_call_cancel(bt_call *call);
+void tfrec_bt_call_cancel(bt_call *call);
 
 /* Wait until an event is ready or the monotonic deadline (ms, from
- * bt_now_ms) passes: 1 with *ev filled, 0 on timeout, -1 if the queue is
+ * tfrec_bt_now_ms) passes: 1 with *ev filled, 0 on timeout, -1 if the queue is
  * shut down. */
-int bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev);
+int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev);
 
 /* Release what an event owns (message bytes). */
-void bt_event_release(bt_event *ev);
+void tfrec_bt_event_release(bt_event *ev);
 
 /* Drain and destroy a queue whose calls have all delivered DONE. */
-void bt_cq_destroy(grpc_completion_queue *cq);
+void tfrec_bt_cq_destroy(grpc_completion_queue *cq);
 
 /* URL-encode a header value ("/" and other reserved characters). */
-void bt_url_encode(const char *in, char *out, size_t cap);
+void tfrec_bt_url_encode(const char *in, char *out, size_t cap);
 
 #endif

@@ -51,7 +51,7 @@ static grpc_channel *make_channel(tfrec_bt_client *c, const char *target)
     return ch;
 }
 
-int bt_table_name(const tfrec_bt_client *c, const char *table, char *buf, size_t cap)
+int tfrec_bt_table_name(const tfrec_bt_client *c, const char *table, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap, "%s/tables/%s", c->instance_name, table);
     if (n < 0 || (size_t)n >= cap) return TFREC_E_INVALID;
@@ -106,7 +106,7 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
         if (opts->project && *opts->project)
             rc = copy_opt(c, c->project, opts->project, "project");
         else
-            rc = bt_metadata_project(c->project, sizeof c->project, &c->err);
+            rc = tfrec_bt_metadata_project(c->project, sizeof c->project, &c->err);
     }
     if (!rc && snprintf(c->instance_name, sizeof c->instance_name, "projects/%s/instances/%s",
                         c->project, c->instance) >= (int)sizeof c->instance_name)
@@ -131,7 +131,7 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     return TFREC_OK;
 }
 
-grpc_channel *bt_admin_channel(tfrec_bt_client *c)
+grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c)
 {
     pthread_mutex_lock(&c->admin_lock);
     if (!c->admin) {

@@ -29,13 +29,13 @@ struct tfrec_bt_client {
 };
 
 /* "projects/P/instances/I/tables/T" into buf; TFREC_E_INVALID if too long. */
-int bt_table_name(const tfrec_bt_client *c, const char *table, char *buf, size_t cap);
+int tfrec_bt_table_name(const tfrec_bt_client *c, const char *table, char *buf, size_t cap);
 
 /* The admin channel, created on first use (thread-safe). NULL on failure. */
-grpc_channel *bt_admin_channel(tfrec_bt_client *c);
+grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c);
 
 /* Project id from the GCE metadata server ($GCE_METADATA_HOST overrides the
  * address), 2 s timeout. */
-int bt_metadata_project(char *buf, size_t cap, tfrec_err *err);
+int tfrec_bt_metadata_project(char *buf, size_t cap, tfrec_err *err);
 
 #endif

@@ -29,13 +29,13 @@ typedef struct bt_entry {
 
 /* Encode key + cells (each a SetCell in family with timestamp ts; ts == 0 is
  * left out). NULL on allocation failure. */
-bt_entry *bt_entry_new(const void *key, size_t key_len, const char *family,
+bt_entry *tfrec_bt_entry_new(const void *key, size_t key_len, const char *family,
                        const tfrec_bt_cell_in *cells, size_t ncells, int64_t ts);
-void bt_entry_unref(bt_entry *e);
+void tfrec_bt_entry_unref(bt_entry *e);
 
 /* Append a varint / a length-delimited field; return the new end. */
-uint8_t *bt_put_varint(uint8_t *p, uint64_t v);
-uint8_t *bt_put_bytes_field(uint8_t *p, unsigned field, const void *data, size_t len);
-size_t bt_varint_len(uint64_t v);
+uint8_t *tfrec_bt_put_varint(uint8_t *p, uint64_t v);
+uint8_t *tfrec_bt_put_bytes_field(uint8_t *p, unsigned field, const void *data, size_t len);
+size_t tfrec_bt_varint_len(uint64_t v);
 
 #endif

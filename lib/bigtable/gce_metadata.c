@@ -24,7 +24,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
     return got;
 }
 
-int bt_metadata_project(char *buf, size_t cap, tfrec_err *err)
+int tfrec_bt_metadata_project(char *buf, size_t cap, tfrec_err *err)
 {
     const char *host = getenv("GCE_METADATA_HOST");
     if (!host || !*host) host = "metadata.google.internal";

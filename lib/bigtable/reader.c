@@ -137,7 +137,7 @@ static int start_call(tfrec_bt_reader *r)
     free(quoted);
     grpc_slice s = grpc_slice_new(buf, n, free);
     /* A scan may run long: its deadline is generous, stalls end it anyway. */
-    r->call = bt_call_start(r->c->data, r->cq, READ_ROWS, r->params, &s, 1,
+    r->call = tfrec_bt_call_start(r->c->data, r->cq, READ_ROWS, r->params, &s, 1,
                             r->c->rpc_timeout_ms * 30, r, &r->err);
     grpc_slice_unref(s);
     return r->call ? TFREC_OK : r->err.code;
@@ -153,10 +153,10 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
     tfrec_bt_reader *r = calloc(1, sizeof *r);
     if (!r) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     r->c = c;
-    bt_merger_init(&r->m);
-    int rc = bt_table_name(c, table, r->name, sizeof r->name) ? TFREC_E_INVALID : TFREC_OK;
+    tfrec_bt_merger_init(&r->m);
+    int rc = tfrec_bt_table_name(c, table, r->name, sizeof r->name) ? TFREC_E_INVALID : TFREC_OK;
     char enc[3 * BT_NAME_MAX];
-    bt_url_encode(r->name, enc, sizeof enc);
+    tfrec_bt_url_encode(r->name, enc, sizeof enc);
     snprintf(r->params, sizeof r->params, "table_name=%s", enc);
     if (!rc && opts->prefix) {
         size_t pl = opts->prefix_len ? opts->prefix_len : strlen(opts->prefix);
@@ -183,10 +183,10 @@ static void stop_call(tfrec_bt_reader *r)
 {
     bt_event ev;
     if (!r->call) return;
-    bt_call_cancel(r->call);
-    while (bt_cq_next(r->cq, bt_now_ms() + 60000, &ev) == 1) {
+    tfrec_bt_call_cancel(r->call);
+    while (tfrec_bt_cq_next(r->cq, tfrec_bt_now_ms() + 60000, &ev) == 1) {
         int done = ev.kind == BT_EV_DONE;
-        bt_event_release(&ev);
+        tfrec_bt_event_release(&ev);
         if (done) break;
     }
     r->call = NULL;
@@ -204,7 +204,7 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
     if (r->err.code) return r->err.code;
     for (;;) {
         while (r->resp && r->chunk < r->resp->n_chunks) {
-            int rc = bt_merger_feed(&r->m, r->resp->chunks[r->chunk++], &r->err);
+            int rc = tfrec_bt_merger_feed(&r->m, r->resp->chunks[r->chunk++], &r->err);
             if (rc < 0) {
                 stop_call(r);
                 return rc;
@@ -226,13 +226,13 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
             if (rc) return rc;
         }
         bt_event ev;
-        if (bt_cq_next(r->cq, bt_now_ms() + r->c->rpc_timeout_ms * 31, &ev) != 1) {
+        if (tfrec_bt_cq_next(r->cq, tfrec_bt_now_ms() + r->c->rpc_timeout_ms * 31, &ev) != 1) {
             stop_call(r);
             return tfrec_fail(&r->err, TFREC_E_NETWORK, "ReadRows on %s stalled", r->name);
         }
         if (ev.kind == BT_EV_MESSAGE) {
             r->resp = google__bigtable__v2__read_rows_response__unpack(NULL, ev.len, ev.data);
-            bt_event_release(&ev);
+            tfrec_bt_event_release(&ev);
             if (!r->resp) {
                 stop_call(r);
                 return tfrec_fail(&r->err, TFREC_E_PARSE, "unparsable ReadRows response from %s",
@@ -242,13 +242,13 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
         }
         r->call = NULL;
         if (ev.code == BT_OK) {
-            int rc = bt_merger_finish(&r->m, &r->err);
+            int rc = tfrec_bt_merger_finish(&r->m, &r->err);
             if (rc) return rc;
             r->done = 1;
             continue;
         }
-        if (bt_retryable(ev.code, ev.details) && ++r->failures < MAX_ATTEMPTS) {
-            bt_merger_drop_partial(&r->m);
+        if (tfrec_bt_retryable(ev.code, ev.details) && ++r->failures < MAX_ATTEMPTS) {
+            tfrec_bt_merger_drop_partial(&r->m);
             struct timespec ts = {0, 100000000L << (r->failures < 3 ? r->failures : 3)};
             nanosleep(&ts, NULL);
             continue;
@@ -266,8 +266,8 @@ void tfrec_bt_reader_close(tfrec_bt_reader *r)
     if (!r) return;
     stop_call(r);
     drop_resp(r);
-    if (r->cq) bt_cq_destroy(r->cq);
-    bt_merger_free(&r->m);
+    if (r->cq) tfrec_bt_cq_destroy(r->cq);
+    tfrec_bt_merger_free(&r->m);
     free(r->start.p);
     free(r->end.p);
     free(r->family);

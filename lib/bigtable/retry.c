@@ -13,14 +13,14 @@ static int contains(const char *s, const char *needle)
     return 0;
 }
 
-int bt_is_too_large(int code, const char *message)
+int tfrec_bt_is_too_large(int code, const char *message)
 {
     return code == BT_RESOURCE_EXHAUSTED &&
            (contains(message, "larger than max") || contains(message, "too large") ||
             contains(message, "message size") || contains(message, "exceeds"));
 }
 
-int bt_retryable(int code, const char *message)
+int tfrec_bt_retryable(int code, const char *message)
 {
     switch (code) {
     case BT_UNAVAILABLE:
@@ -31,13 +31,13 @@ int bt_retryable(int code, const char *message)
         return contains(message, "RST_STREAM") || contains(message, "stream terminated") ||
                contains(message, "EOS") || contains(message, "connection reset");
     case BT_RESOURCE_EXHAUSTED:
-        return !bt_is_too_large(code, message);
+        return !tfrec_bt_is_too_large(code, message);
     default:
         return 0;
     }
 }
 
-int64_t bt_backoff_delay(bt_backoff *b, unsigned attempt)
+int64_t tfrec_bt_backoff_delay(bt_backoff *b, unsigned attempt)
 {
     double d = (double)(b->initial_ms > 0 ? b->initial_ms : 1);
     for (unsigned i = 1; i < attempt && d < (double)b->max_ms; i++) d *= b->multiplier;

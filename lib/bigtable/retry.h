@@ -17,12 +17,12 @@ enum {
  * UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED always; INTERNAL only for the
  * transport resets Bigtable documents as transient (RST_STREAM, "stream
  * terminated", "EOS"); RESOURCE_EXHAUSTED only when it is throttling, not a
- * message over the size limit (see bt_is_too_large). */
-int bt_retryable(int code, const char *message);
+ * message over the size limit (see tfrec_bt_is_too_large). */
+int tfrec_bt_retryable(int code, const char *message);
 
 /* The request was refused for its size (gRPC's "larger than max" checks on
  * either side): splitting it, not waiting, is the cure. */
-int bt_is_too_large(int code, const char *message);
+int tfrec_bt_is_too_large(int code, const char *message);
 
 typedef struct bt_backoff {
     int64_t initial_ms, max_ms;
@@ -33,6 +33,6 @@ typedef struct bt_backoff {
 /* Delay before attempt number `attempt` + 1 (attempt >= 1 failed so far):
  * min(max, initial * multiplier^(attempt-1)), jittered uniformly into
  * [delay/2, delay] so many writers do not retry in lock-step. */
-int64_t bt_backoff_delay(bt_backoff *b, unsigned attempt);
+int64_t tfrec_bt_backoff_delay(bt_backoff *b, unsigned attempt);
 
 #endif

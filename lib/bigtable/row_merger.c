@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bt_merger_init(bt_merger *m)
+void tfrec_bt_merger_init(bt_merger *m)
 {
     memset(m, 0, sizeof *m);
 }
 
-void bt_merger_free(bt_merger *m)
+void tfrec_bt_merger_free(bt_merger *m)
 {
     free(m->key);
     free(m->last_key);
@@ -48,7 +48,7 @@ static int keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
     return c ? c : (al > bl) - (al < bl);
 }
 
-void bt_merger_drop_partial(bt_merger *m)
+void tfrec_bt_merger_drop_partial(bt_merger *m)
 {
     m->in_row = m->in_cell = 0;
     m->have_family = m->have_qualifier = 0;
@@ -101,12 +101,12 @@ static int start_row(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse_
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory merging a row");
     memcpy(m->key, ch->row_key.data, ch->row_key.len);
     m->key_len = ch->row_key.len;
-    bt_merger_drop_partial(m);
+    tfrec_bt_merger_drop_partial(m);
     m->in_row = 1;
     return 0;
 }
 
-int bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
+int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
                    tfrec_err *err)
 {
     int reset = ch->row_status_case ==
@@ -120,7 +120,7 @@ int bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__C
         if (ch->row_key.len || ch->family_name || ch->qualifier || ch->value.len ||
             ch->timestamp_micros || ch->n_labels)
             return violation(err, "reset_row chunk carrying data");
-        bt_merger_drop_partial(m);
+        tfrec_bt_merger_drop_partial(m);
         return 0;
     } else if (ch->row_key.len && keycmp(ch->row_key.data, ch->row_key.len, m->key, m->key_len))
         return violation(err, "row key changed before commit_row");
@@ -170,7 +170,7 @@ nomem:
     return tfrec_fail(err, TFREC_E_NOMEM, "out of memory merging a row");
 }
 
-int bt_merger_finish(bt_merger *m, tfrec_err *err)
+int tfrec_bt_merger_finish(bt_merger *m, tfrec_err *err)
 {
     if (m->in_row) return violation(err, "stream ended in the middle of a row");
     return TFREC_OK;

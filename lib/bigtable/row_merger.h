@@ -38,15 +38,15 @@ typedef struct bt_merger {
     tfrec_bt_row row;   /* the last committed row */
 } bt_merger;
 
-void bt_merger_init(bt_merger *m);
-void bt_merger_free(bt_merger *m);
+void tfrec_bt_merger_init(bt_merger *m);
+void tfrec_bt_merger_free(bt_merger *m);
 /* 1: a row was committed (bt_merger.row valid until the next feed),
  * 0: more chunks needed, negative: protocol violation (err says which). */
-int bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
+int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
                    tfrec_err *err);
 /* The stream ended: an unfinished row is an error. */
-int bt_merger_finish(bt_merger *m, tfrec_err *err);
+int tfrec_bt_merger_finish(bt_merger *m, tfrec_err *err);
 /* Drop a partial row (before resuming a broken stream). */
-void bt_merger_drop_partial(bt_merger *m);
+void tfrec_bt_merger_drop_partial(bt_merger *m);
 
 #endif

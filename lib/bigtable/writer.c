@@ -18,7 +18,7 @@
 static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *msg,
                           int stream_level)
 {
-    int64_t now = bt_now_ms();
+    int64_t now = tfrec_bt_now_ms();
     if (!e->first_fail_ms) e->first_fail_ms = now;
     const char *why = NULL;
     if (w->ts < 0) why = "not retried: server-side timestamps are not idempotent";
@@ -26,7 +26,7 @@ static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char 
     else if (now - e->first_fail_ms >= w->o.retry_timeout_ms) why = "retry deadline passed";
     else if (w->broken_reason[0]) why = "writer stopped";
     if (why) {
-        bt_w_fail(w, e, code, "%s: %s (%s after %u attempt%s)", tfrec_bt_code_name(code), msg,
+        tfrec_bt_w_fail(w, e, code, "%s: %s (%s after %u attempt%s)", tfrec_bt_code_name(code), msg,
                   why, e->attempts, e->attempts == 1 ? "" : "s");
         if (stream_level && !w->broken_reason[0])
             snprintf(w->broken_reason, sizeof w->broken_reason, "%s: %s (%s)",
@@ -34,7 +34,7 @@ static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char 
         return;
     }
     int64_t left = e->first_fail_ms + w->o.retry_timeout_ms - now;
-    int64_t d = bt_backoff_delay(&w->bo, e->attempts);
+    int64_t d = tfrec_bt_backoff_delay(&w->bo, e->attempts);
     e->due_ms = now + (d < left ? d : left);
     e->next = w->backoff;
     w->backoff = e;
@@ -46,13 +46,13 @@ static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char 
  * earliest due time still waiting, or INT64_MAX. */
 static int64_t promote_due(tfrec_bt_writer *w)
 {
-    int64_t now = bt_now_ms(), next = INT64_MAX;
+    int64_t now = tfrec_bt_now_ms(), next = INT64_MAX;
     bt_entry **pp = &w->backoff;
     while (*pp) {
         bt_entry *e = *pp;
         if (e->due_ms <= now) {
             *pp = e->next;
-            bt_w_queue_push_front(w, e);
+            tfrec_bt_w_queue_push_front(w, e);
         } else {
             if (e->due_ms < next) next = e->due_ms;
             pp = &e->next;
@@ -72,7 +72,7 @@ static void call_free(wcall *c)
 
 static void on_slice_done(void *p)
 {
-    bt_entry_unref(p);
+    tfrec_bt_entry_unref(p);
 }
 
 static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *msg);
@@ -106,7 +106,7 @@ static void send_batch(tfrec_bt_writer *w)
     c->req_bytes = bytes;
     sl[0] = grpc_slice_from_copied_buffer((const char *)w->hdr, w->hdr_len);
     for (size_t i = 0; i < n; i++) {
-        bt_entry *e = bt_w_queue_pop(w);
+        bt_entry *e = tfrec_bt_w_queue_pop(w);
         e->attempts++;
         c->e[i] = e;
         atomic_fetch_add(&e->refs, 1);
@@ -144,7 +144,7 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
     for (size_t i = 0; i < c->n; i++) left += !c->seen[i];
     if (!left) return;
     w->st.stream_failures++;
-    if (bt_is_too_large(code, msg) && left > 1) {
+    if (tfrec_bt_is_too_large(code, msg) && left > 1) {
         /* Halve the request size and re-send at once: a size refusal is
          * deterministic, so waiting would not help. */
         size_t half = c->req_bytes / 2;
@@ -153,23 +153,23 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
         for (size_t i = c->n; i-- > 0;)
             if (!c->seen[i]) {
                 c->e[i]->attempts--; /* not the row's fault */
-                bt_w_queue_push_front(w, c->e[i]);
+                tfrec_bt_w_queue_push_front(w, c->e[i]);
             }
         return;
     }
-    if (bt_is_too_large(code, msg)) {
+    if (tfrec_bt_is_too_large(code, msg)) {
         bt_entry *e = NULL;
         for (size_t i = 0; i < c->n; i++)
             if (!c->seen[i]) e = c->e[i];
-        bt_w_fail(w, e, code, "%s: row of %zu encoded bytes refused as too large: %s",
+        tfrec_bt_w_fail(w, e, code, "%s: row of %zu encoded bytes refused as too large: %s",
                   tfrec_bt_code_name(code), e->enc_len, msg);
         return;
     }
-    int retry = bt_retryable(code, msg);
+    int retry = tfrec_bt_retryable(code, msg);
     for (size_t i = 0; i < c->n; i++) {
         if (c->seen[i]) continue;
         if (retry) retry_or_fail(w, c->e[i], code, msg, 1);
-        else bt_w_fail(w, c->e[i], code, "%s: %s", tfrec_bt_code_name(code), msg);
+        else tfrec_bt_w_fail(w, c->e[i], code, "%s: %s", tfrec_bt_code_name(code), msg);
     }
     if (!retry && !w->broken_reason[0] &&
         (code == BT_NOT_FOUND || code == BT_PERMISSION_DENIED || code == BT_UNAUTHENTICATED ||
@@ -193,9 +193,9 @@ static void on_message(tfrec_bt_writer *w, wcall *c, const uint8_t *data, size_t
         const char *msg = s && s->message ? s->message : "";
         if (w->o.status_hook)
             code = w->o.status_hook(w->o.status_hook_ctx, e->index, e->attempts, code);
-        if (code == BT_OK) bt_w_ack(w, e);
-        else if (bt_retryable(code, msg)) retry_or_fail(w, e, code, msg, 0);
-        else bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), msg);
+        if (code == BT_OK) tfrec_bt_w_ack(w, e);
+        else if (tfrec_bt_retryable(code, msg)) retry_or_fail(w, e, code, msg, 0);
+        else tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), msg);
     }
     google__bigtable__v2__mutate_rows_response__free_unpacked(r, NULL);
 }
@@ -218,7 +218,7 @@ static void pump(tfrec_bt_writer *w, int64_t deadline_ms)
         wcall *c = ev.user;
         if (ev.kind == BT_EV_MESSAGE) on_message(w, c, ev.data, ev.len);
         else on_done(w, c, ev.code, ev.details);
-        bt_event_release(&ev);
+        tfrec_bt_event_release(&ev);
         deadline_ms = 0; /* drain without waiting */
     }
     promote_due(w);
@@ -226,7 +226,7 @@ static void pump(tfrec_bt_writer *w, int64_t deadline_ms)
 
 /* ------------------------------------------------------------ public */
 
-int bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
+int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
                              const char *table_name, const char *app_profile,
                              const char *family, const tfrec_bt_writer_options *opts)
 {
@@ -267,8 +267,8 @@ int bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
         free(w);
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     }
-    uint8_t *p = bt_put_bytes_field(w->hdr, 1, table_name, tl); /* table_name = 1 */
-    if (al) p = bt_put_bytes_field(p, 3, app_profile, al);       /* app_profile_id = 3 */
+    uint8_t *p = tfrec_bt_put_bytes_field(w->hdr, 1, table_name, tl); /* table_name = 1 */
+    if (al) p = tfrec_bt_put_bytes_field(p, 3, app_profile, al);       /* app_profile_id = 3 */
     w->hdr_len = (size_t)(p - w->hdr);
     *out = w;
     return TFREC_OK;
@@ -292,9 +292,9 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
         if (cells[i].qualifier_len > MAX_QUALIFIER)
             return tfrec_fail(&w->err, TFREC_E_INVALID, "row '%.*s': qualifier over 16 KiB",
                               (int)(key_len > 200 ? 200 : key_len), (const char *)key);
-    bt_entry *e = bt_entry_new(key, key_len, w->family, cells, ncells, w->ts < 0 ? -1 : w->ts);
-    if (!e || bt_w_track(w)) {
-        bt_entry_unref(e);
+    bt_entry *e = tfrec_bt_entry_new(key, key_len, w->family, cells, ncells, w->ts < 0 ? -1 : w->ts);
+    if (!e || tfrec_bt_w_track(w)) {
+        tfrec_bt_entry_unref(e);
         return tfrec_fail(&w->err, TFREC_E_NOMEM, "out of memory queueing row %llu",
                           (unsigned long long)index);
     }
@@ -302,7 +302,7 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
     e->index = index;
     w->buffered += e->enc_len;
     w->st.rows_put++;
-    bt_w_queue_push_back(w, e);
+    tfrec_bt_w_queue_push_back(w, e);
 
     if (w->inflight) pump(w, 0);
     dispatch(w, 0);
@@ -312,14 +312,14 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
         int64_t next = promote_due(w);
         if (!w->inflight && !w->q_head) {
             if (!w->backoff) break;
-            int64_t wait = next - bt_now_ms();
+            int64_t wait = next - tfrec_bt_now_ms();
             if (wait > 0) {
                 struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
                 nanosleep(&ts, NULL);
             }
             continue;
         }
-        pump(w, next < bt_now_ms() + 1000 ? next : bt_now_ms() + 1000);
+        pump(w, next < tfrec_bt_now_ms() + 1000 ? next : tfrec_bt_now_ms() + 1000);
     }
     return TFREC_OK;
 }
@@ -335,13 +335,13 @@ int tfrec_bt_writer_put(tfrec_bt_writer *w, const void *key, size_t key_len,
 static void fail_unsent(tfrec_bt_writer *w)
 {
     while (w->q_head) {
-        bt_entry *e = bt_w_queue_pop(w);
-        bt_w_fail(w, e, BT_UNAVAILABLE, "not sent: writer stopped after %s", w->broken_reason);
+        bt_entry *e = tfrec_bt_w_queue_pop(w);
+        tfrec_bt_w_fail(w, e, BT_UNAVAILABLE, "not sent: writer stopped after %s", w->broken_reason);
     }
     while (w->backoff) {
         bt_entry *e = w->backoff;
         w->backoff = e->next;
-        bt_w_fail(w, e, BT_UNAVAILABLE, "not re-sent: writer stopped after %s", w->broken_reason);
+        tfrec_bt_w_fail(w, e, BT_UNAVAILABLE, "not re-sent: writer stopped after %s", w->broken_reason);
     }
 }
 
@@ -354,7 +354,7 @@ int tfrec_bt_writer_flush(tfrec_bt_writer *w)
         int64_t next = promote_due(w);
         if (w->q_head && w->inflight < w->o.max_inflight) continue;
         if (!w->inflight) {
-            int64_t wait = next - bt_now_ms();
+            int64_t wait = next - tfrec_bt_now_ms();
             if (wait > 0) {
                 struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
                 nanosleep(&ts, NULL);
@@ -362,15 +362,15 @@ int tfrec_bt_writer_flush(tfrec_bt_writer *w)
             promote_due(w);
             continue;
         }
-        int64_t cap = bt_now_ms() + 1000;
+        int64_t cap = tfrec_bt_now_ms() + 1000;
         pump(w, next < cap ? next : cap);
     }
-    return bt_w_report(w);
+    return tfrec_bt_w_report(w);
 }
 
 int tfrec_bt_writer_close(tfrec_bt_writer *w)
 {
-    if (w->closed) return bt_w_report(w);
+    if (w->closed) return tfrec_bt_w_report(w);
     int rc = tfrec_bt_writer_flush(w);
     w->closed = 1;
     return rc;
@@ -385,7 +385,7 @@ void tfrec_bt_writer_free(tfrec_bt_writer *w)
         tfrec_bt_writer_close(w);
     }
     if (w->tr.destroy) w->tr.destroy(w->tr.ctx);
-    bt_w_free_rows(w);
+    tfrec_bt_w_free_rows(w);
     free(w->family);
     free(w->hdr);
     free(w);

@@ -18,20 +18,20 @@ typedef struct grpc_tr {
 static int tr_start(void *ctx, void *user, const grpc_slice *slices, size_t n, tfrec_err *err)
 {
     grpc_tr *t = ctx;
-    bt_call *c = bt_call_start(t->client->data, t->cq, MUTATE_ROWS, t->params, slices, n,
+    bt_call *c = tfrec_bt_call_start(t->client->data, t->cq, MUTATE_ROWS, t->params, slices, n,
                                t->client->rpc_timeout_ms, user, err);
     return c ? TFREC_OK : TFREC_E_NETWORK;
 }
 
 static int tr_next(void *ctx, int64_t deadline_ms, bt_event *ev)
 {
-    return bt_cq_next(((grpc_tr *)ctx)->cq, deadline_ms, ev);
+    return tfrec_bt_cq_next(((grpc_tr *)ctx)->cq, deadline_ms, ev);
 }
 
 static void tr_destroy(void *ctx)
 {
     grpc_tr *t = ctx;
-    bt_cq_destroy(t->cq);
+    tfrec_bt_cq_destroy(t->cq);
     free(t);
 }
 
@@ -43,21 +43,21 @@ int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *
                           "tfrec_bt_writer_open needs a client, a table and a column family");
     *out = NULL;
     char name[2 * BT_NAME_MAX], enc[3 * BT_NAME_MAX];
-    if (bt_table_name(c, table, name, sizeof name))
+    if (tfrec_bt_table_name(c, table, name, sizeof name))
         return tfrec_fail(NULL, TFREC_E_INVALID, "table name too long");
     grpc_tr *t = calloc(1, sizeof *t);
     if (!t) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     t->client = c;
-    bt_url_encode(name, enc, sizeof enc);
+    tfrec_bt_url_encode(name, enc, sizeof enc);
     snprintf(t->params, sizeof t->params, "table_name=%s", enc);
     if (c->app_profile[0]) {
-        bt_url_encode(c->app_profile, enc, sizeof enc);
+        tfrec_bt_url_encode(c->app_profile, enc, sizeof enc);
         size_t l = strlen(t->params);
         snprintf(t->params + l, sizeof t->params - l, "&app_profile_id=%s", enc);
     }
     t->cq = grpc_completion_queue_create_for_next(NULL);
     bt_transport tr = {t, tr_start, tr_next, tr_destroy};
-    int rc = bt_writer_open_transport(out, &tr, name, c->app_profile, family, opts);
+    int rc = tfrec_bt_writer_open_transport(out, &tr, name, c->app_profile, family, opts);
     if (rc) tr_destroy(t);
     return rc;
 }

@@ -64,14 +64,14 @@ struct tfrec_bt_writer {
 };
 
 /* writer_rows.c */
-int bt_w_track(tfrec_bt_writer *w);                /* room for the next row's state */
-void bt_w_ack(tfrec_bt_writer *w, bt_entry *e);
-void bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt, ...)
+int tfrec_bt_w_track(tfrec_bt_writer *w);                /* room for the next row's state */
+void tfrec_bt_w_ack(tfrec_bt_writer *w, bt_entry *e);
+void tfrec_bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt, ...)
     TFREC_PRINTF(4, 5);
-void bt_w_queue_push_back(tfrec_bt_writer *w, bt_entry *e);
-void bt_w_queue_push_front(tfrec_bt_writer *w, bt_entry *e);
-bt_entry *bt_w_queue_pop(tfrec_bt_writer *w);
-int bt_w_report(tfrec_bt_writer *w);               /* TFREC_OK or the failure summary */
-void bt_w_free_rows(tfrec_bt_writer *w);           /* failed list and row states */
+void tfrec_bt_w_queue_push_back(tfrec_bt_writer *w, bt_entry *e);
+void tfrec_bt_w_queue_push_front(tfrec_bt_writer *w, bt_entry *e);
+bt_entry *tfrec_bt_w_queue_pop(tfrec_bt_writer *w);
+int tfrec_bt_w_report(tfrec_bt_writer *w);               /* TFREC_OK or the failure summary */
+void tfrec_bt_w_free_rows(tfrec_bt_writer *w);           /* failed list and row states */
 
 #endif

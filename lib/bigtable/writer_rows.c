@@ -20,7 +20,7 @@ static void mark(tfrec_bt_writer *w, uint64_t seq, int state)
     w->st.acked_prefix = w->win_base;
 }
 
-int bt_w_track(tfrec_bt_writer *w)
+int tfrec_bt_w_track(tfrec_bt_writer *w)
 {
     if (w->win_off > 4096 && w->win_off * 2 > w->win_len) {
         memmove(w->win, w->win + w->win_off, w->win_len - w->win_off);
@@ -42,17 +42,17 @@ static void resolve(tfrec_bt_writer *w, bt_entry *e, int state)
 {
     mark(w, e->seq, state);
     w->buffered -= e->enc_len;
-    bt_entry_unref(e);
+    tfrec_bt_entry_unref(e);
 }
 
-void bt_w_ack(tfrec_bt_writer *w, bt_entry *e)
+void tfrec_bt_w_ack(tfrec_bt_writer *w, bt_entry *e)
 {
     w->st.rows_acked++;
     w->st.bytes_acked += e->payload;
     resolve(w, e, ROW_ACKED);
 }
 
-void bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt, ...)
+void tfrec_bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -81,7 +81,7 @@ void bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt, ...)
     resolve(w, e, ROW_FAILED);
 }
 
-void bt_w_queue_push_back(tfrec_bt_writer *w, bt_entry *e)
+void tfrec_bt_w_queue_push_back(tfrec_bt_writer *w, bt_entry *e)
 {
     e->next = NULL;
     if (w->q_tail) w->q_tail->next = e;
@@ -92,7 +92,7 @@ void bt_w_queue_push_back(tfrec_bt_writer *w, bt_entry *e)
     w->q_mutations += e->ncells;
 }
 
-void bt_w_queue_push_front(tfrec_bt_writer *w, bt_entry *e)
+void tfrec_bt_w_queue_push_front(tfrec_bt_writer *w, bt_entry *e)
 {
     e->next = w->q_head;
     w->q_head = e;
@@ -102,7 +102,7 @@ void bt_w_queue_push_front(tfrec_bt_writer *w, bt_entry *e)
     w->q_mutations += e->ncells;
 }
 
-bt_entry *bt_w_queue_pop(tfrec_bt_writer *w)
+bt_entry *tfrec_bt_w_queue_pop(tfrec_bt_writer *w)
 {
     bt_entry *e = w->q_head;
     w->q_head = e->next;
@@ -120,7 +120,7 @@ static int by_seq(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-int bt_w_report(tfrec_bt_writer *w)
+int tfrec_bt_w_report(tfrec_bt_writer *w)
 {
     if (!w->nfailed && !w->st.rows_failed) return TFREC_OK;
     /* Rows fail in retry order; callers want them in put order. */
@@ -157,7 +157,7 @@ int tfrec_bt_writer_failed_row(const tfrec_bt_writer *w, size_t i, const uint8_t
     return TFREC_OK;
 }
 
-void bt_w_free_rows(tfrec_bt_writer *w)
+void tfrec_bt_w_free_rows(tfrec_bt_writer *w)
 {
     for (size_t i = 0; i < w->nfailed; i++) {
         free(w->failed[i].key);

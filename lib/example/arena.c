@@ -48,7 +48,7 @@ static void drop_small_spares(ex_arena *a, size_t need)
     }
 }
 
-void *ex_arena_alloc(ex_arena *a, size_t len)
+void *tfrec_ex_arena_alloc(ex_arena *a, size_t len)
 {
     if (len > SIZE_MAX / 2)
         return NULL;
@@ -77,15 +77,15 @@ void *ex_arena_alloc(ex_arena *a, size_t len)
     return p;
 }
 
-void *ex_arena_copy(ex_arena *a, const void *data, size_t len)
+void *tfrec_ex_arena_copy(ex_arena *a, const void *data, size_t len)
 {
-    void *p = ex_arena_alloc(a, len);
+    void *p = tfrec_ex_arena_alloc(a, len);
     if (p && len)
         memcpy(p, data, len);
     return p;
 }
 
-void ex_arena_rewind(ex_arena *a)
+void tfrec_ex_arena_rewind(ex_arena *a)
 {
     while (a->head) {
         ex_arena_chunk *c = a->head;
@@ -95,9 +95,9 @@ void ex_arena_rewind(ex_arena *a)
     }
 }
 
-void ex_arena_release(ex_arena *a)
+void tfrec_ex_arena_release(ex_arena *a)
 {
-    ex_arena_rewind(a);
+    tfrec_ex_arena_rewind(a);
     while (a->spare) {
         ex_arena_chunk *c = a->spare;
         a->spare = c->next;

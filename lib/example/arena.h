@@ -19,11 +19,11 @@ typedef struct ex_arena {
 } ex_arena;
 
 /* len bytes aligned for any type; NULL when out of memory. The memory stays
- * put until ex_arena_rewind / ex_arena_release. */
-void *ex_arena_alloc(ex_arena *a, size_t len);
-void *ex_arena_copy(ex_arena *a, const void *data, size_t len);
+ * put until tfrec_ex_arena_rewind / tfrec_ex_arena_release. */
+void *tfrec_ex_arena_alloc(ex_arena *a, size_t len);
+void *tfrec_ex_arena_copy(ex_arena *a, const void *data, size_t len);
 /* Forget all allocations but keep the chunks for reuse. */
-void ex_arena_rewind(ex_arena *a);
-void ex_arena_release(ex_arena *a);
+void tfrec_ex_arena_rewind(ex_arena *a);
+void tfrec_ex_arena_release(ex_arena *a);
 
 #endif

@@ -95,7 +95,7 @@ void tfrec_example_builder_reset(tfrec_example_builder *b)
     b->encoded_bound = 0;
     b->err.code = 0;
     b->err.msg[0] = '\0';
-    ex_arena_rewind(&b->arena);
+    tfrec_ex_arena_rewind(&b->arena);
 }
 
 void tfrec_example_builder_free(tfrec_example_builder *b)
@@ -112,7 +112,7 @@ void tfrec_example_builder_free(tfrec_example_builder *b)
     }
     free(b->slots);
     free(b->sorted);
-    ex_arena_release(&b->arena);
+    tfrec_ex_arena_release(&b->arena);
     free(b);
 }
 
@@ -258,7 +258,7 @@ static int add_bytes(tfrec_example_builder *b, const char *key, const void *data
         return tfrec_fail(&b->err, TFREC_E_NOMEM, "out of memory adding to feature '%s'", key);
     const void *stored = data;
     if (copy && len) {
-        stored = ex_arena_copy(&b->arena, data, len);
+        stored = tfrec_ex_arena_copy(&b->arena, data, len);
         if (!stored)
             return tfrec_fail(&b->err, TFREC_E_NOMEM,
                               "out of memory copying %zu bytes for feature '%s'", len, key);

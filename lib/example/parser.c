@@ -34,7 +34,7 @@ struct tfrec_example {
 static void *arena_alloc(void *data, size_t size)
 {
     tfrec_example *ex = data;
-    void *p = ex_arena_alloc(&ex->arena, size);
+    void *p = tfrec_ex_arena_alloc(&ex->arena, size);
     if (!p)
         ex->out_of_memory = 1;
     return p;
@@ -61,7 +61,7 @@ static int build_index(tfrec_example *ex)
     size_t n = fs ? fs->n_feature : 0;
     if (!n)
         return TFREC_OK;
-    ex->index = ex_arena_alloc(&ex->arena, n * sizeof *ex->index);
+    ex->index = tfrec_ex_arena_alloc(&ex->arena, n * sizeof *ex->index);
     if (!ex->index)
         return TFREC_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
@@ -119,7 +119,7 @@ void tfrec_example_free(tfrec_example *ex)
 {
     if (!ex)
         return;
-    ex_arena_release(&ex->arena);
+    tfrec_ex_arena_release(&ex->arena);
     free(ex);
 }
 

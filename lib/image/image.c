@@ -39,18 +39,18 @@ int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info)
     if (!d && len)
         return tfrec_fail(NULL, TFREC_E_INVALID, "image data is NULL");
     switch (sniff(d, len)) {
-    case TFREC_IMAGE_JPEG: return img_jpeg_probe(d, len, info);
-    case TFREC_IMAGE_PNG: return img_png_probe(d, len, info);
+    case TFREC_IMAGE_JPEG: return tfrec_img_jpeg_probe(d, len, info);
+    case TFREC_IMAGE_PNG: return tfrec_img_png_probe(d, len, info);
     default: return not_an_image(d, len);
     }
 }
 
 static int verify_jpeg(const uint8_t *d, size_t len, int level)
 {
-    int rc = img_jpeg_check_structure(d, len);
+    int rc = tfrec_img_jpeg_check_structure(d, len);
     if (rc || level == TFREC_VERIFY_HEADER)
         return rc;
-    return img_jpeg_decode_check(d, len, level == TFREC_VERIFY_FULL);
+    return tfrec_img_jpeg_decode_check(d, len, level == TFREC_VERIFY_FULL);
 }
 
 int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info *info)
@@ -69,7 +69,7 @@ int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info
         return verify_jpeg(data, len, level);
     uint8_t *px = NULL;
     int w, h;
-    rc = img_png_decode_rgb(data, len, &px, &w, &h);
+    rc = tfrec_img_png_decode_rgb(data, len, &px, &w, &h);
     free(px);
     return rc;
 }
@@ -79,10 +79,10 @@ static int from_png(const uint8_t *d, size_t len, int quality, uint8_t **out, si
 {
     uint8_t *px = NULL;
     int w, h;
-    int rc = img_png_decode_rgb(d, len, &px, &w, &h);
+    int rc = tfrec_img_png_decode_rgb(d, len, &px, &w, &h);
     if (rc)
         return rc;
-    rc = img_encode_jpeg(px, w, h, 3, quality, out, out_len);
+    rc = tfrec_img_encode_jpeg(px, w, h, 3, quality, out, out_len);
     free(px);
     if (rc)
         return rc;
@@ -126,14 +126,14 @@ int tfrec_image_normalize(const void *data, size_t len, const tfrec_image_normal
         act = TFREC_IMAGE_FROM_CMYK;
         /* The structure walk first: the decoder alone would accept a file cut
          * after the last scan. */
-        rc = img_jpeg_check_structure(d, len);
+        rc = tfrec_img_jpeg_check_structure(d, len);
         if (!rc)
-            rc = img_jpeg_to_rgb_jpeg(d, len, quality, out, out_len, info);
+            rc = tfrec_img_jpeg_to_rgb_jpeg(d, len, quality, out, out_len, info);
     } else if (info->colorspace == TFREC_CS_GRAY && opts->grayscale_to_rgb) {
         act = TFREC_IMAGE_FROM_GRAY;
-        rc = img_jpeg_check_structure(d, len);
+        rc = tfrec_img_jpeg_check_structure(d, len);
         if (!rc)
-            rc = img_jpeg_to_rgb_jpeg(d, len, quality, out, out_len, info);
+            rc = tfrec_img_jpeg_to_rgb_jpeg(d, len, quality, out, out_len, info);
     } else {
         rc = verify_jpeg(d, len, level);
     }

@@ -45,7 +45,7 @@ static void cmyk_row_to_rgb(const JSAMPLE *in, JSAMPLE *out, JDIMENSION w, int i
     }
 }
 
-int img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
+int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
                          uint8_t **out, size_t *out_len, tfrec_image_info *info)
 {
     struct jpeg_decompress_struct dc;
@@ -56,7 +56,7 @@ int img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
     JSAMPLE *volatile rgb_row = NULL;
     volatile int have_cc = 0;
 
-    dc.err = img_jerr_init(&e);
+    dc.err = tfrec_img_jerr_init(&e);
     cc.err = &e.pub;
     if (setjmp(e.jump)) {
         jpeg_destroy_decompress(&dc);
@@ -85,7 +85,7 @@ int img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
 
     jpeg_create_compress(&cc);
     have_cc = 1;
-    img_mem_dest_init(&cc, &dest, len);
+    tfrec_img_mem_dest_init(&cc, &dest, len);
     setup_compress(&cc, (int)w, (int)dc.output_height, 3, quality);
     jpeg_start_compress(&cc, TRUE);
 
@@ -121,20 +121,20 @@ int img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
     return TFREC_OK;
 }
 
-int img_encode_jpeg(const uint8_t *pixels, int w, int h, int components, int quality,
+int tfrec_img_encode_jpeg(const uint8_t *pixels, int w, int h, int components, int quality,
                     uint8_t **out, size_t *out_len)
 {
     struct jpeg_compress_struct cc;
     img_jerr e;
     img_mem_dest dest = { 0 };
-    cc.err = img_jerr_init(&e);
+    cc.err = tfrec_img_jerr_init(&e);
     if (setjmp(e.jump)) {
         jpeg_destroy_compress(&cc);
         free(dest.buf);
         return tfrec_fail(NULL, TFREC_E_IMAGE, "JPEG encoding failed: %s", e.msg);
     }
     jpeg_create_compress(&cc);
-    img_mem_dest_init(&cc, &dest, (size_t)w * (size_t)h / 2 + 1024);
+    tfrec_img_mem_dest_init(&cc, &dest, (size_t)w * (size_t)h / 2 + 1024);
     setup_compress(&cc, w, h, components, quality);
     jpeg_start_compress(&cc, TRUE);
     size_t stride = (size_t)w * (size_t)components;

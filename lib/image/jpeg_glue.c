@@ -49,7 +49,7 @@ static void on_output_message(j_common_ptr c)
     (void)c;
 }
 
-struct jpeg_error_mgr *img_jerr_init(img_jerr *e)
+struct jpeg_error_mgr *tfrec_img_jerr_init(img_jerr *e)
 {
     jpeg_std_error(&e->pub);
     e->pub.error_exit = on_error_exit;
@@ -89,7 +89,7 @@ static void dest_term(j_compress_ptr c)
     d->len = d->cap - d->pub.free_in_buffer;
 }
 
-void img_mem_dest_init(j_compress_ptr c, img_mem_dest *d, size_t initial)
+void tfrec_img_mem_dest_init(j_compress_ptr c, img_mem_dest *d, size_t initial)
 {
     memset(d, 0, sizeof *d);
     d->cap = initial < 4096 ? 4096 : initial;

@@ -23,7 +23,7 @@ typedef struct img_jerr {
 
 /* Install the error manager on a compress or decompress object (call before
  * jpeg_create_*). */
-struct jpeg_error_mgr *img_jerr_init(img_jerr *e);
+struct jpeg_error_mgr *tfrec_img_jerr_init(img_jerr *e);
 
 /* A destination manager appending to a malloc'ed buffer that grows by
  * doubling. The buffer belongs to the caller in all cases (free it after an
@@ -35,7 +35,7 @@ typedef struct img_mem_dest {
     size_t len; /* valid after jpeg_finish_compress */
 } img_mem_dest;
 
-void img_mem_dest_init(j_compress_ptr c, img_mem_dest *d, size_t initial);
+void tfrec_img_mem_dest_init(j_compress_ptr c, img_mem_dest *d, size_t initial);
 
 /* Upper bound of libjpeg's working memory per image (coefficient buffers of
  * large progressive images); above it the decode fails instead of growing. */

@@ -36,7 +36,7 @@ static size_t skip_entropy(const uint8_t *d, size_t p, size_t len)
     return len;
 }
 
-int img_jpeg_check_structure(const uint8_t *d, size_t len)
+int tfrec_img_jpeg_check_structure(const uint8_t *d, size_t len)
 {
     if (len < 4 || d[0] != 0xFF || d[1] != 0xD8)
         return tfrec_fail(NULL, TFREC_E_IMAGE, "not a JPEG (no SOI marker)");

@@ -31,11 +31,11 @@ static void fill_info(const struct jpeg_decompress_struct *c, tfrec_image_info *
     info->adobe = c->saw_Adobe_marker ? 1 : 0;
 }
 
-int img_jpeg_probe(const uint8_t *d, size_t len, tfrec_image_info *info)
+int tfrec_img_jpeg_probe(const uint8_t *d, size_t len, tfrec_image_info *info)
 {
     struct jpeg_decompress_struct c;
     img_jerr e;
-    c.err = img_jerr_init(&e);
+    c.err = tfrec_img_jerr_init(&e);
     if (setjmp(e.jump)) {
         jpeg_destroy_decompress(&c);
         return tfrec_fail(NULL, TFREC_E_IMAGE, "bad JPEG header: %s", e.msg);
@@ -51,12 +51,12 @@ int img_jpeg_probe(const uint8_t *d, size_t len, tfrec_image_info *info)
     return TFREC_OK;
 }
 
-int img_jpeg_decode_check(const uint8_t *d, size_t len, int full)
+int tfrec_img_jpeg_decode_check(const uint8_t *d, size_t len, int full)
 {
     struct jpeg_decompress_struct c;
     img_jerr e;
     JSAMPLE *volatile row = NULL;
-    c.err = img_jerr_init(&e);
+    c.err = tfrec_img_jerr_init(&e);
     if (setjmp(e.jump)) {
         jpeg_destroy_decompress(&c);
         free(row);

@@ -65,7 +65,7 @@ static int colorspace_of(int color_type)
     }
 }
 
-int img_png_probe(const uint8_t *d, size_t len, tfrec_image_info *info)
+int tfrec_img_png_probe(const uint8_t *d, size_t len, tfrec_image_info *info)
 {
     if (len < 8 || memcmp(d, png_sig, 8) != 0)
         return tfrec_fail(NULL, TFREC_E_IMAGE, "not a PNG");
@@ -91,7 +91,7 @@ int img_png_probe(const uint8_t *d, size_t len, tfrec_image_info *info)
     return TFREC_OK;
 }
 
-int img_png_decode_rgb(const uint8_t *d, size_t len, uint8_t **pixels, int *w, int *h)
+int tfrec_img_png_decode_rgb(const uint8_t *d, size_t len, uint8_t **pixels, int *w, int *h)
 {
     if (len < 8 || memcmp(d, png_sig, 8) != 0)
         return tfrec_fail(NULL, TFREC_E_IMAGE, "not a PNG");

@@ -90,7 +90,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&c->mu);
 
         in_result r;
-        in_convert_item(c->plan->order[i], c->o, b, &buf, &rec, &r);
+        tfrec_in_convert_item(c->plan->order[i], c->o, b, &buf, &rec, &r);
 
         pthread_mutex_lock(&c->mu);
         c->ring[i % c->window].r = r;
@@ -176,7 +176,7 @@ static void recycle(conv *c, in_result *r)
         }
         pthread_mutex_unlock(&c->mu);
     }
-    in_result_clear(r);
+    tfrec_in_result_clear(r);
 }
 
 /* One image's result into the open shard (or the notes). */
@@ -186,7 +186,7 @@ static int place(wstate *w, tfrec_writer *tw, const in_item *it, in_result *r)
     res->counts.bytes_in += r->bytes_in;
     if (r->status != TFREC_OK) {
         res->counts.images_rejected++;
-        if (in_notes_add(&w->rejected, it->path, r->reason))
+        if (tfrec_in_notes_add(&w->rejected, it->path, r->reason))
             return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
         if (w->c->o->o.on_error == TFREC_ON_ERROR_SKIP)
             return TFREC_OK;
@@ -195,7 +195,7 @@ static int place(wstate *w, tfrec_writer *tw, const in_item *it, in_result *r)
     }
     if (r->action != TFREC_IMAGE_KEPT) {
         res->counts.images_fixed++;
-        if (in_notes_add(&w->fixed, it->path, in_fixed_from(r)))
+        if (tfrec_in_notes_add(&w->fixed, it->path, tfrec_in_fixed_from(r)))
             return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
     }
     int rc = tfrec_writer_write(tw, r->record, r->record_len);
@@ -209,7 +209,7 @@ static int write_shard(wstate *w, in_shard *sh)
 {
     conv *c = w->c;
     tfrec_imagenet_result *res = w->res;
-    char *path = in_path2(w->staging, sh->file);
+    char *path = tfrec_in_path2(w->staging, sh->file);
     if (!path)
         return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
     tfrec_writer_options wo = { 0 };
@@ -291,7 +291,7 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
         pthread_join(th[t], NULL);
     for (size_t i = 0; i < c.window; i++)
         if (c.ring[i].ready)
-            in_result_clear(&c.ring[i].r);
+            tfrec_in_result_clear(&c.ring[i].r);
     free(th);
     free(c.ring);
     for (size_t i = 0; i < c.npool; i++)
@@ -311,14 +311,14 @@ static int plan_run(const in_opts *o, in_plan *p, tfrec_err *err)
 {
     int rc;
     switch (o->o.layout) {
-    case TFREC_LAYOUT_FOLDERS: rc = in_scan_folders(p, o, err); break;
-    case TFREC_LAYOUT_CSV: rc = in_scan_csv(p, o, err); break;
-    default: rc = in_scan_imagenet(p, o, err); break;
+    case TFREC_LAYOUT_FOLDERS: rc = tfrec_in_scan_folders(p, o, err); break;
+    case TFREC_LAYOUT_CSV: rc = tfrec_in_scan_csv(p, o, err); break;
+    default: rc = tfrec_in_scan_imagenet(p, o, err); break;
     }
     if (!rc)
-        rc = in_assign_labels(p, o, err);
+        rc = tfrec_in_assign_labels(p, o, err);
     if (!rc)
-        rc = in_plan_finish(p, o, err);
+        rc = tfrec_in_plan_finish(p, o, err);
     return rc;
 }
 
@@ -335,17 +335,17 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     memset(&plan, 0, sizeof plan);
     in_notes fixed = { 0 }, rejected = { 0 };
     char *staging = NULL;
-    int rc = in_resolve_options(opts, &o, &res->err);
+    int rc = tfrec_in_resolve_options(opts, &o, &res->err);
     if (!rc)
         rc = plan_run(&o, &plan, &res->err);
     res->counts.images_total = plan.nitems;
     res->counts.classes = (uint32_t)plan.nclasses;
     if (!rc)
-        rc = in_mkdir_p(o.o.output_dir, &res->err);
+        rc = tfrec_in_mkdir_p(o.o.output_dir, &res->err);
     if (!rc) {
         char name[64];
         snprintf(name, sizeof name, ".tfrec-staging-%ld", (long)getpid());
-        staging = in_path2(o.o.output_dir, name);
+        staging = tfrec_in_path2(o.o.output_dir, name);
         if (!staging)
             rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
         else if (mkdir(staging, 0777) != 0)
@@ -353,9 +353,9 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
         if (!rc) {
             rc = run_pool(&o, &plan, staging, res, &fixed, &rejected);
             if (!rc)
-                rc = in_commit_staging(staging, o.o.output_dir, &plan, &res->err);
+                rc = tfrec_in_commit_staging(staging, o.o.output_dir, &plan, &res->err);
             if (rc)
-                in_discard_staging(staging, &plan);
+                tfrec_in_discard_staging(staging, &plan);
         }
     }
     res->status = rc;
@@ -366,18 +366,18 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
         res->counts.shards = 0;
     }
     res->counts.seconds = now_s() - t0;
-    in_manifest_build(res, &o, &plan, &fixed, &rejected);
+    tfrec_in_manifest_build(res, &o, &plan, &fixed, &rejected);
     if (o.o.manifest_path && res->json) {
-        int mrc = in_write_manifest_file(o.o.manifest_path, res->json, rc ? NULL : &res->err);
+        int mrc = tfrec_in_write_manifest_file(o.o.manifest_path, res->json, rc ? NULL : &res->err);
         if (!rc && mrc)
             res->status = rc = mrc;
     }
     if (rc)
         tfrec_fail(NULL, rc, "%s", res->err.msg); /* the thread slot too */
-    in_notes_free(&fixed);
+    tfrec_in_notes_free(&fixed);
     res->rejected = rejected; /* kept for tfrec_imagenet_result_rejected() */
-    in_plan_free(&plan);
-    in_free_options(&o);
+    tfrec_in_plan_free(&plan);
+    tfrec_in_free_options(&o);
     free(staging);
     if (out)
         *out = res;
@@ -424,6 +424,6 @@ void tfrec_imagenet_result_free(tfrec_imagenet_result *r)
     if (!r)
         return;
     free(r->json);
-    in_notes_free(&r->rejected);
+    tfrec_in_notes_free(&r->rejected);
     free(r);
 }

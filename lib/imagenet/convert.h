@@ -33,11 +33,11 @@ typedef struct in_buf {
  * are the calling worker's own; the record is serialized into *rec, whose
  * memory moves into r->record (rec is left empty). Never fails silently:
  * r->status/reason. */
-void in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b, in_buf *buf,
+void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b, in_buf *buf,
                      in_buf *rec, in_result *r);
-void in_result_clear(in_result *r);
+void tfrec_in_result_clear(in_result *r);
 
 /* Short name of what a fixed image was ("PNG", "CMYK", "YCCK", "grayscale"). */
-const char *in_fixed_from(const in_result *r);
+const char *tfrec_in_fixed_from(const in_result *r);
 
 #endif

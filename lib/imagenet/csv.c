@@ -61,12 +61,12 @@ static char *resolve(const char *base, const char *path)
     return s;
 }
 
-int in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
+int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     const char *csv = o->o.csv_path;
     char **lines;
     size_t n;
-    int rc = in_read_lines(csv, 0, &lines, &n, err);
+    int rc = tfrec_in_read_lines(csv, 0, &lines, &n, err);
     if (rc)
         return rc;
     char *base = o->o.raw_data_dir ? strdup(o->o.raw_data_dir) : strdup(csv);
@@ -94,14 +94,14 @@ int in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
                 split[k] = (char)tolower((unsigned char)f[2][k]);
             split[k] = '\0';
         }
-        in_split *sp = in_plan_split(p, split, err);
+        in_split *sp = tfrec_in_plan_split(p, split, err);
         if (!sp) {
             rc = err->code;
             break;
         }
         in_item it = { 0 };
-        it.path = in_plan_own(p, resolve(base, f[0]));
-        it.synset = in_plan_strdup(p, f[1]);
+        it.path = tfrec_in_plan_own(p, resolve(base, f[0]));
+        it.synset = tfrec_in_plan_strdup(p, f[1]);
         if (!it.path || !it.synset) {
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
             break;
@@ -115,11 +115,11 @@ int in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
             break;
         }
         it.size = (uint64_t)st.st_size;
-        rc = in_list_push(&sp->items, &it);
+        rc = tfrec_in_list_push(&sp->items, &it);
     }
     if (!rc && p->nsplits == 0)
         rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "%s lists no images", csv);
-    in_free_names(lines, n);
+    tfrec_in_free_names(lines, n);
     free(base);
     return rc;
 }

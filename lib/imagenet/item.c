@@ -110,7 +110,7 @@ static int serialize_into(tfrec_example_builder *b, in_buf *rec, in_result *r)
     return TFREC_OK;
 }
 
-void in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b, in_buf *fbuf,
+void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b, in_buf *fbuf,
                      in_buf *rec, in_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -151,14 +151,14 @@ void in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder 
     tfrec_free(fixed);
 }
 
-void in_result_clear(in_result *r)
+void tfrec_in_result_clear(in_result *r)
 {
     free(r->reason);
     free(r->record);
     memset(r, 0, sizeof *r);
 }
 
-const char *in_fixed_from(const in_result *r)
+const char *tfrec_in_fixed_from(const in_result *r)
 {
     switch (r->action) {
     case TFREC_IMAGE_FROM_PNG: return "PNG";

@@ -25,13 +25,13 @@ static void put(jbuf *b, const char *s, size_t n)
     b->s[b->len] = '\0';
 }
 
-void jb_raw(jbuf *b, const char *s)
+void tfrec_jb_raw(jbuf *b, const char *s)
 {
     put(b, s, strlen(s));
 }
 
 /* A value starts: separate it from the previous one unless a key was just
- * written (jb_key clears need_comma after writing its own comma). */
+ * written (tfrec_jb_key clears need_comma after writing its own comma). */
 static void value_start(jbuf *b)
 {
     if (b->need_comma)
@@ -39,14 +39,14 @@ static void value_start(jbuf *b)
     b->need_comma = 1;
 }
 
-void jb_open(jbuf *b, char bracket)
+void tfrec_jb_open(jbuf *b, char bracket)
 {
     value_start(b);
     put(b, &bracket, 1);
     b->need_comma = 0;
 }
 
-void jb_close(jbuf *b, char bracket)
+void tfrec_jb_close(jbuf *b, char bracket)
 {
     put(b, &bracket, 1);
     b->need_comma = 1;
@@ -71,7 +71,7 @@ static void put_escaped(jbuf *b, const char *s)
     put(b, "\"", 1);
 }
 
-void jb_key(jbuf *b, const char *key)
+void tfrec_jb_key(jbuf *b, const char *key)
 {
     value_start(b);
     put_escaped(b, key);
@@ -79,7 +79,7 @@ void jb_key(jbuf *b, const char *key)
     b->need_comma = 0;
 }
 
-void jb_str(jbuf *b, const char *s)
+void tfrec_jb_str(jbuf *b, const char *s)
 {
     value_start(b);
     if (s)
@@ -88,29 +88,29 @@ void jb_str(jbuf *b, const char *s)
         put(b, "null", 4);
 }
 
-void jb_int(jbuf *b, int64_t v)
+void tfrec_jb_int(jbuf *b, int64_t v)
 {
     char t[32];
     value_start(b);
     put(b, t, (size_t)snprintf(t, sizeof t, "%lld", (long long)v));
 }
 
-void jb_uint(jbuf *b, uint64_t v)
+void tfrec_jb_uint(jbuf *b, uint64_t v)
 {
     char t[32];
     value_start(b);
     put(b, t, (size_t)snprintf(t, sizeof t, "%llu", (unsigned long long)v));
 }
 
-void jb_num(jbuf *b, double v)
+void tfrec_jb_num(jbuf *b, double v)
 {
     char t[64];
     value_start(b);
     put(b, t, (size_t)snprintf(t, sizeof t, "%.3f", v));
 }
 
-void jb_bool(jbuf *b, int v)
+void tfrec_jb_bool(jbuf *b, int v)
 {
     value_start(b);
-    jb_raw(b, v ? "true" : "false");
+    tfrec_jb_raw(b, v ? "true" : "false");
 }

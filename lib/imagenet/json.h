@@ -13,14 +13,14 @@ typedef struct jbuf {
     int need_comma; /* a value was written at the current nesting level */
 } jbuf;
 
-void jb_raw(jbuf *b, const char *s);
-void jb_open(jbuf *b, char bracket);  /* '{' or '[' */
-void jb_close(jbuf *b, char bracket); /* '}' or ']' */
-void jb_key(jbuf *b, const char *key); /* inside objects, before each value */
-void jb_str(jbuf *b, const char *s);   /* NULL writes null */
-void jb_int(jbuf *b, int64_t v);
-void jb_uint(jbuf *b, uint64_t v);
-void jb_num(jbuf *b, double v);
-void jb_bool(jbuf *b, int v);
+void tfrec_jb_raw(jbuf *b, const char *s);
+void tfrec_jb_open(jbuf *b, char bracket);  /* '{' or '[' */
+void tfrec_jb_close(jbuf *b, char bracket); /* '}' or ']' */
+void tfrec_jb_key(jbuf *b, const char *key); /* inside objects, before each value */
+void tfrec_jb_str(jbuf *b, const char *s);   /* NULL writes null */
+void tfrec_jb_int(jbuf *b, int64_t v);
+void tfrec_jb_uint(jbuf *b, uint64_t v);
+void tfrec_jb_num(jbuf *b, double v);
+void tfrec_jb_bool(jbuf *b, int v);
 
 #endif

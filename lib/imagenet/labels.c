@@ -12,7 +12,7 @@
 
 #define IN_MAX_TEXT_FILE ((long)256 * 1024 * 1024)
 
-int in_read_lines(const char *path, int first_token, char ***lines, size_t *n, tfrec_err *err)
+int tfrec_in_read_lines(const char *path, int first_token, char ***lines, size_t *n, tfrec_err *err)
 {
     *lines = NULL;
     *n = 0;
@@ -79,7 +79,7 @@ int in_read_lines(const char *path, int first_token, char ***lines, size_t *n, t
     }
     free(buf);
     if (rc) {
-        in_free_names(v, cnt);
+        tfrec_in_free_names(v, cnt);
         return rc;
     }
     *lines = v;
@@ -129,7 +129,7 @@ static int classes_from_file(in_plan *p, const char *path, tfrec_err *err)
 {
     char **lines;
     size_t n;
-    int rc = in_read_lines(path, 1, &lines, &n, err);
+    int rc = tfrec_in_read_lines(path, 1, &lines, &n, err);
     if (rc)
         return rc;
     if (n == 0) {
@@ -137,13 +137,13 @@ static int classes_from_file(in_plan *p, const char *path, tfrec_err *err)
         return tfrec_fail(err, TFREC_E_INVALID, "labels file %s is empty", path);
     }
     for (size_t i = 0; i < n; i++)
-        in_plan_own(p, lines[i]);
+        tfrec_in_plan_own(p, lines[i]);
     p->classes = lines;
     p->nclasses = n;
     return TFREC_OK;
 }
 
-int in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err)
+int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     const char *file = o->o.labels_file;
     int rc = file ? classes_from_file(p, file, err) : classes_from_items(p, err);

@@ -10,7 +10,7 @@
 #include "tfrec/image.h"
 #include "tfrec/record.h"
 
-int in_notes_add(in_notes *l, const char *path, const char *what)
+int tfrec_in_notes_add(in_notes *l, const char *path, const char *what)
 {
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 64;
@@ -32,7 +32,7 @@ int in_notes_add(in_notes *l, const char *path, const char *what)
     return TFREC_OK;
 }
 
-void in_notes_free(in_notes *l)
+void tfrec_in_notes_free(in_notes *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].path);
@@ -53,88 +53,88 @@ static const char *layout_name(int layout)
 
 static void options(jbuf *b, const in_opts *o)
 {
-    jb_key(b, "options");
-    jb_open(b, '{');
-    jb_key(b, "layout"); jb_str(b, layout_name(o->o.layout));
-    jb_key(b, "raw_data_dir"); jb_str(b, o->o.raw_data_dir);
-    jb_key(b, "csv"); jb_str(b, o->o.csv_path);
-    jb_key(b, "output_dir"); jb_str(b, o->o.output_dir);
-    jb_key(b, "labels_file"); jb_str(b, o->o.labels_file);
-    jb_key(b, "extensions"); jb_str(b, o->o.extensions);
-    jb_key(b, "train_shards"); jb_int(b, o->o.train_shards);
-    jb_key(b, "validation_shards"); jb_int(b, o->o.validation_shards);
-    jb_key(b, "seed"); jb_uint(b, o->o.seed);
-    jb_key(b, "shuffle"); jb_bool(b, !o->o.no_shuffle);
-    jb_key(b, "verify"); jb_str(b, tfrec_verify_level_name(o->o.verify));
-    jb_key(b, "on_error"); jb_str(b, o->o.on_error == TFREC_ON_ERROR_SKIP ? "skip" : "stop");
-    jb_key(b, "quality"); jb_int(b, o->o.quality);
-    jb_key(b, "grayscale_to_rgb"); jb_bool(b, o->o.grayscale_to_rgb);
-    jb_key(b, "compression"); jb_str(b, tfrec_compression_name(o->o.compression));
-    jb_close(b, '}');
+    tfrec_jb_key(b, "options");
+    tfrec_jb_open(b, '{');
+    tfrec_jb_key(b, "layout"); tfrec_jb_str(b, layout_name(o->o.layout));
+    tfrec_jb_key(b, "raw_data_dir"); tfrec_jb_str(b, o->o.raw_data_dir);
+    tfrec_jb_key(b, "csv"); tfrec_jb_str(b, o->o.csv_path);
+    tfrec_jb_key(b, "output_dir"); tfrec_jb_str(b, o->o.output_dir);
+    tfrec_jb_key(b, "labels_file"); tfrec_jb_str(b, o->o.labels_file);
+    tfrec_jb_key(b, "extensions"); tfrec_jb_str(b, o->o.extensions);
+    tfrec_jb_key(b, "train_shards"); tfrec_jb_int(b, o->o.train_shards);
+    tfrec_jb_key(b, "validation_shards"); tfrec_jb_int(b, o->o.validation_shards);
+    tfrec_jb_key(b, "seed"); tfrec_jb_uint(b, o->o.seed);
+    tfrec_jb_key(b, "shuffle"); tfrec_jb_bool(b, !o->o.no_shuffle);
+    tfrec_jb_key(b, "verify"); tfrec_jb_str(b, tfrec_verify_level_name(o->o.verify));
+    tfrec_jb_key(b, "on_error"); tfrec_jb_str(b, o->o.on_error == TFREC_ON_ERROR_SKIP ? "skip" : "stop");
+    tfrec_jb_key(b, "quality"); tfrec_jb_int(b, o->o.quality);
+    tfrec_jb_key(b, "grayscale_to_rgb"); tfrec_jb_bool(b, o->o.grayscale_to_rgb);
+    tfrec_jb_key(b, "compression"); tfrec_jb_str(b, tfrec_compression_name(o->o.compression));
+    tfrec_jb_close(b, '}');
 }
 
 static void notes(jbuf *b, const char *key, const char *field, const in_notes *l)
 {
-    jb_key(b, key);
-    jb_open(b, '[');
+    tfrec_jb_key(b, key);
+    tfrec_jb_open(b, '[');
     for (size_t i = 0; i < l->n; i++) {
-        jb_open(b, '{');
-        jb_key(b, "path"); jb_str(b, l->v[i].path);
-        jb_key(b, field); jb_str(b, l->v[i].what);
-        jb_close(b, '}');
+        tfrec_jb_open(b, '{');
+        tfrec_jb_key(b, "path"); tfrec_jb_str(b, l->v[i].path);
+        tfrec_jb_key(b, field); tfrec_jb_str(b, l->v[i].what);
+        tfrec_jb_close(b, '}');
     }
-    jb_close(b, ']');
+    tfrec_jb_close(b, ']');
 }
 
-void in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
+void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
                        const in_notes *fixed, const in_notes *rejected)
 {
     jbuf b = { 0 };
     const tfrec_imagenet_counts *c = &r->counts;
-    jb_open(&b, '{');
-    jb_key(&b, "tool"); jb_str(&b, "libtfrec imagenet converter");
-    jb_key(&b, "version"); jb_str(&b, tfrec_version());
-    jb_key(&b, "status"); jb_str(&b, r->status == TFREC_OK ? "ok" : "failed");
-    jb_key(&b, "error"); jb_str(&b, r->status == TFREC_OK ? NULL : r->err.msg);
+    tfrec_jb_open(&b, '{');
+    tfrec_jb_key(&b, "tool"); tfrec_jb_str(&b, "libtfrec imagenet converter");
+    tfrec_jb_key(&b, "version"); tfrec_jb_str(&b, tfrec_version());
+    tfrec_jb_key(&b, "status"); tfrec_jb_str(&b, r->status == TFREC_OK ? "ok" : "failed");
+    tfrec_jb_key(&b, "error"); tfrec_jb_str(&b, r->status == TFREC_OK ? NULL : r->err.msg);
     options(&b, o);
-    jb_key(&b, "counts");
-    jb_open(&b, '{');
-    jb_key(&b, "images_total"); jb_uint(&b, c->images_total);
-    jb_key(&b, "images_written"); jb_uint(&b, c->images_written);
-    jb_key(&b, "images_fixed"); jb_uint(&b, c->images_fixed);
-    jb_key(&b, "images_rejected"); jb_uint(&b, c->images_rejected);
-    jb_key(&b, "bytes_in"); jb_uint(&b, c->bytes_in);
-    jb_key(&b, "bytes_out"); jb_uint(&b, c->bytes_out);
-    jb_key(&b, "shards"); jb_uint(&b, c->shards);
-    jb_key(&b, "classes"); jb_uint(&b, c->classes);
-    jb_key(&b, "seconds"); jb_num(&b, c->seconds);
-    jb_close(&b, '}');
-    jb_key(&b, "labels");
-    jb_open(&b, '[');
+    tfrec_jb_key(&b, "counts");
+    tfrec_jb_open(&b, '{');
+    tfrec_jb_key(&b, "images_total"); tfrec_jb_uint(&b, c->images_total);
+    tfrec_jb_key(&b, "images_written"); tfrec_jb_uint(&b, c->images_written);
+    tfrec_jb_key(&b, "images_fixed"); tfrec_jb_uint(&b, c->images_fixed);
+    tfrec_jb_key(&b, "images_rejected"); tfrec_jb_uint(&b, c->images_rejected);
+    tfrec_jb_key(&b, "bytes_in"); tfrec_jb_uint(&b, c->bytes_in);
+    tfrec_jb_key(&b, "bytes_out"); tfrec_jb_uint(&b, c->bytes_out);
+    tfrec_jb_key(&b, "shards"); tfrec_jb_uint(&b, c->shards);
+    tfrec_jb_key(&b, "classes"); tfrec_jb_uint(&b, c->classes);
+    tfrec_jb_key(&b, "seconds"); tfrec_jb_num(&b, c->seconds);
+    tfrec_jb_close(&b, '}');
+    tfrec_jb_key(&b, "labels");
+    tfrec_jb_open(&b, '[');
     for (size_t i = 0; i < p->nclasses; i++) {
-        jb_open(&b, '{');
-        jb_key(&b, "label"); jb_uint(&b, i + 1);
-        jb_key(&b, "synset"); jb_str(&b, p->classes[i]);
-        jb_close(&b, '}');
+        tfrec_jb_open(&b, '{');
+        tfrec_jb_key(&b, "label"); tfrec_jb_uint(&b, i + 1);
+        tfrec_jb_key(&b, "synset"); tfrec_jb_str(&b, p->classes[i]);
+        tfrec_jb_close(&b, '}');
     }
-    jb_close(&b, ']');
-    jb_key(&b, "shards");
-    jb_open(&b, '[');
+    tfrec_jb_close(&b, ']');
+    tfrec_jb_key(&b, "shards");
+    tfrec_jb_open(&b, '[');
     /* Shards are listed only when the run committed them. */
     for (size_t i = 0; r->status == TFREC_OK && i < p->nshards; i++) {
         const in_shard *s = &p->shards[i];
-        jb_open(&b, '{');
-        jb_key(&b, "split"); jb_str(&b, p->splits[s->split].name);
-        jb_key(&b, "file"); jb_str(&b, s->file);
-        jb_key(&b, "records"); jb_uint(&b, s->records);
-        jb_key(&b, "bytes"); jb_uint(&b, s->bytes);
-        jb_close(&b, '}');
+        tfrec_jb_open(&b, '{');
+        tfrec_jb_key(&b, "split"); tfrec_jb_str(&b, p->splits[s->split].name);
+        tfrec_jb_key(&b, "file"); tfrec_jb_str(&b, s->file);
+        tfrec_jb_key(&b, "records"); tfrec_jb_uint(&b, s->records);
+        tfrec_jb_key(&b, "bytes"); tfrec_jb_uint(&b, s->bytes);
+        tfrec_jb_close(&b, '}');
     }
-    jb_close(&b, ']');
+    tfrec_jb_close(&b, ']');
     notes(&b, "fixed", "from", fixed);
     notes(&b, "rejected", "reason", rejected);
-    jb_close(&b, '}');
-    jb_raw(&b, "\n");
+    tfrec_jb_close(&b, '}');
+    tfrec_jb_raw(&b, "\n");
     if (b.oom) {
         free(b.s);
         b.s = NULL;

@@ -15,7 +15,7 @@
 #define IN_MAX_SHARDS 99999
 #define IN_MAX_THREADS 256
 
-int in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err)
+int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err)
 {
     memset(o, 0, sizeof *o);
     if (!in)
@@ -80,7 +80,7 @@ int in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *
     return TFREC_OK;
 }
 
-void in_free_options(in_opts *o)
+void tfrec_in_free_options(in_opts *o)
 {
     free(o->exts);
     free(o->ext_buf);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *in_plan_own(in_plan *p, char *s)
+char *tfrec_in_plan_own(in_plan *p, char *s)
 {
     if (!s)
         return NULL;
@@ -26,12 +26,12 @@ char *in_plan_own(in_plan *p, char *s)
     return s;
 }
 
-char *in_plan_strdup(in_plan *p, const char *s)
+char *tfrec_in_plan_strdup(in_plan *p, const char *s)
 {
-    return in_plan_own(p, strdup(s));
+    return tfrec_in_plan_own(p, strdup(s));
 }
 
-int in_list_push(in_list *l, const in_item *it)
+int tfrec_in_list_push(in_list *l, const in_item *it)
 {
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 256;
@@ -45,7 +45,7 @@ int in_list_push(in_list *l, const in_item *it)
     return TFREC_OK;
 }
 
-in_split *in_plan_split(in_plan *p, const char *name, tfrec_err *err)
+in_split *tfrec_in_plan_split(in_plan *p, const char *name, tfrec_err *err)
 {
     for (int i = 0; i < p->nsplits; i++)
         if (!strcmp(p->splits[i].name, name))
@@ -64,7 +64,7 @@ in_split *in_plan_split(in_plan *p, const char *name, tfrec_err *err)
     return s;
 }
 
-void in_plan_free(in_plan *p)
+void tfrec_in_plan_free(in_plan *p)
 {
     for (int i = 0; i < p->nsplits; i++)
         free(p->splits[i].items.v);
@@ -94,7 +94,7 @@ static int cmp_split(const void *a, const void *b)
     return rx != ry ? rx - ry : strcmp(x->name, y->name);
 }
 
-int in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err)
+int tfrec_in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     qsort(p->splits, (size_t)p->nsplits, sizeof p->splits[0], cmp_split);
     size_t total = 0, nshards = 0;
@@ -102,7 +102,7 @@ int in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err)
         in_split *sp = &p->splits[s];
         sp->shards = !strcmp(sp->name, "validation") ? o->o.validation_shards : o->o.train_shards;
         if (!strcmp(sp->name, "train") && !o->o.no_shuffle)
-            in_shuffle(sp->items.v, sp->items.n, o->o.seed);
+            tfrec_in_shuffle(sp->items.v, sp->items.n, o->o.seed);
         total += sp->items.n;
         nshards += (size_t)sp->shards;
     }

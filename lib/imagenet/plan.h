@@ -60,32 +60,32 @@ typedef struct in_opts {
     char *ext_buf;  /* storage of exts */
 } in_opts;
 
-void in_plan_free(in_plan *p);
+void tfrec_in_plan_free(in_plan *p);
 /* Keep s (malloc'ed) until the plan is freed; returns s or NULL. */
-char *in_plan_own(in_plan *p, char *s);
-char *in_plan_strdup(in_plan *p, const char *s);
-int in_list_push(in_list *l, const in_item *it);
-in_split *in_plan_split(in_plan *p, const char *name, tfrec_err *err);
+char *tfrec_in_plan_own(in_plan *p, char *s);
+char *tfrec_in_plan_strdup(in_plan *p, const char *s);
+int tfrec_in_list_push(in_list *l, const in_item *it);
+in_split *tfrec_in_plan_split(in_plan *p, const char *name, tfrec_err *err);
 
 /* scan.c: fill the plan's splits with items (synset set, label 0). */
-int in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err);
-int in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err);
-int in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
+int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err);
+int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err);
+int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
 /* Sorted regular files of dir whose extension is accepted; names only. */
-int in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
+int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
                 tfrec_err *err);
-void in_free_names(char **names, size_t n);
+void tfrec_in_free_names(char **names, size_t n);
 
 /* labels.c: read a text file into trimmed lines (first field when
  * first_token), assign labels to every item. */
-int in_read_lines(const char *path, int first_token, char ***lines, size_t *n, tfrec_err *err);
-int in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err);
+int tfrec_in_read_lines(const char *path, int first_token, char ***lines, size_t *n, tfrec_err *err);
+int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err);
 
 /* shuffle.c: the documented deterministic shuffle. */
-uint64_t in_splitmix64(uint64_t *state);
-void in_shuffle(in_item *v, size_t n, uint64_t seed);
+uint64_t tfrec_in_splitmix64(uint64_t *state);
+void tfrec_in_shuffle(in_item *v, size_t n, uint64_t seed);
 
 /* plan.c: shards and output order. */
-int in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err);
+int tfrec_in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err);
 
 #endif

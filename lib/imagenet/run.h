@@ -25,22 +25,22 @@ struct tfrec_imagenet_result {
     in_notes rejected;
 };
 
-int in_notes_add(in_notes *l, const char *path, const char *what);
-void in_notes_free(in_notes *l);
+int tfrec_in_notes_add(in_notes *l, const char *path, const char *what);
+void tfrec_in_notes_free(in_notes *l);
 
 /* options.c: defaults applied, everything validated. */
-int in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err);
-void in_free_options(in_opts *o);
+int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err);
+void tfrec_in_free_options(in_opts *o);
 
 /* staging.c */
-int in_mkdir_p(const char *path, tfrec_err *err);
-char *in_path2(const char *dir, const char *name); /* "dir/name", malloc'ed */
-void in_discard_staging(const char *staging, const in_plan *p);
-int in_commit_staging(const char *staging, const char *out, const in_plan *p, tfrec_err *err);
-int in_write_manifest_file(const char *path, const char *json, tfrec_err *err);
+int tfrec_in_mkdir_p(const char *path, tfrec_err *err);
+char *tfrec_in_path2(const char *dir, const char *name); /* "dir/name", malloc'ed */
+void tfrec_in_discard_staging(const char *staging, const in_plan *p);
+int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan *p, tfrec_err *err);
+int tfrec_in_write_manifest_file(const char *path, const char *json, tfrec_err *err);
 
 /* Build the manifest JSON into r->json. */
-void in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
+void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
                        const in_notes *fixed, const in_notes *rejected);
 
 #endif

@@ -17,7 +17,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void in_free_names(char **names, size_t n)
+void tfrec_in_free_names(char **names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(names[i]);
@@ -35,7 +35,7 @@ static int ext_ok(const char *name, const in_opts *o)
     return 0;
 }
 
-int in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
+int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
                 tfrec_err *err)
 {
     *names = NULL;
@@ -84,7 +84,7 @@ int in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names,
     }
     closedir(d);
     if (rc) {
-        in_free_names(v, cnt);
+        tfrec_in_free_names(v, cnt);
         return rc;
     }
     if (cnt)
@@ -112,7 +112,7 @@ static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file,
                     const char *synset, tfrec_err *err)
 {
     in_item it = { 0 };
-    it.path = in_plan_own(p, join(dir, file));
+    it.path = tfrec_in_plan_own(p, join(dir, file));
     if (!it.path)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     const char *slash = strrchr(it.path, '/');
@@ -122,7 +122,7 @@ static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file,
     if (stat(it.path, &st) != 0)
         return tfrec_fail(err, TFREC_E_IO, "cannot stat %s: %s", it.path, strerror(errno));
     it.size = (uint64_t)st.st_size;
-    return in_list_push(&sp->items, &it);
+    return tfrec_in_list_push(&sp->items, &it);
 }
 
 static int need_dir(const char *path, const char *what, tfrec_err *err)
@@ -141,28 +141,28 @@ static int scan_class_tree(in_plan *p, in_split *sp, const char *root, const in_
 {
     char **classes;
     size_t nclasses;
-    int rc = in_list_dir(root, o, 1, &classes, &nclasses, err);
+    int rc = tfrec_in_list_dir(root, o, 1, &classes, &nclasses, err);
     if (rc)
         return rc;
     for (size_t c = 0; c < nclasses && !rc; c++) {
         char *dir = join(root, classes[c]);
-        const char *synset = in_plan_strdup(p, classes[c]);
+        const char *synset = tfrec_in_plan_strdup(p, classes[c]);
         char **files = NULL;
         size_t nfiles = 0;
         if (!dir || !synset)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
         else
-            rc = in_list_dir(dir, o, 0, &files, &nfiles, err);
+            rc = tfrec_in_list_dir(dir, o, 0, &files, &nfiles, err);
         for (size_t f = 0; f < nfiles && !rc; f++)
             rc = add_item(p, sp, dir, files[f], synset, err);
-        in_free_names(files, nfiles);
+        tfrec_in_free_names(files, nfiles);
         free(dir);
     }
-    in_free_names(classes, nclasses);
+    tfrec_in_free_names(classes, nclasses);
     return rc;
 }
 
-int in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
+int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     const char *raw = o->o.raw_data_dir;
     int rc = need_dir(raw, "--raw_data_dir", err);
@@ -187,8 +187,8 @@ int in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
                         strerror(errno));
         goto out;
     }
-    if ((rc = in_list_dir(val, o, 0, &vnames, &nv, err)) ||
-        (rc = in_read_lines(labels, 1, &vlabels, &nl, err)))
+    if ((rc = tfrec_in_list_dir(val, o, 0, &vnames, &nv, err)) ||
+        (rc = tfrec_in_read_lines(labels, 1, &vlabels, &nl, err)))
         goto out;
     if (nv == 0) {
         rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s (extensions: %s)", val,
@@ -201,7 +201,7 @@ int in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
                         "(sorted file-name order)", labels, nl, val, nv);
         goto out;
     }
-    if (!(tr = in_plan_split(p, "train", err)) || !(va = in_plan_split(p, "validation", err))) {
+    if (!(tr = tfrec_in_plan_split(p, "train", err)) || !(va = tfrec_in_plan_split(p, "validation", err))) {
         rc = err->code;
         goto out;
     }
@@ -213,25 +213,25 @@ int in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
         goto out;
     }
     for (size_t i = 0; i < nv && !rc; i++) {
-        const char *syn = in_plan_strdup(p, vlabels[i]);
+        const char *syn = tfrec_in_plan_strdup(p, vlabels[i]);
         rc = syn ? add_item(p, va, val, vnames[i], syn, err)
                  : tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     }
 out:
-    in_free_names(vnames, nv);
-    in_free_names(vlabels, nl);
+    tfrec_in_free_names(vnames, nv);
+    tfrec_in_free_names(vlabels, nl);
     free(train);
     free(val);
     free(labels);
     return rc;
 }
 
-int in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err)
+int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     int rc = need_dir(o->o.raw_data_dir, "--raw_data_dir", err);
     if (rc)
         return rc;
-    in_split *sp = in_plan_split(p, "train", err);
+    in_split *sp = tfrec_in_plan_split(p, "train", err);
     if (!sp)
         return err->code;
     if ((rc = scan_class_tree(p, sp, o->o.raw_data_dir, o, err)))

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int in_mkdir_p(const char *path, tfrec_err *err)
+int tfrec_in_mkdir_p(const char *path, tfrec_err *err)
 {
     char *p = strdup(path);
     if (!p)
@@ -35,7 +35,7 @@ int in_mkdir_p(const char *path, tfrec_err *err)
     return TFREC_OK;
 }
 
-char *in_path2(const char *dir, const char *name)
+char *tfrec_in_path2(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
     char *s = malloc(n);
@@ -45,10 +45,10 @@ char *in_path2(const char *dir, const char *name)
 }
 
 /* Remove our staged shards and the staging directory. */
-void in_discard_staging(const char *staging, const in_plan *p)
+void tfrec_in_discard_staging(const char *staging, const in_plan *p)
 {
     for (size_t i = 0; i < p->nshards; i++) {
-        char *f = in_path2(staging, p->shards[i].file);
+        char *f = tfrec_in_path2(staging, p->shards[i].file);
         if (f)
             unlink(f);
         free(f);
@@ -56,10 +56,10 @@ void in_discard_staging(const char *staging, const in_plan *p)
     rmdir(staging);
 }
 
-int in_commit_staging(const char *staging, const char *out, const in_plan *p, tfrec_err *err)
+int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan *p, tfrec_err *err)
 {
     for (size_t i = 0; i < p->nshards; i++) {
-        char *from = in_path2(staging, p->shards[i].file), *to = in_path2(out, p->shards[i].file);
+        char *from = tfrec_in_path2(staging, p->shards[i].file), *to = tfrec_in_path2(out, p->shards[i].file);
         int ok = from && to && rename(from, to) == 0;
         int e = errno;
         free(from);
@@ -72,7 +72,7 @@ int in_commit_staging(const char *staging, const char *out, const in_plan *p, tf
     return TFREC_OK;
 }
 
-int in_write_manifest_file(const char *path, const char *json, tfrec_err *err)
+int tfrec_in_write_manifest_file(const char *path, const char *json, tfrec_err *err)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());

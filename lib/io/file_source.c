@@ -18,7 +18,7 @@ typedef struct file_source {
     int owns_fd;   /* stdin is not ours to close */
     uint64_t base; /* where stdin stood when opened: offset 0 for us */
     uint64_t pos;  /* for messages only */
-    void *map;     /* io_source_map(): the whole file, read-only */
+    void *map;     /* tfrec_io_source_map(): the whole file, read-only */
     size_t map_len;
     tfrec_err err;
     char name[];   /* path, or "<stdin>" */
@@ -143,7 +143,7 @@ static int mappable_fs(int fd)
     return 0;
 }
 
-int io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len)
+int tfrec_io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len)
 {
     if (io->read != fs_read)
         return -1;

@@ -15,7 +15,7 @@
  * systems). Not the default: a file truncated by someone else while mapped
  * makes reads from the lost part raise SIGBUS, and on some virtual machines
  * the page faults cost more than read()'s copy (docs/format.md). */
-int io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len);
+int tfrec_io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len);
 
 /* write / read slots of transports that only go one way, so callers never
  * meet a NULL function pointer. */

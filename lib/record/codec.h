@@ -42,19 +42,19 @@ typedef struct codec {
     void (*deflate_free)(void *st);
 } codec;
 
-extern const codec codec_zlib;
+extern const codec tfrec_codec_zlib;
 #ifdef TFREC_HAVE_ISAL
-extern const codec codec_isal;
-/* zlib level 1..9 to the igzip level it maps to (see codec_isal.c). */
-int codec_isal_level(int zlib_level);
-/* igzip compression, chunk by chunk (codec_isal_deflate.c). */
-void *codec_isal_deflate_new(int wrapper, int level);
-int codec_isal_deflate(void *st, codec_buf *b, int flush);
-void codec_isal_deflate_free(void *st);
+extern const codec tfrec_codec_isal;
+/* zlib level 1..9 to the igzip level it maps to (see tfrec_codec_isal.c). */
+int tfrec_codec_isal_level(int zlib_level);
+/* igzip compression, chunk by chunk (tfrec_codec_isal_deflate.c). */
+void *tfrec_codec_isal_deflate_new(int wrapper, int level);
+int tfrec_codec_isal_deflate(void *st, codec_buf *b, int flush);
+void tfrec_codec_isal_deflate_free(void *st);
 #endif
 
 /* The backend streams use: ISA-L when built in, unless the environment sets
  * TFREC_DEFLATE=zlib (read once per call, so tests can switch it). */
-const codec *codec_default(void);
+const codec *tfrec_codec_default(void);
 
 #endif

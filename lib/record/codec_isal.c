@@ -9,7 +9,7 @@
  *     zlib 1-6 -> igzip 1,   7-8 -> igzip 2,   9 -> igzip 3
  * so the default (6, TensorFlow's Z_DEFAULT_COMPRESSION) gets igzip 1.
  * Set TFREC_DEFLATE=zlib to get zlib and its exact levels instead.
- * Compression itself is in codec_isal_deflate.c. */
+ * Compression itself is in tfrec_codec_isal_deflate.c. */
 #ifdef TFREC_HAVE_ISAL
 
 #include <isa-l/igzip_lib.h>
@@ -23,7 +23,7 @@ static uint32_t clamp32(size_t n)
     return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-int codec_isal_level(int zlib_level)
+int tfrec_codec_isal_level(int zlib_level)
 {
     if (zlib_level <= 6)
         return 1;
@@ -95,18 +95,18 @@ static void ii_free(void *p)
     free(p);
 }
 
-const codec codec_isal = {
+const codec tfrec_codec_isal = {
     .name = "isal",
     .inflate_new = ii_new,
     .inflate_reset = ii_reset,
     .inflate = ii_inflate,
     .inflate_free = ii_free,
-    .deflate_new = codec_isal_deflate_new,
-    .deflate = codec_isal_deflate,
-    .deflate_free = codec_isal_deflate_free,
+    .deflate_new = tfrec_codec_isal_deflate_new,
+    .deflate = tfrec_codec_isal_deflate,
+    .deflate_free = tfrec_codec_isal_deflate_free,
 };
 
 #else
-/* Built without ISA-L: zlib alone (codec_zlib.c). */
+/* Built without ISA-L: zlib alone (tfrec_codec_zlib.c). */
 typedef int codec_isal_not_built;
 #endif

@@ -48,13 +48,13 @@ static size_t level_buf_size(int level)
     return 0;
 }
 
-void *codec_isal_deflate_new(int wrapper, int level)
+void *tfrec_codec_isal_deflate_new(int wrapper, int level)
 {
     chunked *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->gzip = wrapper == TFREC_COMPRESSION_GZIP;
-    c->level = codec_isal_level(level);
+    c->level = tfrec_codec_isal_level(level);
     c->strict = level >= 7;
     c->check = c->gzip ? 0 : 1; /* adler32 starts at 1 */
     c->level_buf_size = level_buf_size(c->level);
@@ -64,13 +64,13 @@ void *codec_isal_deflate_new(int wrapper, int level)
     c->pend = malloc(c->pend_cap);
     c->level_buf = c->level_buf_size ? malloc(c->level_buf_size) : NULL;
     if (!c->chunk || !c->pend || (c->level_buf_size && !c->level_buf)) {
-        codec_isal_deflate_free(c);
+        tfrec_codec_isal_deflate_free(c);
         return NULL;
     }
     return c;
 }
 
-void codec_isal_deflate_free(void *p)
+void tfrec_codec_isal_deflate_free(void *p)
 {
     chunked *c = p;
     if (!c)
@@ -167,7 +167,7 @@ static int compress_chunk(chunked *c, const uint8_t *data, size_t len, int final
     return CODEC_OK;
 }
 
-int codec_isal_deflate(void *p, codec_buf *b, int flush)
+int tfrec_codec_isal_deflate(void *p, codec_buf *b, int flush)
 {
     chunked *c = p;
     for (;;) {

@@ -5,17 +5,17 @@
 #include "record/codec.h"
 #include "tfrec/record.h"
 
-const codec *codec_default(void)
+const codec *tfrec_codec_default(void)
 {
 #ifdef TFREC_HAVE_ISAL
     const char *want = getenv("TFREC_DEFLATE");
     if (!want || strcmp(want, "zlib") != 0)
-        return &codec_isal;
+        return &tfrec_codec_isal;
 #endif
-    return &codec_zlib;
+    return &tfrec_codec_zlib;
 }
 
 const char *tfrec_deflate_backend(void)
 {
-    return codec_default()->name;
+    return tfrec_codec_default()->name;
 }

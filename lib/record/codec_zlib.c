@@ -104,7 +104,7 @@ static void zd_free(void *st)
     free(st);
 }
 
-const codec codec_zlib = {
+const codec tfrec_codec_zlib = {
     .name = "zlib",
     .inflate_new = zi_new,
     .inflate_reset = zi_reset,

@@ -16,7 +16,7 @@ struct deflate_sink {
     uint64_t bytes_out;
 };
 
-int deflate_sink_new(deflate_sink **out, const tfrec_io *io, int wrapper, int level,
+int tfrec_deflate_sink_new(deflate_sink **out, const tfrec_io *io, int wrapper, int level,
                      const char *name, size_t buffer_size, tfrec_err *err)
 {
     *out = NULL;
@@ -24,20 +24,20 @@ int deflate_sink_new(deflate_sink **out, const tfrec_io *io, int wrapper, int le
     if (!s)
         return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", name);
     s->io = io;
-    s->codec = codec_default();
+    s->codec = tfrec_codec_default();
     s->name = name;
     s->out_cap = buffer_size;
     s->out = malloc(buffer_size);
     s->state = s->codec->deflate_new(wrapper, level);
     if (!s->out || !s->state) {
-        deflate_sink_free(s);
+        tfrec_deflate_sink_free(s);
         return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory for the deflater", name);
     }
     *out = s;
     return TFREC_OK;
 }
 
-void deflate_sink_free(deflate_sink *s)
+void tfrec_deflate_sink_free(deflate_sink *s)
 {
     if (!s)
         return;
@@ -47,7 +47,7 @@ void deflate_sink_free(deflate_sink *s)
     free(s);
 }
 
-uint64_t deflate_sink_bytes_out(const deflate_sink *s)
+uint64_t tfrec_deflate_sink_bytes_out(const deflate_sink *s)
 {
     return s->bytes_out;
 }
@@ -91,17 +91,17 @@ static int pump(deflate_sink *s, const void *data, size_t n, int flush, tfrec_er
     }
 }
 
-int deflate_sink_write(deflate_sink *s, const void *data, size_t n, tfrec_err *err)
+int tfrec_deflate_sink_write(deflate_sink *s, const void *data, size_t n, tfrec_err *err)
 {
     return n ? pump(s, data, n, CODEC_NO_FLUSH, err) : TFREC_OK;
 }
 
-int deflate_sink_flush(deflate_sink *s, tfrec_err *err)
+int tfrec_deflate_sink_flush(deflate_sink *s, tfrec_err *err)
 {
     return pump(s, NULL, 0, CODEC_SYNC_FLUSH, err);
 }
 
-int deflate_sink_finish(deflate_sink *s, tfrec_err *err)
+int tfrec_deflate_sink_finish(deflate_sink *s, tfrec_err *err)
 {
     return pump(s, NULL, 0, CODEC_FINISH, err);
 }

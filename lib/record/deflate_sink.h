@@ -12,15 +12,15 @@
 typedef struct deflate_sink deflate_sink;
 
 /* io is borrowed; wrapper is TFREC_COMPRESSION_ZLIB or _GZIP; level 1..9. */
-int deflate_sink_new(deflate_sink **out, const tfrec_io *io, int wrapper, int level,
+int tfrec_deflate_sink_new(deflate_sink **out, const tfrec_io *io, int wrapper, int level,
                      const char *name, size_t buffer_size, tfrec_err *err);
-int deflate_sink_write(deflate_sink *s, const void *data, size_t n, tfrec_err *err);
+int tfrec_deflate_sink_write(deflate_sink *s, const void *data, size_t n, tfrec_err *err);
 /* Sync flush: everything written so far becomes decodable from the sink. */
-int deflate_sink_flush(deflate_sink *s, tfrec_err *err);
+int tfrec_deflate_sink_flush(deflate_sink *s, tfrec_err *err);
 /* End the stream (trailer included) and hand it all to the sink. */
-int deflate_sink_finish(deflate_sink *s, tfrec_err *err);
+int tfrec_deflate_sink_finish(deflate_sink *s, tfrec_err *err);
 /* Compressed bytes handed to the sink so far. */
-uint64_t deflate_sink_bytes_out(const deflate_sink *s);
-void deflate_sink_free(deflate_sink *s);
+uint64_t tfrec_deflate_sink_bytes_out(const deflate_sink *s);
+void tfrec_deflate_sink_free(deflate_sink *s);
 
 #endif

@@ -10,7 +10,7 @@ static int is_zlib_header(const uint8_t *p)
            ((unsigned)p[0] << 8 | p[1]) % 31 == 0;
 }
 
-int detect_compression(const uint8_t *head, size_t len)
+int tfrec_detect_compression(const uint8_t *head, size_t len)
 {
     uint64_t record_len;
     if (len >= FRAME_HEADER && frame_header_ok(head, &record_len))

@@ -14,6 +14,6 @@ enum { DETECT_BYTES = 12 };
  * GZIP; then a valid zlib header (deflate, window <= 32 KiB, no preset
  * dictionary, header check multiple of 31) is ZLIB; anything else NONE,
  * which lets the reader report exactly what is wrong with it. */
-int detect_compression(const uint8_t *head, size_t len);
+int tfrec_detect_compression(const uint8_t *head, size_t len);
 
 #endif

@@ -27,7 +27,7 @@ static const char *kind(const inflate_source *s)
     return s->wrapper == TFREC_COMPRESSION_GZIP ? "GZIP" : "ZLIB";
 }
 
-int inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
+int tfrec_inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
                        const void *prefix, size_t prefix_len, size_t buffer_size, tfrec_err *err)
 {
     *out = NULL;
@@ -35,7 +35,7 @@ int inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper, co
     if (!s)
         return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", name);
     s->io = io;
-    s->codec = codec_default();
+    s->codec = tfrec_codec_default();
     s->wrapper = wrapper;
     s->name = name;
     s->in_cap = buffer_size > prefix_len ? buffer_size : prefix_len;
@@ -44,7 +44,7 @@ int inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper, co
     s->in = malloc(s->in_cap);
     s->state = s->codec->inflate_new(wrapper);
     if (!s->in || !s->state) {
-        inflate_source_free(s);
+        tfrec_inflate_source_free(s);
         return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory for the inflater", name);
     }
     if (prefix_len)
@@ -54,10 +54,10 @@ int inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper, co
     return TFREC_OK;
 }
 
-int inflate_source_new_mapped(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
+int tfrec_inflate_source_new_mapped(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
                               const uint8_t *data, uint64_t len, tfrec_err *err)
 {
-    int rc = inflate_source_new(out, io, wrapper, name, NULL, 0, 0, err);
+    int rc = tfrec_inflate_source_new(out, io, wrapper, name, NULL, 0, 0, err);
     if (rc < 0)
         return rc;
     inflate_source *s = *out;
@@ -69,7 +69,7 @@ int inflate_source_new_mapped(inflate_source **out, const tfrec_io *io, int wrap
     return TFREC_OK;
 }
 
-void inflate_source_free(inflate_source *s)
+void tfrec_inflate_source_free(inflate_source *s)
 {
     if (!s)
         return;
@@ -80,7 +80,7 @@ void inflate_source_free(inflate_source *s)
     free(s);
 }
 
-uint64_t inflate_source_compressed_offset(const inflate_source *s)
+uint64_t tfrec_inflate_source_compressed_offset(const inflate_source *s)
 {
     return s->consumed;
 }
@@ -136,7 +136,7 @@ static int next_member(inflate_source *s, tfrec_err *err)
                       s->name, kind(s), (unsigned long long)s->consumed, p[0]);
 }
 
-ptrdiff_t inflate_source_read(inflate_source *s, void *buf, size_t n, tfrec_err *err)
+ptrdiff_t tfrec_inflate_source_read(inflate_source *s, void *buf, size_t n, tfrec_err *err)
 {
     codec_buf b = { .out = buf, .out_len = n };
     while (b.out_len == n && n > 0) {
@@ -195,7 +195,7 @@ ptrdiff_t inflate_source_read(inflate_source *s, void *buf, size_t n, tfrec_err 
     return (ptrdiff_t)(n - b.out_len);
 }
 
-int inflate_source_rewind(inflate_source *s, tfrec_err *err)
+int tfrec_inflate_source_rewind(inflate_source *s, tfrec_err *err)
 {
     if (s->mapped) {
         s->codec->inflate_reset(s->state);

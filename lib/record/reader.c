@@ -29,7 +29,7 @@ static int grow(tfrec_reader *r, size_t need)
     return TFREC_OK;
 }
 
-int reader_fill(tfrec_reader *r, size_t need)
+int tfrec_reader_fill(tfrec_reader *r, size_t need)
 {
     while (r->end - r->start < need && !r->eof) {
         /* Move the partial record to the front when it cannot complete
@@ -53,7 +53,7 @@ int reader_fill(tfrec_reader *r, size_t need)
             }
         }
         ptrdiff_t got = r->inflater
-                            ? inflate_source_read(r->inflater, r->buf + r->end, r->cap - r->end, &r->err)
+                            ? tfrec_inflate_source_read(r->inflater, r->buf + r->end, r->cap - r->end, &r->err)
                             : r->io.read(r->io.ctx, r->buf + r->end, r->cap - r->end);
         if (got < 0)
             return r->inflater ? (int)got : source_error(r, (int)got);
@@ -106,7 +106,7 @@ typedef struct frame_info {
  * a frame_check value, or a negative code when the source itself failed. */
 static int check_frame(tfrec_reader *r, frame_info *fi)
 {
-    int rc = reader_fill(r, FRAME_HEADER);
+    int rc = tfrec_reader_fill(r, FRAME_HEADER);
     if (rc < 0)
         return rc;
     fi->avail = r->end - r->start;
@@ -123,7 +123,7 @@ static int check_frame(tfrec_reader *r, frame_info *fi)
     if (fi->len > r->max_record || fi->len > SIZE_MAX - FRAME_OVERHEAD)
         return FRAME_TOO_LARGE;
     size_t total = (size_t)fi->len + FRAME_OVERHEAD;
-    rc = reader_fill(r, total);
+    rc = tfrec_reader_fill(r, total);
     if (rc < 0)
         return rc;
     fi->avail = r->end - r->start;

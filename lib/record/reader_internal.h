@@ -37,7 +37,7 @@ struct tfrec_reader {
  * up to 16 MiB, to 4x a record that fully arrived), so a lying length field
  * cannot make it allocate more than about twice what the input holds.
  * TFREC_OK (look at end - start), or a negative code with r->err set. */
-int reader_fill(tfrec_reader *r, size_t need);
+int tfrec_reader_fill(tfrec_reader *r, size_t need);
 
 /* " offset" or " uncompressed offset", for messages. */
 static inline const char *reader_offset_word(const tfrec_reader *r)

@@ -45,16 +45,16 @@ static int setup(tfrec_reader *r, const tfrec_reader_options *o)
         const char *why = r->io.errmsg ? r->io.errmsg(r->io.ctx) : NULL;
         return tfrec_fail(&r->err, (int)n, "%s", why && *why ? why : tfrec_strerror((int)n));
     }
-    r->compression = o->compression == TFREC_COMPRESSION_AUTO ? detect_compression(head, (size_t)n)
+    r->compression = o->compression == TFREC_COMPRESSION_AUTO ? tfrec_detect_compression(head, (size_t)n)
                                                                : o->compression;
     /* A local file is read from a mapping of it: no copy out of the page
      * cache, and record data handed out straight from it. */
     const uint8_t *map;
     uint64_t map_len;
-    if (io_source_map(&r->io, &map, &map_len) == 0) {
+    if (tfrec_io_source_map(&r->io, &map, &map_len) == 0) {
         if (r->compression != TFREC_COMPRESSION_NONE) {
             r->eof = 0; /* detection's short read said nothing about the inflated stream */
-            return inflate_source_new_mapped(&r->inflater, &r->io, r->compression, r->name, map,
+            return tfrec_inflate_source_new_mapped(&r->inflater, &r->io, r->compression, r->name, map,
                                              map_len, &r->err);
         }
         free(r->buf);
@@ -71,7 +71,7 @@ static int setup(tfrec_reader *r, const tfrec_reader_options *o)
         return TFREC_OK;
     }
     r->eof = 0; /* the inflater reads on from where detection stopped */
-    return inflate_source_new(&r->inflater, &r->io, r->compression, r->name, head, (size_t)n,
+    return tfrec_inflate_source_new(&r->inflater, &r->io, r->compression, r->name, head, (size_t)n,
                               bufsize, &r->err);
 }
 
@@ -125,7 +125,7 @@ void tfrec_reader_close(tfrec_reader *r)
 {
     if (!r)
         return;
-    inflate_source_free(r->inflater);
+    tfrec_inflate_source_free(r->inflater);
     r->io.close(r->io.ctx, 0); /* also unmaps */
     if (!r->mapped)
         free(r->buf);

@@ -7,7 +7,7 @@ static int skip_forward(tfrec_reader *r, uint64_t offset)
     while (r->pos < offset) {
         if (r->start == r->end) {
             r->start = r->end = 0;
-            int rc = reader_fill(r, 1);
+            int rc = tfrec_reader_fill(r, 1);
             if (rc < 0)
                 return rc;
             if (r->start == r->end)
@@ -57,7 +57,7 @@ static int do_seek(tfrec_reader *r, uint64_t offset)
             return tfrec_fail(&r->err, TFREC_E_UNSUPPORTED,
                               "%s: cannot seek backwards to %s %llu on a stream that cannot seek "
                               "(a pipe)", r->name, reader_offset_word(r), (unsigned long long)offset);
-        int rc = inflate_source_rewind(r->inflater, &r->err);
+        int rc = tfrec_inflate_source_rewind(r->inflater, &r->err);
         if (rc < 0)
             return rc;
         r->start = r->end = 0;

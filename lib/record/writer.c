@@ -39,7 +39,7 @@ static int emit(tfrec_writer *w, const void *data, size_t n)
     if (n == 0)
         return TFREC_OK;
     if (w->deflater)
-        return deflate_sink_write(w->deflater, data, n, &w->err);
+        return tfrec_deflate_sink_write(w->deflater, data, n, &w->err);
     int rc = w->io.write(w->io.ctx, data, n);
     if (rc < 0)
         return fail_from_sink(w, rc);
@@ -112,7 +112,7 @@ int tfrec_writer_flush(tfrec_writer *w)
     int rc = check_open(w, "flush");
     if (rc < 0)
         return rc;
-    if ((rc = emit_staged(w)) < 0 || (w->deflater && (rc = deflate_sink_flush(w->deflater, &w->err)) < 0))
+    if ((rc = emit_staged(w)) < 0 || (w->deflater && (rc = tfrec_deflate_sink_flush(w->deflater, &w->err)) < 0))
         return failed(w, rc);
     return TFREC_OK;
 }
@@ -147,7 +147,7 @@ int tfrec_writer_close(tfrec_writer *w)
             close_sink(w, 0);
         return rc;
     }
-    if ((rc = emit_staged(w)) < 0 || (w->deflater && (rc = deflate_sink_finish(w->deflater, &w->err)) < 0)) {
+    if ((rc = emit_staged(w)) < 0 || (w->deflater && (rc = tfrec_deflate_sink_finish(w->deflater, &w->err)) < 0)) {
         close_sink(w, 0);
         return failed(w, rc);
     }
@@ -171,7 +171,7 @@ void tfrec_writer_free(tfrec_writer *w)
     if (!w)
         return;
     tfrec_writer_abort(w);
-    deflate_sink_free(w->deflater);
+    tfrec_deflate_sink_free(w->deflater);
     free(w->buf);
     free(w->name);
     free(w);
@@ -184,7 +184,7 @@ uint64_t tfrec_writer_records(const tfrec_writer *w)
 
 uint64_t tfrec_writer_bytes_out(const tfrec_writer *w)
 {
-    return w->deflater ? deflate_sink_bytes_out(w->deflater) : w->bytes_out;
+    return w->deflater ? tfrec_deflate_sink_bytes_out(w->deflater) : w->bytes_out;
 }
 
 const char *tfrec_writer_errmsg(const tfrec_writer *w)
@@ -203,7 +203,7 @@ static int setup(tfrec_writer *w, const tfrec_writer_options *o)
         return tfrec_fail(&w->err, TFREC_E_NOMEM, "%s: out of memory", w->name);
     if (w->compression == TFREC_COMPRESSION_NONE)
         return TFREC_OK;
-    return deflate_sink_new(&w->deflater, &w->io, w->compression, level, w->name, w->cap, &w->err);
+    return tfrec_deflate_sink_new(&w->deflater, &w->io, w->compression, level, w->name, w->cap, &w->err);
 }
 
 int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io, const char *name,

@@ -68,6 +68,23 @@ const char *tfrec_version(void)
     return TFREC_VERSION_STRING;
 }
 
+unsigned tfrec_version_number(void)
+{
+    return TFREC_VERSION_NUMBER;
+}
+
+int tfrec_version_check(unsigned header_version)
+{
+    unsigned major = header_version / 10000;
+    if (major == TFREC_VERSION_MAJOR && header_version <= TFREC_VERSION_NUMBER)
+        return TFREC_OK;
+    return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                      "built against libtfrec %u.%u.%u, but the loaded library is %s: "
+                      "needs the same major version and a library at least as new",
+                      major, header_version / 100 % 100, header_version % 100,
+                      TFREC_VERSION_STRING);
+}
+
 void tfrec_free(void *p)
 {
     free(p);

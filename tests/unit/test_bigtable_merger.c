@@ -61,7 +61,7 @@ static int feed_all(bt_merger *m, const spec *s, int n, int *rows, tfrec_err *er
     *rows = 0;
     for (int i = 0; i < n; i++) {
         chunk_t c = make(&s[i], i % 16);
-        rc = bt_merger_feed(m, &c, err);
+        rc = tfrec_bt_merger_feed(m, &c, err);
         if (rc < 0) return rc;
         if (rc == 1) (*rows)++;
     }
@@ -78,7 +78,7 @@ static int cell_is(const tfrec_bt_cell *c, const char *fam, const char *q, const
 static void test_two_cells_one_row_with_carried_family(void)
 {
     bt_merger m;
-    bt_merger_init(&m);
+    tfrec_bt_merger_init(&m);
     tfrec_err err = {0};
     spec s[] = {
         {"r1", "tfexample", "example", "v1", 1000, 0, 0},
@@ -91,14 +91,14 @@ static void test_two_cells_one_row_with_carried_family(void)
     CHECK_EQ(m.row.ncells, 2);
     CHECK(cell_is(&m.row.cells[0], "tfexample", "example", "v1", 1000));
     CHECK(cell_is(&m.row.cells[1], "tfexample", "other", "v2", 2000));
-    CHECK_EQ(bt_merger_finish(&m, &err), 0);
-    bt_merger_free(&m);
+    CHECK_EQ(tfrec_bt_merger_finish(&m, &err), 0);
+    tfrec_bt_merger_free(&m);
 }
 
 static void test_split_value_is_reassembled(void)
 {
     bt_merger m;
-    bt_merger_init(&m);
+    tfrec_bt_merger_init(&m);
     tfrec_err err = {0};
     spec s[] = {
         {"row", "f", "q", "hello ", 5, 16, 0},
@@ -109,13 +109,13 @@ static void test_split_value_is_reassembled(void)
     CHECK_EQ(feed_all(&m, s, 3, &rows, &err), 1);
     CHECK_EQ(m.row.ncells, 1);
     CHECK(cell_is(&m.row.cells[0], "f", "q", "hello big world!", 5));
-    bt_merger_free(&m);
+    tfrec_bt_merger_free(&m);
 }
 
 static void test_reset_row_discards_partial_row(void)
 {
     bt_merger m;
-    bt_merger_init(&m);
+    tfrec_bt_merger_init(&m);
     tfrec_err err = {0};
     spec s[] = {
         {"a", "f", "q", "stale", 1, 0, 0},
@@ -126,20 +126,20 @@ static void test_reset_row_discards_partial_row(void)
     int rows;
     for (int i = 0; i < 3; i++) {
         chunk_t c = make(&s[i], i);
-        int rc = bt_merger_feed(&m, &c, &err);
+        int rc = tfrec_bt_merger_feed(&m, &c, &err);
         CHECK_EQ(rc, i == 2 ? 1 : 0);
     }
     CHECK_EQ(m.row.ncells, 1);
     CHECK(cell_is(&m.row.cells[0], "f", "q2", "fresh", 2));
     CHECK_EQ(feed_all(&m, &s[3], 1, &rows, &err), 1);
     CHECK(m.row.key_len == 1 && m.row.key[0] == 'b');
-    bt_merger_free(&m);
+    tfrec_bt_merger_free(&m);
 }
 
 static void test_many_rows_in_order(void)
 {
     bt_merger m;
-    bt_merger_init(&m);
+    tfrec_bt_merger_init(&m);
     tfrec_err err = {0};
     spec s[] = {
         {"k1", "f", "q", "1", 0, 0, 'c'},
@@ -151,18 +151,18 @@ static void test_many_rows_in_order(void)
     CHECK_EQ(rows, 3);
     CHECK_EQ(m.row.ncells, 1);
     CHECK_EQ(m.row.cells[0].value_len, 0);
-    bt_merger_free(&m);
+    tfrec_bt_merger_free(&m);
 }
 
 static void expect_violation(const spec *s, int n, const char *what)
 {
     bt_merger m;
-    bt_merger_init(&m);
+    tfrec_bt_merger_init(&m);
     tfrec_err err = {0};
     int rows;
     int rc = feed_all(&m, s, n, &rows, &err);
-    if (rc >= 0) rc = bt_merger_finish(&m, &err);
-    bt_merger_free(&m);
+    if (rc >= 0) rc = tfrec_bt_merger_finish(&m, &err);
+    tfrec_bt_merger_free(&m);
     CHECKF(rc == TFREC_E_PARSE, "%s: accepted (rc %d)", what, rc);
     CHECKF(strstr(err.msg, "malformed ReadRows stream"), "%s: message '%s'", what, err.msg);
 }

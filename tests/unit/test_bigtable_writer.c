@@ -181,7 +181,7 @@ static tfrec_bt_writer *open_writer(fake *f, tfrec_bt_writer_options *o)
     tfrec_bt_writer *w = NULL;
     if (!o->retry_initial_ms) o->retry_initial_ms = 1; /* keep the test fast */
     if (!o->retry_max_ms) o->retry_max_ms = 4;
-    bt_writer_open_transport(&w, &t, "projects/p/instances/i/tables/t", NULL, "tfexample", o);
+    tfrec_bt_writer_open_transport(&w, &t, "projects/p/instances/i/tables/t", NULL, "tfexample", o);
     return w;
 }
 
@@ -538,22 +538,22 @@ static void test_row_keys_like_the_reference(void)
 
 static void test_retry_classification(void)
 {
-    CHECK(bt_retryable(BT_UNAVAILABLE, ""));
-    CHECK(bt_retryable(BT_DEADLINE_EXCEEDED, ""));
-    CHECK(bt_retryable(BT_ABORTED, ""));
-    CHECK(bt_retryable(BT_INTERNAL, "Received RST_STREAM with error code 2"));
-    CHECK(!bt_retryable(BT_INTERNAL, "bad things"));
-    CHECK(bt_retryable(BT_RESOURCE_EXHAUSTED, "quota exceeded for writes"));
-    CHECK(!bt_retryable(BT_RESOURCE_EXHAUSTED, "Received message larger than max (5 vs. 4)"));
-    CHECK(bt_is_too_large(BT_RESOURCE_EXHAUSTED, "grpc: received message larger than max"));
-    CHECK(!bt_retryable(BT_INVALID_ARGUMENT, ""));
-    CHECK(!bt_retryable(BT_NOT_FOUND, ""));
-    CHECK(!bt_retryable(BT_PERMISSION_DENIED, ""));
+    CHECK(tfrec_bt_retryable(BT_UNAVAILABLE, ""));
+    CHECK(tfrec_bt_retryable(BT_DEADLINE_EXCEEDED, ""));
+    CHECK(tfrec_bt_retryable(BT_ABORTED, ""));
+    CHECK(tfrec_bt_retryable(BT_INTERNAL, "Received RST_STREAM with error code 2"));
+    CHECK(!tfrec_bt_retryable(BT_INTERNAL, "bad things"));
+    CHECK(tfrec_bt_retryable(BT_RESOURCE_EXHAUSTED, "quota exceeded for writes"));
+    CHECK(!tfrec_bt_retryable(BT_RESOURCE_EXHAUSTED, "Received message larger than max (5 vs. 4)"));
+    CHECK(tfrec_bt_is_too_large(BT_RESOURCE_EXHAUSTED, "grpc: received message larger than max"));
+    CHECK(!tfrec_bt_retryable(BT_INVALID_ARGUMENT, ""));
+    CHECK(!tfrec_bt_retryable(BT_NOT_FOUND, ""));
+    CHECK(!tfrec_bt_retryable(BT_PERMISSION_DENIED, ""));
     bt_backoff b = {100, 2000, 2.0, 12345};
     for (unsigned a = 1; a < 12; a++) {
         int64_t cap = 100;
         for (unsigned i = 1; i < a; i++) cap = cap * 2 > 2000 ? 2000 : cap * 2;
-        int64_t d = bt_backoff_delay(&b, a);
+        int64_t d = tfrec_bt_backoff_delay(&b, a);
         CHECKF(d >= cap / 2 && d <= cap, "attempt %u: %lld not in [%lld, %lld]", a,
                (long long)d, (long long)cap / 2, (long long)cap);
     }

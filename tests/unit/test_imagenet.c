@@ -218,13 +218,13 @@ static void test_bad_options(void)
 static void test_splitmix_and_shuffle(void)
 {
     uint64_t s = 1234567;
-    CHECK(in_splitmix64(&s) == 6457827717110365317ull);
-    CHECK(in_splitmix64(&s) == 3203168211198807973ull);
+    CHECK(tfrec_in_splitmix64(&s) == 6457827717110365317ull);
+    CHECK(tfrec_in_splitmix64(&s) == 3203168211198807973ull);
     in_item v[100];
     memset(v, 0, sizeof v);
     for (int i = 0; i < 100; i++)
         v[i].size = (uint64_t)i;
-    in_shuffle(v, 100, 42);
+    tfrec_in_shuffle(v, 100, 42);
     int seen[100] = { 0 }, moved = 0;
     for (int i = 0; i < 100; i++) {
         seen[v[i].size]++;
