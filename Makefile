@@ -60,6 +60,10 @@ TOOLS      := $(filter-out common,$(notdir $(wildcard tools/*)))
 TOOLS      := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t)/*.c),$(t)))
 COMMON_OBJS:= $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/common/*.c))
 TOOL_BINS  := $(TOOLS:%=$(BUILD)/bin/%)
+# Test builds of tools (-DTFREC_TESTING: fault injection for integration
+# tests), kept out of bin/.
+TEST_TOOLS := tfrec2bt
+TEST_TOOL_BINS := $(TEST_TOOLS:%=$(BUILD)/test-bin/%)
 TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_cxx_headers
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
@@ -73,7 +77,7 @@ all: lib tools
 
 lib: $(STATIC_LIB) $(SHARED_LIB) $(BUILD)/tfrec.pc
 tools: $(TOOL_BINS)
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(TEST_TOOL_BINS)
 benches: $(BENCH_BINS)
 
 # ------------------------------------------------------------------ codegen
@@ -111,6 +115,14 @@ $(BUILD)/tfrec.pc: tfrec.pc.in Makefile
 # Every tool links the static library so it runs without installation.
 .SECONDEXPANSION:
 $(BUILD)/bin/%: $$(addprefix $(BUILD)/obj/,$$(addsuffix .o,$$(basename $$(wildcard tools/$$*/*.c)))) $(COMMON_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj-testing/%.o: %.c | $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/test-bin/%: $$(addprefix $(BUILD)/obj-testing/,$$(addsuffix .o,$$(basename $$(wildcard tools/$$*/*.c)))) $(COMMON_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -182,4 +194,4 @@ install: all
 clean:
 	rm -rf build build-asan
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-testing -name '*.d' 2>/dev/null)

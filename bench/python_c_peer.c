@@ -42,7 +42,7 @@ static int do_write(const char *path, long count, size_t size, int compression)
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         pool[i] = (uint8_t)x;
     }
-    tfrec_writer_options opts = {0};
+    tfrec_writer_options opts = TFREC_WRITER_OPTIONS_INIT;
     opts.compression = compression;
     tfrec_writer *w;
     double t0 = now();
@@ -88,10 +88,10 @@ static int do_read(const char *path)
     double t = now() - t0;
     if (rc != TFREC_END) {
         int res = fail(path, tfrec_reader_errmsg(r));
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
         return res;
     }
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
     printf("read %llu %llu %.6f %u\n", (unsigned long long)n, (unsigned long long)bytes, t,
            sink & 1);
     return 0;

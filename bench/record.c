@@ -81,7 +81,7 @@ static void die(const char *what)
 
 static result write_ours(const char *path, int comp, uint8_t **pool, size_t size, uint64_t total)
 {
-    tfrec_writer_options o = { .compression = comp };
+    tfrec_writer_options o = { .struct_size = sizeof o, .compression = comp };
     tfrec_writer *w;
     uint64_t count = total / size ? total / size : 1;
     double t = now();
@@ -114,7 +114,7 @@ static result read_ours(const char *path)
     }
     if (rc != TFREC_END)
         die("read");
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
     t = now() - t;
     if (sum == 1)
         puts("");
@@ -337,10 +337,10 @@ static void run_case(const char *dir, size_t size, int image, uint64_t total, ui
     line(label, "zlib inflate of the same file", zr, "read() + inflate, no CRC checks");
     ratio("GZIP read vs zlib", rate(gr) / rate(zr), 2);
 
-    setenv("TFREC_DEFLATE", "zlib", 1);
+    tfrec_set_deflate_backend("zlib");
     result bw = write_ours(zfile, TFREC_COMPRESSION_GZIP, pool, size, peer_total);
     result br = read_ours(zfile);
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
     line(label, "write libtfrec (zlib backend)", bw, NULL);
     line(label, "read libtfrec (zlib backend)", br, NULL);
 

@@ -13,7 +13,10 @@
  * The writer does its network work inside put/flush/close on the calling
  * thread (no background thread), so a slow caller only delays acknowledgements.
  *
- * Every options struct is valid all-zero (defaults in brackets).
+ * Every options struct is valid with only struct_size set (its INIT macro;
+ * defaults in brackets; see common.h). Every function taking a handle
+ * returns TFREC_E_INVALID (or 0 / "" for getters) when it is NULL, and every
+ * _free accepts NULL.
  */
 #ifndef TFREC_BIGTABLE_H
 #define TFREC_BIGTABLE_H
@@ -32,6 +35,7 @@ TFREC_BEGIN_DECLS
 typedef struct tfrec_bt_client tfrec_bt_client;
 
 typedef struct tfrec_bt_client_options {
+    size_t struct_size;
     const char *project;        /* [NULL: ask the GCE metadata server] */
     const char *instance;       /* required */
     const char *app_profile_id; /* [NULL: the instance's default profile] */
@@ -45,8 +49,12 @@ typedef struct tfrec_bt_client_options {
     int64_t max_message_bytes;  /* channel send/receive limit [256 MiB] */
 } tfrec_bt_client_options;
 
+#define TFREC_BT_CLIENT_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_client_options)
+void tfrec_bt_client_options_init(tfrec_bt_client_options *opts);
+
 int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *opts);
-void tfrec_bt_client_close(tfrec_bt_client *c);
+/* Release the client; writers and readers opened on it must be freed first. */
+void tfrec_bt_client_free(tfrec_bt_client *c);
 const char *tfrec_bt_client_errmsg(const tfrec_bt_client *c);
 /* The project in use (from options or the metadata server). */
 const char *tfrec_bt_client_project(const tfrec_bt_client *c);
@@ -64,12 +72,8 @@ int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *fam
 
 typedef struct tfrec_bt_writer tfrec_bt_writer;
 
-/* Test hook: called for every per-entry result before the writer acts on it;
- * returns the gRPC status code to use instead (return `code` to keep it).
- * `attempt` counts from 1. Lets tests inject failures against a real server. */
-typedef int (*tfrec_bt_status_hook)(void *ctx, uint64_t index, unsigned attempt, int code);
-
 typedef struct tfrec_bt_writer_options {
+    size_t struct_size;
     size_t batch_rows;          /* rows per MutateRows request [5000] */
     size_t batch_mutations;     /* cells per request, at most 99999 [99999] */
     size_t batch_bytes;         /* encoded request size [8 MiB]; a request the server
@@ -87,11 +91,13 @@ typedef struct tfrec_bt_writer_options {
     double retry_multiplier;    /* [1.5] */
     int64_t retry_timeout_ms;   /* give up on an entry this long after its first
                                    failure [600000]; < 0: never retry */
-    tfrec_bt_status_hook status_hook; /* [NULL] test hook, see above */
-    void *status_hook_ctx;
 } tfrec_bt_writer_options;
 
+#define TFREC_BT_WRITER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_writer_options)
+void tfrec_bt_writer_options_init(tfrec_bt_writer_options *opts);
+
 typedef struct tfrec_bt_writer_stats {
+    size_t struct_size;
     uint64_t rows_put;        /* rows accepted by put */
     uint64_t rows_acked;      /* rows the server acknowledged */
     uint64_t rows_failed;     /* rows given up on */
@@ -103,6 +109,11 @@ typedef struct tfrec_bt_writer_stats {
     uint64_t acked_prefix;    /* rows 0..acked_prefix-1 (put order) are all acknowledged */
 } tfrec_bt_writer_stats;
 
+#define TFREC_BT_WRITER_STATS_INIT TFREC_STRUCT_INIT(tfrec_bt_writer_stats)
+void tfrec_bt_writer_stats_init(tfrec_bt_writer_stats *stats);
+
+/* One cell to write: a plain value tuple, frozen (it never grows, so it has
+ * no struct_size and arrays of it keep their stride). */
 typedef struct tfrec_bt_cell_in {
     const void *qualifier;
     size_t qualifier_len;
@@ -132,11 +143,15 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
 int tfrec_bt_writer_flush(tfrec_bt_writer *w);
 
 /* Flush; afterwards the handle only answers stats / failed-row queries.
- * Returns TFREC_OK only if every row put was acknowledged. */
+ * Returns TFREC_OK only if every row put was acknowledged. Does not release
+ * the handle: tfrec_bt_writer_free() does. */
 int tfrec_bt_writer_close(tfrec_bt_writer *w);
+/* Release the writer; one not closed first fails what is still queued.
+ * NULL is a no-op. */
 void tfrec_bt_writer_free(tfrec_bt_writer *w);
 
-void tfrec_bt_writer_stats_get(const tfrec_bt_writer *w, tfrec_bt_writer_stats *stats);
+/* Copy the counters into *stats (struct_size set by the caller). */
+int tfrec_bt_writer_stats_get(const tfrec_bt_writer *w, tfrec_bt_writer_stats *stats);
 const char *tfrec_bt_writer_errmsg(const tfrec_bt_writer *w);
 /* The timestamp (micros) cells are written with, -1 for server time. */
 int64_t tfrec_bt_writer_timestamp(const tfrec_bt_writer *w);
@@ -154,6 +169,7 @@ int tfrec_bt_writer_failed_row(const tfrec_bt_writer *w, size_t i, const uint8_t
 typedef struct tfrec_bt_reader tfrec_bt_reader;
 
 typedef struct tfrec_bt_read_options {
+    size_t struct_size;
     const void *prefix;       /* rows whose key starts with prefix [all rows] */
     size_t prefix_len;        /* 0 with prefix != NULL: strlen(prefix) */
     const void *start_key;    /* or a range: [start_key, end_key) ... */
@@ -165,7 +181,13 @@ typedef struct tfrec_bt_read_options {
     const char *family;       /* only cells of this family [all] */
 } tfrec_bt_read_options;
 
+#define TFREC_BT_READ_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_read_options)
+void tfrec_bt_read_options_init(tfrec_bt_read_options *opts);
+
+/* A cell of a row read back. The library sets struct_size to its own
+ * sizeof: fields at or beyond a cell's struct_size do not exist in it. */
 typedef struct tfrec_bt_cell {
+    size_t struct_size;
     const char *family;
     const uint8_t *qualifier;
     size_t qualifier_len;
@@ -174,21 +196,32 @@ typedef struct tfrec_bt_cell {
     size_t value_len;
 } tfrec_bt_cell;
 
+#define TFREC_BT_CELL_INIT TFREC_STRUCT_INIT(tfrec_bt_cell)
+void tfrec_bt_cell_init(tfrec_bt_cell *cell);
+
+/* A row read back, filled by tfrec_bt_reader_next into the caller's struct
+ * (struct_size set by the caller). cells is an array of ncells pointers, so
+ * tfrec_bt_cell can grow without changing how the array is walked. */
 typedef struct tfrec_bt_row {
+    size_t struct_size;
     const uint8_t *key;
     size_t key_len;
-    const tfrec_bt_cell *cells;
+    const tfrec_bt_cell *const *cells;
     size_t ncells;
 } tfrec_bt_row;
 
+#define TFREC_BT_ROW_INIT TFREC_STRUCT_INIT(tfrec_bt_row)
+void tfrec_bt_row_init(tfrec_bt_row *row);
+
 int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
                          const tfrec_bt_read_options *opts);
-/* Next complete row in key order: TFREC_OK (row valid until the next call),
- * TFREC_END, or a negative code. A stream that breaks with a retryable
- * status is resumed after the last row returned. */
+/* Next complete row in key order: TFREC_OK (row and its cells valid until
+ * the next call), TFREC_END, or a negative code. A stream that breaks with a
+ * retryable status is resumed after the last row returned. */
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
-void tfrec_bt_reader_close(tfrec_bt_reader *r);
+/* Release the reader (cancelling its stream). NULL is a no-op. */
+void tfrec_bt_reader_free(tfrec_bt_reader *r);
 
 /* ---------------------------------------------------------------- helpers */
 

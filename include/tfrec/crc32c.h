@@ -2,7 +2,8 @@
  *
  * The fastest implementation the CPU supports is chosen once, on first use,
  * thread-safely. Setting TFREC_CRC32C=portable in the environment before the
- * first call, or calling tfrec_crc32c_force_impl(), selects another one.
+ * first call (it is read once, then), or calling tfrec_crc32c_force_impl(),
+ * selects another one.
  * All functions here are thread-safe.
  */
 #ifndef TFREC_CRC32C_H

@@ -9,6 +9,12 @@
  * The same message is also stored per thread and readable with
  * tfrec_last_errmsg(), which is the only way to learn why a constructor
  * (which returns no handle on failure) failed.
+ *
+ * Handles and NULL: every tfrec_<handle>_free() accepts NULL (a no-op);
+ * other functions given a NULL handle return TFREC_E_INVALID (getters of
+ * plain values return 0 or "", and tfrec_<handle>_errmsg(NULL) returns
+ * tfrec_last_errmsg(), so the message of a failed open can be read through
+ * the handle that was never set). None of them crash on NULL.
  */
 #ifndef TFREC_ERROR_H
 #define TFREC_ERROR_H

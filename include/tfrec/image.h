@@ -46,7 +46,10 @@ enum tfrec_verify_level {
     TFREC_VERIFY_FULL = 3    /* + full-size decode to RGB, like the reference */
 };
 
+/* Filled by the functions below into the caller's struct (struct_size set
+ * by the caller with TFREC_IMAGE_INFO_INIT; see common.h). */
 typedef struct tfrec_image_info {
+    size_t struct_size;
     int format;      /* tfrec_image_format */
     int width;
     int height;
@@ -56,8 +59,12 @@ typedef struct tfrec_image_info {
     int adobe;       /* JPEG: an Adobe APP14 marker is present */
 } tfrec_image_info;
 
+#define TFREC_IMAGE_INFO_INIT TFREC_STRUCT_INIT(tfrec_image_info)
+void tfrec_image_info_init(tfrec_image_info *info);
+
 /* Identify the image and read its dimensions from the header only.
- * TFREC_E_IMAGE for anything that is not a readable JPEG or PNG header. */
+ * TFREC_E_IMAGE for anything that is not a readable JPEG or PNG header
+ * (info, which may be NULL, is then zeroed). */
 int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info);
 
 /* Probe and check the image at the given level (PNG: always fully decoded).
@@ -72,12 +79,17 @@ enum tfrec_image_action {
     TFREC_IMAGE_FROM_GRAY = 3    /* grayscale converted (grayscale_to_rgb) */
 };
 
-/* All-zero options mean the defaults in brackets. */
+/* TFREC_IMAGE_NORMALIZE_OPTIONS_INIT, then the fields that differ from the
+ * defaults in brackets. */
 typedef struct tfrec_image_normalize_options {
+    size_t struct_size;
     int quality;          /* JPEG quality of re-encoded images, 1..100 [100] */
     int verify;           /* tfrec_verify_level for kept JPEGs [HEADER] */
     int grayscale_to_rgb; /* [0] keep grayscale JPEGs (as the reference does) */
 } tfrec_image_normalize_options;
+
+#define TFREC_IMAGE_NORMALIZE_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_image_normalize_options)
+void tfrec_image_normalize_options_init(tfrec_image_normalize_options *opts);
 
 /* Make sure the image is a JPEG a TensorFlow pipeline can decode as RGB.
  * Kept images: *out = NULL, *out_len = 0 (use the input bytes). Converted

@@ -47,8 +47,10 @@ enum tfrec_on_error {
 typedef int (*tfrec_imagenet_progress_fn)(void *ctx, uint64_t done, uint64_t total,
                                           uint64_t bytes_in, uint64_t bytes_out);
 
-/* All-zero options mean the defaults in brackets. Strings may be NULL. */
+/* TFREC_IMAGENET_OPTIONS_INIT, then the fields that differ from the
+ * defaults in brackets. Strings may be NULL. */
 typedef struct tfrec_imagenet_options {
+    size_t struct_size;
     int layout;                 /* tfrec_input_layout [IMAGENET] */
     const char *raw_data_dir;   /* input root (required except for CSV) */
     const char *csv_path;       /* LAYOUT_CSV input */
@@ -73,8 +75,12 @@ typedef struct tfrec_imagenet_options {
     void *progress_ctx;
 } tfrec_imagenet_options;
 
+#define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)
+void tfrec_imagenet_options_init(tfrec_imagenet_options *opts);
+
 /* Totals of a run. */
 typedef struct tfrec_imagenet_counts {
+    size_t struct_size;
     uint64_t images_total;     /* images found by the scan */
     uint64_t images_written;   /* records written */
     uint64_t images_fixed;     /* PNG/CMYK/YCCK/grayscale re-encoded */
@@ -86,9 +92,13 @@ typedef struct tfrec_imagenet_counts {
     double seconds;            /* wall time of the conversion */
 } tfrec_imagenet_counts;
 
+#define TFREC_IMAGENET_COUNTS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_counts)
+void tfrec_imagenet_counts_init(tfrec_imagenet_counts *counts);
+
 typedef struct tfrec_imagenet_result tfrec_imagenet_result;
 
-/* Run a conversion. *out (if out is not NULL) receives a result even when
+/* Run a conversion (opts NULL: all defaults, which lack the required
+ * directories). *out (if out is not NULL) receives a result even when
  * the run fails, so the message and the manifest of a failed run (which
  * image, why) can be read; free it with tfrec_imagenet_result_free(). */
 int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_result **out);
@@ -96,7 +106,8 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
 /* Status of the run (the value tfrec_imagenet_convert returned). */
 int tfrec_imagenet_result_status(const tfrec_imagenet_result *r);
 const char *tfrec_imagenet_result_errmsg(const tfrec_imagenet_result *r);
-void tfrec_imagenet_result_counts(const tfrec_imagenet_result *r, tfrec_imagenet_counts *c);
+/* Copy the totals into *c (struct_size set by the caller). */
+int tfrec_imagenet_result_counts(const tfrec_imagenet_result *r, tfrec_imagenet_counts *c);
 /* The i-th rejected image (0 <= i < images_rejected), in plan order:
  * path and reason stay valid until the result is freed. TFREC_E_INVALID
  * when i is out of range. */

@@ -16,6 +16,7 @@
 TFREC_BEGIN_DECLS
 
 typedef struct tfrec_io {
+    size_t struct_size; /* TFREC_IO_INIT / tfrec_io_init() (see common.h) */
     void *ctx;
     /* Read up to n bytes into buf. Returns the count, 0 at end of input,
      * or a negative TFREC_E_* code with a message available from errmsg. */
@@ -35,8 +36,12 @@ typedef struct tfrec_io {
     const char *(*errmsg)(void *ctx);
 } tfrec_io;
 
-/* Built-in transports. name is a local path or "-" (stdin for sources,
- * stdout for sinks). A local sink writes to "<path>.tmp-<pid>-<n>" and is
+#define TFREC_IO_INIT TFREC_STRUCT_INIT(tfrec_io)
+void tfrec_io_init(tfrec_io *io);
+
+/* Built-in transports, filled into *io (set up with TFREC_IO_INIT first;
+ * at most io->struct_size bytes are written). name is a local path or "-"
+ * (stdin for sources, stdout for sinks). A local sink writes to "<path>.tmp-<pid>-<n>" and is
  * renamed to path when closed with commit != 0, removed otherwise.
  * On failure these return a negative code; tfrec_last_errmsg() says why. */
 int tfrec_io_open_source(tfrec_io *io, const char *name);

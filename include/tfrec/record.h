@@ -35,29 +35,46 @@ const char *tfrec_compression_name(int compression);
 
 typedef struct tfrec_reader tfrec_reader;
 
-/* All-zero options are valid and mean the defaults in brackets. */
+/* Options: TFREC_READER_OPTIONS_INIT, then set what differs from the
+ * defaults in brackets (see common.h for struct_size). */
 typedef struct tfrec_reader_options {
+    size_t struct_size;
     int compression;          /* [AUTO] */
     size_t buffer_size;       /* read buffer [256 KiB] */
     uint64_t max_record_size; /* larger length fields are TFREC_E_RECORD_TOO_LARGE [1 GiB] */
     int skip_corrupt;         /* [0] stop at the first problem; 1: skip corrupt regions,
                                  resynchronise on the next valid record and count them */
+    /* How a local regular file is read: [0] read() into the buffer, or a
+     * mapping when TFREC_MMAP=1 was set in the environment at the first open
+     * of the process; 1: map the file (local disk file systems only, else
+     * read()); -1: read() whatever the environment says. A mapped file that
+     * another process truncates makes later reads fault (SIGBUS), and page
+     * faults can cost more than read()'s copy: see docs/format.md. */
+    int use_mmap;
 } tfrec_reader_options;
 
+#define TFREC_READER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_reader_options)
+void tfrec_reader_options_init(tfrec_reader_options *opts);
+
 typedef struct tfrec_reader_stats {
+    size_t struct_size;
     uint64_t records;         /* records returned */
     uint64_t bytes;           /* payload bytes returned */
     uint64_t skipped_regions; /* corrupt regions skipped (skip_corrupt only) */
     uint64_t skipped_bytes;   /* bytes in them */
 } tfrec_reader_stats;
 
+#define TFREC_READER_STATS_INIT TFREC_STRUCT_INIT(tfrec_reader_stats)
+void tfrec_reader_stats_init(tfrec_reader_stats *stats);
+
 /* Open a local path or "-" (stdin). opts may be NULL. On failure *out is NULL
  * and tfrec_last_errmsg() says why. */
 int tfrec_reader_open(tfrec_reader **out, const char *path, const tfrec_reader_options *opts);
 
 /* Read through a caller transport; the reader owns io from now on (also when
- * this fails) and calls io->close(ctx, 0) when closed. name is used in
- * messages. */
+ * this fails) and calls io->close(ctx, 0) when freed. name is used in
+ * messages. (An io whose struct_size is unusable cannot be read, so it is
+ * left alone: TFREC_E_INVALID.) */
 int tfrec_reader_open_io(tfrec_reader **out, const tfrec_io *io, const char *name,
                          const tfrec_reader_options *opts);
 
@@ -80,7 +97,8 @@ int tfrec_reader_seek(tfrec_reader *r, uint64_t offset);
 /* Compression in effect (the detected one when opened with AUTO). */
 int tfrec_reader_compression(const tfrec_reader *r);
 
-void tfrec_reader_stats_get(const tfrec_reader *r, tfrec_reader_stats *stats);
+/* Copy the counts into *stats (struct_size set by the caller). */
+int tfrec_reader_stats_get(const tfrec_reader *r, tfrec_reader_stats *stats);
 
 /* With skip_corrupt: the region skipped most recently (check for growth of
  * stats.skipped_regions after each tfrec_reader_next call). Returns the code
@@ -88,18 +106,23 @@ void tfrec_reader_stats_get(const tfrec_reader *r, tfrec_reader_stats *stats);
  * its stream offset and length; tfrec_reader_errmsg() describes the problem. */
 int tfrec_reader_last_skip(const tfrec_reader *r, uint64_t *offset, uint64_t *bytes);
 const char *tfrec_reader_errmsg(const tfrec_reader *r);
-void tfrec_reader_close(tfrec_reader *r);
+/* Release the reader (and its source). NULL is a no-op. */
+void tfrec_reader_free(tfrec_reader *r);
 
 /* ---------------------------------------------------------------- writer */
 
 typedef struct tfrec_writer tfrec_writer;
 
 typedef struct tfrec_writer_options {
+    size_t struct_size;
     int compression;    /* [NONE] */
     int level;          /* 1..9 on zlib's scale (ISA-L builds map it: docs/format.md),
                            0 = default [6, TensorFlow's Z_DEFAULT_COMPRESSION] */
     size_t buffer_size; /* output buffer [256 KiB] */
 } tfrec_writer_options;
+
+#define TFREC_WRITER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_writer_options)
+void tfrec_writer_options_init(tfrec_writer_options *opts);
 
 /* Create path (or "-" for stdout). Output goes to a temporary name in the
  * same directory and appears under path only when tfrec_writer_close()
@@ -125,7 +148,8 @@ int tfrec_writer_close(tfrec_writer *w);
 /* Discard the output (the temporary file is removed). */
 void tfrec_writer_abort(tfrec_writer *w);
 
-/* Release the handle; a writer neither closed nor aborted is aborted. */
+/* Release the handle; a writer neither closed nor aborted is aborted.
+ * NULL is a no-op. */
 void tfrec_writer_free(tfrec_writer *w);
 
 uint64_t tfrec_writer_records(const tfrec_writer *w);
@@ -139,10 +163,18 @@ void tfrec_record_header(uint8_t header[12], uint64_t len);
 /* The masked CRC of data, stored little-endian as the record's footer. */
 uint32_t tfrec_record_footer_crc(const void *data, size_t len);
 
-/* Deflate library this build uses for ZLIB and GZIP: "isal" (ISA-L's igzip,
- * when built with it) or "zlib". TFREC_DEFLATE=zlib in the environment
- * selects zlib in an ISA-L build. Both write streams every inflater reads. */
+/* Deflate library used for ZLIB and GZIP streams opened from now on: "isal"
+ * (ISA-L's igzip, the default when built with it) or "zlib". Both write
+ * streams every inflater reads. */
 const char *tfrec_deflate_backend(void);
+
+/* Choose the deflate library for streams opened afterwards: "zlib", "isal"
+ * (TFREC_E_UNSUPPORTED in a build without ISA-L), or NULL / "" / "auto" for
+ * the build's default. Thread-safe; streams already open keep theirs.
+ * The environment variable TFREC_DEFLATE (same names), read once at the
+ * first stream of the process, sets the initial choice; an unknown or
+ * unavailable name there keeps the default. */
+int tfrec_set_deflate_backend(const char *name);
 
 TFREC_END_DECLS
 #endif

@@ -140,6 +140,7 @@ static int create_family(tfrec_bt_client *c, const char *name, const char *famil
 int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *family, int create)
 {
     char name[2 * BT_NAME_MAX];
+    if (!c) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_ensure_table: NULL client");
     if (!table || !*table) return tfrec_fail(&c->err, TFREC_E_INVALID, "no table given");
     if (tfrec_bt_table_name(c, table, name, sizeof name))
         return tfrec_fail(&c->err, TFREC_E_INVALID, "table name too long");

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "bigtable/client_internal.h"
+#include "util/struct_size.h"
+
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_client_options)
 
 #define PROD_DATA "bigtable.googleapis.com:443"
 #define PROD_ADMIN "bigtableadmin.googleapis.com:443"
@@ -69,10 +72,12 @@ static int copy_opt(tfrec_bt_client *c, char *dst, const char *src, const char *
 
 int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *opts)
 {
-    static const tfrec_bt_client_options defaults;
     if (!out) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_client_open: out is NULL");
     *out = NULL;
-    if (!opts) opts = &defaults;
+    tfrec_bt_client_options obuf;
+    int rc = TFREC_STRUCT_IN(tfrec_bt_client_options, &obuf, opts, NULL);
+    if (rc) return rc;
+    opts = &obuf;
     if (!opts->instance || !*opts->instance)
         return tfrec_fail(NULL, TFREC_E_INVALID, "a Bigtable instance is required");
 
@@ -83,7 +88,6 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     c->max_message_bytes = opts->max_message_bytes > 0 ? opts->max_message_bytes : 256LL << 20;
     if (c->max_message_bytes > 0x7fffffff) c->max_message_bytes = 0x7fffffff;
 
-    int rc;
     const char *emu = getenv("BIGTABLE_EMULATOR_HOST");
     if (opts->endpoint && *opts->endpoint) {
         rc = copy_opt(c, c->endpoint, opts->endpoint, "endpoint");
@@ -124,7 +128,7 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     if (!c->data) {
         rc = c->err.code;
         tfrec_fail_copy(NULL, &c->err);
-        tfrec_bt_client_close(c);
+        tfrec_bt_client_free(c);
         return rc;
     }
     *out = c;
@@ -144,7 +148,7 @@ grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c)
     return ch;
 }
 
-void tfrec_bt_client_close(tfrec_bt_client *c)
+void tfrec_bt_client_free(tfrec_bt_client *c)
 {
     if (!c) return;
     int inited = c->grpc_started;
@@ -155,7 +159,10 @@ void tfrec_bt_client_close(tfrec_bt_client *c)
     if (inited) grpc_shutdown();
 }
 
-const char *tfrec_bt_client_errmsg(const tfrec_bt_client *c) { return c ? c->err.msg : ""; }
-const char *tfrec_bt_client_project(const tfrec_bt_client *c) { return c->project; }
-const char *tfrec_bt_client_endpoint(const tfrec_bt_client *c) { return c->endpoint; }
-int tfrec_bt_client_is_emulator(const tfrec_bt_client *c) { return c->emulator; }
+const char *tfrec_bt_client_errmsg(const tfrec_bt_client *c)
+{
+    return c ? c->err.msg : tfrec_last_errmsg();
+}
+const char *tfrec_bt_client_project(const tfrec_bt_client *c) { return c ? c->project : ""; }
+const char *tfrec_bt_client_endpoint(const tfrec_bt_client *c) { return c ? c->endpoint : ""; }
+int tfrec_bt_client_is_emulator(const tfrec_bt_client *c) { return c ? c->emulator : 0; }

@@ -9,6 +9,7 @@
 #include "bigtable/client_internal.h"
 #include "bigtable/retry.h"
 #include "bigtable/row_merger.h"
+#include "util/struct_size.h"
 
 #define READ_ROWS "/google.bigtable.v2.Bigtable/ReadRows"
 #define MAX_ATTEMPTS 6
@@ -143,18 +144,25 @@ static int start_call(tfrec_bt_reader *r)
     return r->call ? TFREC_OK : r->err.code;
 }
 
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_read_options)
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_row)
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_cell)
+
 int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
                          const tfrec_bt_read_options *opts)
 {
-    static const tfrec_bt_read_options zero;
-    if (!out || !c || !table) return tfrec_fail(NULL, TFREC_E_INVALID, "bad reader arguments");
-    *out = NULL;
-    if (!opts) opts = &zero;
+    if (out) *out = NULL;
+    if (!out || !c || !table || !*table)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_open needs a client and a table");
+    tfrec_bt_read_options obuf;
+    int rc = TFREC_STRUCT_IN(tfrec_bt_read_options, &obuf, opts, NULL);
+    if (rc) return rc;
+    opts = &obuf;
     tfrec_bt_reader *r = calloc(1, sizeof *r);
     if (!r) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     r->c = c;
     tfrec_bt_merger_init(&r->m);
-    int rc = tfrec_bt_table_name(c, table, r->name, sizeof r->name) ? TFREC_E_INVALID : TFREC_OK;
+    rc = tfrec_bt_table_name(c, table, r->name, sizeof r->name) ? TFREC_E_INVALID : TFREC_OK;
     char enc[3 * BT_NAME_MAX];
     tfrec_bt_url_encode(r->name, enc, sizeof enc);
     snprintf(r->params, sizeof r->params, "table_name=%s", enc);
@@ -171,7 +179,7 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
     if (!rc && opts->family && !(r->family = strdup(opts->family))) rc = TFREC_E_NOMEM;
     if (rc) {
         tfrec_fail(NULL, rc, "could not set up a ReadRows scan of %s", table);
-        tfrec_bt_reader_close(r);
+        tfrec_bt_reader_free(r);
         return rc;
     }
     r->cq = grpc_completion_queue_create_for_next(NULL);
@@ -201,6 +209,8 @@ static void drop_resp(tfrec_bt_reader *r)
 
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
 {
+    if (!r) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_next: NULL reader");
+    if (TFREC_STRUCT_CHECK_OUT(tfrec_bt_row, row, NULL)) return TFREC_E_INVALID;
     if (r->err.code) return r->err.code;
     for (;;) {
         while (r->resp && r->chunk < r->resp->n_chunks) {
@@ -212,8 +222,7 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
             if (rc == 1) {
                 r->returned++;
                 r->failures = 0;
-                *row = r->m.row;
-                return TFREC_OK;
+                return TFREC_STRUCT_OUT(tfrec_bt_row, row, &r->m.row, NULL);
             }
         }
         drop_resp(r);
@@ -259,9 +268,12 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
     }
 }
 
-const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r) { return r ? r->err.msg : ""; }
+const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r)
+{
+    return r ? r->err.msg : tfrec_last_errmsg();
+}
 
-void tfrec_bt_reader_close(tfrec_bt_reader *r)
+void tfrec_bt_reader_free(tfrec_bt_reader *r)
 {
     if (!r) return;
     stop_call(r);

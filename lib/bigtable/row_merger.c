@@ -16,6 +16,7 @@ void tfrec_bt_merger_free(bt_merger *m)
     free(m->cells);
     free(m->arena);
     free(m->out_cells);
+    free(m->out_ptrs);
     memset(m, 0, sizeof *m);
 }
 
@@ -64,24 +65,28 @@ static int violation(tfrec_err *err, const char *what)
 static int commit(bt_merger *m, tfrec_err *err)
 {
     if (grow((void **)&m->out_cells, &m->out_cap, m->ncells ? m->ncells : 1, sizeof *m->out_cells) ||
+        grow((void **)&m->out_ptrs, &m->ptrs_cap, m->ncells ? m->ncells : 1, sizeof *m->out_ptrs) ||
         grow((void **)&m->last_key, &m->last_cap, m->key_len ? m->key_len : 1, 1))
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory merging a row");
     for (size_t i = 0; i < m->ncells; i++) {
         const bt_cell_rec *r = &m->cells[i];
         tfrec_bt_cell *c = &m->out_cells[i];
+        c->struct_size = sizeof *c;
         c->family = (const char *)m->arena + r->family_off;
         c->qualifier = m->arena + r->qualifier_off;
         c->qualifier_len = r->qualifier_len;
         c->timestamp_micros = r->timestamp;
         c->value = m->arena + r->value_off;
         c->value_len = r->value_len;
+        m->out_ptrs[i] = c;
     }
     memcpy(m->last_key, m->key, m->key_len);
     m->last_len = m->key_len;
     m->have_last = 1;
+    m->row.struct_size = sizeof m->row;
     m->row.key = m->last_key;
     m->row.key_len = m->last_len;
-    m->row.cells = m->out_cells;
+    m->row.cells = m->out_ptrs;
     m->row.ncells = m->ncells;
     m->in_row = m->in_cell = 0;
     return 1;

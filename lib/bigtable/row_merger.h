@@ -34,7 +34,8 @@ typedef struct bt_merger {
     uint8_t *arena;
     size_t arena_len, arena_cap;
     tfrec_bt_cell *out_cells;
-    size_t out_cap;
+    const tfrec_bt_cell **out_ptrs; /* row.cells: one pointer per out_cells entry */
+    size_t out_cap, ptrs_cap;
     tfrec_bt_row row;   /* the last committed row */
 } bt_merger;
 

@@ -12,6 +12,7 @@
 #include "bigtable/retry.h"
 #include "bigtable/writer_internal.h"
 #include "google/bigtable/v2/bigtable.pb-c.h"
+#include "util/struct_size.h"
 
 /* ------------------------------------------------------------ retry */
 
@@ -191,8 +192,8 @@ static void on_message(tfrec_bt_writer *w, wcall *c, const uint8_t *data, size_t
         const Google__Rpc__Status *s = r->entries[k]->status;
         int code = s ? s->code : BT_OK;
         const char *msg = s && s->message ? s->message : "";
-        if (w->o.status_hook)
-            code = w->o.status_hook(w->o.status_hook_ctx, e->index, e->attempts, code);
+        if (w->status_hook)
+            code = w->status_hook(w->status_hook_ctx, e->index, e->attempts, code);
         if (code == BT_OK) tfrec_bt_w_ack(w, e);
         else if (tfrec_bt_retryable(code, msg)) retry_or_fail(w, e, code, msg, 0);
         else tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), msg);
@@ -230,13 +231,15 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
                              const char *table_name, const char *app_profile,
                              const char *family, const tfrec_bt_writer_options *opts)
 {
-    static const tfrec_bt_writer_options zero;
     *out = NULL;
-    if (!opts) opts = &zero;
     tfrec_bt_writer *w = calloc(1, sizeof *w);
     if (!w) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    int rc = TFREC_STRUCT_IN(tfrec_bt_writer_options, &w->o, opts, NULL);
+    if (rc) {
+        free(w);
+        return rc;
+    }
     w->tr = *t;
-    w->o = *opts;
     tfrec_bt_writer_options *o = &w->o;
     if (!o->batch_rows) o->batch_rows = 5000;
     if (!o->batch_mutations || o->batch_mutations > MAX_MUTATIONS) o->batch_mutations = MAX_MUTATIONS;
@@ -274,9 +277,19 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
     return TFREC_OK;
 }
 
+void tfrec_bt_writer_set_status_hook(tfrec_bt_writer *w, tfrec_bt_status_hook hook, void *ctx)
+{
+    if (!w) return;
+    w->status_hook = hook;
+    w->status_hook_ctx = ctx;
+}
+
 int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_len,
                               const tfrec_bt_cell_in *cells, size_t ncells, uint64_t index)
 {
+    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_put: NULL writer");
+    if ((!key && key_len) || (!cells && ncells))
+        return tfrec_fail(&w->err, TFREC_E_INVALID, "tfrec_bt_writer_put: NULL key or cells");
     if (w->closed) return tfrec_fail(&w->err, TFREC_E_STATE, "put on a closed Bigtable writer");
     if (w->broken_reason[0])
         return tfrec_fail(&w->err, TFREC_E_NETWORK, "Bigtable writer stopped: %s",
@@ -347,6 +360,7 @@ static void fail_unsent(tfrec_bt_writer *w)
 
 int tfrec_bt_writer_flush(tfrec_bt_writer *w)
 {
+    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_flush: NULL writer");
     for (;;) {
         if (w->broken_reason[0]) fail_unsent(w);
         dispatch(w, 1);
@@ -370,6 +384,7 @@ int tfrec_bt_writer_flush(tfrec_bt_writer *w)
 
 int tfrec_bt_writer_close(tfrec_bt_writer *w)
 {
+    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_close: NULL writer");
     if (w->closed) return tfrec_bt_w_report(w);
     int rc = tfrec_bt_writer_flush(w);
     w->closed = 1;

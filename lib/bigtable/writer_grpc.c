@@ -38,10 +38,10 @@ static void tr_destroy(void *ctx)
 int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *table,
                          const char *family, const tfrec_bt_writer_options *opts)
 {
+    if (out) *out = NULL;
     if (!out || !c || !table || !*table || !family || !*family)
         return tfrec_fail(NULL, TFREC_E_INVALID,
                           "tfrec_bt_writer_open needs a client, a table and a column family");
-    *out = NULL;
     char name[2 * BT_NAME_MAX], enc[3 * BT_NAME_MAX];
     if (tfrec_bt_table_name(c, table, name, sizeof name))
         return tfrec_fail(NULL, TFREC_E_INVALID, "table name too long");

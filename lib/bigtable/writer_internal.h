@@ -10,6 +10,7 @@
 #include "bigtable/entry.h"
 #include "bigtable/retry.h"
 #include "bigtable/transport.h"
+#include "bigtable/writer_testing.h"
 #include "util/errors.h"
 
 #define MAX_MUTATIONS 99999   /* Bigtable takes fewer than 100,000 per request */
@@ -39,6 +40,8 @@ struct tfrec_bt_writer {
     tfrec_err err;
     bt_transport tr;
     tfrec_bt_writer_options o;
+    tfrec_bt_status_hook status_hook; /* tests only (writer_testing.h) */
+    void *status_hook_ctx;
     size_t batch_bytes;       /* current limit, lowered after a too-large refusal */
     int64_t ts;               /* cell timestamp, -1 = server time */
     char *family;

@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "bigtable/writer_internal.h"
+#include "util/struct_size.h"
+
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_writer_options)
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_writer_stats)
 
 /* ------------------------------------------------------------ bookkeeping */
 
@@ -134,20 +138,24 @@ int tfrec_bt_w_report(tfrec_bt_writer *w)
                       f && f->message ? f->message : "");
 }
 
-void tfrec_bt_writer_stats_get(const tfrec_bt_writer *w, tfrec_bt_writer_stats *stats)
+int tfrec_bt_writer_stats_get(const tfrec_bt_writer *w, tfrec_bt_writer_stats *stats)
 {
-    *stats = w->st;
+    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_stats_get: NULL writer");
+    return TFREC_STRUCT_OUT(tfrec_bt_writer_stats, stats, &w->st, NULL);
 }
 
-const char *tfrec_bt_writer_errmsg(const tfrec_bt_writer *w) { return w ? w->err.msg : ""; }
-int64_t tfrec_bt_writer_timestamp(const tfrec_bt_writer *w) { return w->ts; }
-size_t tfrec_bt_writer_failed_count(const tfrec_bt_writer *w) { return w->nfailed; }
+const char *tfrec_bt_writer_errmsg(const tfrec_bt_writer *w)
+{
+    return w ? w->err.msg : tfrec_last_errmsg();
+}
+int64_t tfrec_bt_writer_timestamp(const tfrec_bt_writer *w) { return w ? w->ts : 0; }
+size_t tfrec_bt_writer_failed_count(const tfrec_bt_writer *w) { return w ? w->nfailed : 0; }
 
 int tfrec_bt_writer_failed_row(const tfrec_bt_writer *w, size_t i, const uint8_t **key,
                                size_t *key_len, uint64_t *index, int *grpc_code,
                                const char **message)
 {
-    if (i >= w->nfailed) return TFREC_E_INVALID;
+    if (!w || i >= w->nfailed) return TFREC_E_INVALID;
     const failed_row *f = &w->failed[i];
     if (key) *key = f->key;
     if (key_len) *key_len = f->key_len;

@@ -408,5 +408,5 @@ int tfrec_example_serialize_alloc(const tfrec_example_builder *b, uint8_t **out,
 
 const char *tfrec_example_builder_errmsg(const tfrec_example_builder *b)
 {
-    return b ? b->err.msg : "";
+    return b ? b->err.msg : tfrec_last_errmsg();
 }

@@ -254,6 +254,8 @@ int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key,
                                  const int64_t **values, size_t *n)
 {
     const Tensorflow__Feature *f;
+    if (!values || !n)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_example_get_int64_list: NULL output");
     int rc = typed(ex, key, TFREC_FEATURE_INT64, SIZE_MAX, &f);
     if (rc)
         return rc;
@@ -266,6 +268,8 @@ int tfrec_example_get_float_list(const tfrec_example *ex, const char *key,
                                  const float **values, size_t *n)
 {
     const Tensorflow__Feature *f;
+    if (!values || !n)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_example_get_float_list: NULL output");
     int rc = typed(ex, key, TFREC_FEATURE_FLOAT, SIZE_MAX, &f);
     if (rc)
         return rc;

@@ -8,6 +8,10 @@
 
 #include "image/image_internal.h"
 #include "util/errors.h"
+#include "util/struct_size.h"
+
+TFREC_DEFINE_STRUCT_INIT(tfrec_image_info)
+TFREC_DEFINE_STRUCT_INIT(tfrec_image_normalize_options)
 
 static int sniff(const uint8_t *d, size_t len)
 {
@@ -29,13 +33,22 @@ static int not_an_image(const uint8_t *d, size_t len)
     return tfrec_fail(NULL, TFREC_E_IMAGE, "not a JPEG or PNG image (starts with %s)", hex);
 }
 
-int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info)
+/* The functions below work on the library's own tfrec_image_info and copy
+ * it into the caller's (which may be shorter or longer) at the end. */
+static int check_info(const tfrec_image_info *info)
 {
-    const uint8_t *d = data;
-    tfrec_image_info tmp;
-    if (!info)
-        info = &tmp;
-    memset(info, 0, sizeof *info);
+    return info ? TFREC_STRUCT_CHECK_OUT(tfrec_image_info, info, NULL) : TFREC_OK;
+}
+
+static void give_info(tfrec_image_info *dst, const tfrec_image_info *src)
+{
+    if (dst)
+        TFREC_STRUCT_OUT(tfrec_image_info, dst, src, NULL);
+}
+
+static int probe(const uint8_t *d, size_t len, tfrec_image_info *info)
+{
+    tfrec_image_info_init(info);
     if (!d && len)
         return tfrec_fail(NULL, TFREC_E_INVALID, "image data is NULL");
     switch (sniff(d, len)) {
@@ -43,6 +56,16 @@ int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info)
     case TFREC_IMAGE_PNG: return tfrec_img_png_probe(d, len, info);
     default: return not_an_image(d, len);
     }
+}
+
+int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info)
+{
+    if (check_info(info))
+        return TFREC_E_INVALID;
+    tfrec_image_info mine;
+    int rc = probe(data, len, &mine);
+    give_info(info, &mine);
+    return rc;
 }
 
 static int verify_jpeg(const uint8_t *d, size_t len, int level)
@@ -53,16 +76,13 @@ static int verify_jpeg(const uint8_t *d, size_t len, int level)
     return tfrec_img_jpeg_decode_check(d, len, level == TFREC_VERIFY_FULL);
 }
 
-int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info *info)
+static int verify(const void *data, size_t len, int level, tfrec_image_info *info)
 {
     if (level == TFREC_VERIFY_DEFAULT)
         level = TFREC_VERIFY_HEADER;
     if (level < TFREC_VERIFY_HEADER || level > TFREC_VERIFY_FULL)
         return tfrec_fail(NULL, TFREC_E_INVALID, "unknown verify level %d", level);
-    tfrec_image_info tmp;
-    if (!info)
-        info = &tmp;
-    int rc = tfrec_image_probe(data, len, info);
+    int rc = probe(data, len, info);
     if (rc)
         return rc;
     if (info->format == TFREC_IMAGE_JPEG)
@@ -71,6 +91,17 @@ int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info
     int w, h;
     rc = tfrec_img_png_decode_rgb(data, len, &px, &w, &h);
     free(px);
+    return rc;
+}
+
+int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info *info)
+{
+    if (check_info(info))
+        return TFREC_E_INVALID;
+    tfrec_image_info mine;
+    tfrec_image_info_init(&mine);
+    int rc = verify(data, len, level, &mine);
+    give_info(info, &mine);
     return rc;
 }
 
@@ -86,7 +117,7 @@ static int from_png(const uint8_t *d, size_t len, int quality, uint8_t **out, si
     free(px);
     if (rc)
         return rc;
-    memset(info, 0, sizeof *info);
+    tfrec_image_info_init(info);
     info->format = TFREC_IMAGE_JPEG;
     info->width = w;
     info->height = h;
@@ -95,28 +126,17 @@ static int from_png(const uint8_t *d, size_t len, int quality, uint8_t **out, si
     return TFREC_OK;
 }
 
-int tfrec_image_normalize(const void *data, size_t len, const tfrec_image_normalize_options *opts,
-                          uint8_t **out, size_t *out_len, tfrec_image_info *info, int *action)
+static int normalize(const uint8_t *d, size_t len, const tfrec_image_normalize_options *opts,
+                     uint8_t **out, size_t *out_len, tfrec_image_info *info, int *action)
 {
-    static const tfrec_image_normalize_options defaults;
-    if (!opts)
-        opts = &defaults;
-    if (!out || !out_len)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "out and out_len are required");
-    *out = NULL;
-    *out_len = 0;
     int quality = opts->quality ? opts->quality : 100;
     int level = opts->verify ? opts->verify : TFREC_VERIFY_HEADER;
     if (quality < 1 || quality > 100)
         return tfrec_fail(NULL, TFREC_E_INVALID, "JPEG quality %d is not in 1..100", quality);
     if (level < TFREC_VERIFY_HEADER || level > TFREC_VERIFY_FULL)
         return tfrec_fail(NULL, TFREC_E_INVALID, "unknown verify level %d", level);
-    tfrec_image_info tmp;
-    if (!info)
-        info = &tmp;
     int act = TFREC_IMAGE_KEPT;
-    const uint8_t *d = data;
-    int rc = tfrec_image_probe(d, len, info);
+    int rc = probe(d, len, info);
     if (rc)
         return rc;
     if (info->format == TFREC_IMAGE_PNG) {
@@ -146,6 +166,26 @@ int tfrec_image_normalize(const void *data, size_t len, const tfrec_image_normal
     if (action)
         *action = act;
     return TFREC_OK;
+}
+
+int tfrec_image_normalize(const void *data, size_t len, const tfrec_image_normalize_options *opts,
+                          uint8_t **out, size_t *out_len, tfrec_image_info *info, int *action)
+{
+    if (!out || !out_len)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "out and out_len are required");
+    *out = NULL;
+    *out_len = 0;
+    tfrec_image_normalize_options o;
+    int rc = TFREC_STRUCT_IN(tfrec_image_normalize_options, &o, opts, NULL);
+    if (!rc && check_info(info))
+        rc = TFREC_E_INVALID;
+    if (rc)
+        return rc;
+    tfrec_image_info mine;
+    tfrec_image_info_init(&mine);
+    rc = normalize(data, len, &o, out, out_len, &mine, action);
+    give_info(info, &mine);
+    return rc;
 }
 
 const char *tfrec_image_format_name(int format)

@@ -105,7 +105,7 @@ int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
     jpeg_finish_decompress(&dc);
     jpeg_finish_compress(&cc);
     if (info) {
-        memset(info, 0, sizeof *info);
+        tfrec_image_info_init(info);
         info->format = TFREC_IMAGE_JPEG;
         info->width = (int)w;
         info->height = (int)dc.output_height;

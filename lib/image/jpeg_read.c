@@ -21,7 +21,7 @@ static int colorspace_of(J_COLOR_SPACE cs)
 
 static void fill_info(const struct jpeg_decompress_struct *c, tfrec_image_info *info)
 {
-    memset(info, 0, sizeof *info);
+    tfrec_image_info_init(info);
     info->format = TFREC_IMAGE_JPEG;
     info->width = (int)c->image_width;
     info->height = (int)c->image_height;

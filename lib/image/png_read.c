@@ -80,7 +80,7 @@ int tfrec_img_png_probe(const uint8_t *d, size_t len, tfrec_image_info *info)
         return tfrec_fail(NULL, TFREC_E_IMAGE, "bad PNG header: %s", s.msg);
     }
     png_read_info(p, i);
-    memset(info, 0, sizeof *info);
+    tfrec_image_info_init(info);
     info->format = TFREC_IMAGE_PNG;
     info->width = (int)png_get_image_width(p, i);
     info->height = (int)png_get_image_height(p, i);

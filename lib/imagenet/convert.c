@@ -21,6 +21,9 @@
 
 #include "tfrec/image.h"
 #include "tfrec/record.h"
+#include "util/struct_size.h"
+
+TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_counts)
 
 typedef struct slot {
     int ready;
@@ -212,7 +215,7 @@ static int write_shard(wstate *w, in_shard *sh)
     char *path = tfrec_in_path2(w->staging, sh->file);
     if (!path)
         return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
-    tfrec_writer_options wo = { 0 };
+    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
     wo.compression = c->o->o.compression;
     tfrec_writer *tw = NULL;
     int rc = tfrec_writer_open(&tw, path, &wo);
@@ -393,13 +396,14 @@ int tfrec_imagenet_result_status(const tfrec_imagenet_result *r)
 
 const char *tfrec_imagenet_result_errmsg(const tfrec_imagenet_result *r)
 {
-    return r ? r->err.msg : "";
+    return r ? r->err.msg : tfrec_last_errmsg();
 }
 
-void tfrec_imagenet_result_counts(const tfrec_imagenet_result *r, tfrec_imagenet_counts *c)
+int tfrec_imagenet_result_counts(const tfrec_imagenet_result *r, tfrec_imagenet_counts *c)
 {
-    if (r && c)
-        *c = r->counts;
+    if (!r)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_imagenet_result_counts: NULL result");
+    return TFREC_STRUCT_OUT(tfrec_imagenet_counts, c, &r->counts, NULL);
 }
 
 int tfrec_imagenet_result_rejected(const tfrec_imagenet_result *r, size_t i, const char **path,

@@ -124,11 +124,11 @@ void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_bu
         return;
     const uint8_t *data = fbuf->data;
     r->bytes_in = len;
-    tfrec_image_normalize_options no = { 0 };
+    tfrec_image_normalize_options no = TFREC_IMAGE_NORMALIZE_OPTIONS_INIT;
     no.quality = o->o.quality;
     no.verify = o->o.verify;
     no.grayscale_to_rgb = o->o.grayscale_to_rgb;
-    tfrec_image_info after;
+    tfrec_image_info after = TFREC_IMAGE_INFO_INIT;
     int rc = tfrec_image_normalize(data, len, &no, &fixed, &fixed_len, &after, &r->action);
     if (rc) {
         fail(r, rc, "%s", tfrec_last_errmsg());
@@ -136,7 +136,7 @@ void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_bu
     }
     if (r->action == TFREC_IMAGE_FROM_CMYK) {
         /* Rare: probe again only to tell CMYK from YCCK in the manifest. */
-        tfrec_image_info before;
+        tfrec_image_info before = TFREC_IMAGE_INFO_INIT;
         r->source_cs = tfrec_image_probe(data, len, &before) ? TFREC_CS_CMYK : before.colorspace;
     }
     const uint8_t *jpeg = fixed ? fixed : data;

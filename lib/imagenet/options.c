@@ -8,6 +8,7 @@
 
 #include "tfrec/image.h"
 #include "tfrec/record.h"
+#include "util/struct_size.h"
 
 #define IN_DEFAULT_TRAIN_SHARDS 1024
 #define IN_DEFAULT_VALIDATION_SHARDS 128
@@ -15,12 +16,14 @@
 #define IN_MAX_SHARDS 99999
 #define IN_MAX_THREADS 256
 
+TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_options)
+
 int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err)
 {
     memset(o, 0, sizeof *o);
-    if (!in)
-        return tfrec_fail(err, TFREC_E_INVALID, "options are required");
-    o->o = *in;
+    int rc = TFREC_STRUCT_IN(tfrec_imagenet_options, &o->o, in, err);
+    if (rc)
+        return rc;
     tfrec_imagenet_options *x = &o->o;
     if (x->layout < TFREC_LAYOUT_IMAGENET || x->layout > TFREC_LAYOUT_CSV)
         return tfrec_fail(err, TFREC_E_INVALID, "unknown input layout %d", x->layout);

@@ -18,6 +18,7 @@
 #include "io/io_util.h"
 #include "tfrec/io.h"
 #include "util/errors.h"
+#include "util/struct_size.h"
 
 typedef struct file_sink {
     int fd;
@@ -79,7 +80,10 @@ static const char *sink_errmsg(void *ctx)
 
 int tfrec_io_open_sink(tfrec_io *io, const char *name)
 {
-    if (!io || !name || !*name)
+    int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
+    if (rc)
+        return rc;
+    if (!name || !*name)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_io_open_sink: no path given");
     int is_stdout = strcmp(name, "-") == 0;
     const char *shown = is_stdout ? "<stdout>" : name;
@@ -109,7 +113,8 @@ int tfrec_io_open_sink(tfrec_io *io, const char *name)
             return e == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO;
         }
     }
-    *io = (tfrec_io){
+    const tfrec_io made = {
+        .struct_size = sizeof made,
         .ctx = s,
         .read = io_read_unsupported,
         .write = sink_write,
@@ -118,5 +123,5 @@ int tfrec_io_open_sink(tfrec_io *io, const char *name)
         .close = sink_close,
         .errmsg = sink_errmsg,
     };
-    return TFREC_OK;
+    return TFREC_STRUCT_OUT(tfrec_io, io, &made, NULL);
 }

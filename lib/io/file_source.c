@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +13,10 @@
 #include "io/io_util.h"
 #include "tfrec/io.h"
 #include "util/errors.h"
+#include "util/struct_size.h"
+
+/* tfrec_io belongs to every transport; its _init lives with the first one. */
+TFREC_DEFINE_STRUCT_INIT(tfrec_io)
 
 typedef struct file_source {
     int fd;
@@ -79,7 +84,10 @@ static const char *fs_errmsg(void *ctx)
 
 int tfrec_io_open_source(tfrec_io *io, const char *name)
 {
-    if (!io || !name || !*name)
+    int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
+    if (rc)
+        return rc;
+    if (!name || !*name)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_io_open_source: no path given");
     int is_stdin = strcmp(name, "-") == 0;
     const char *shown = is_stdin ? "<stdin>" : name;
@@ -112,7 +120,8 @@ int tfrec_io_open_source(tfrec_io *io, const char *name)
         off_t here = lseek(fd, 0, SEEK_CUR);
         s->base = here > 0 ? (uint64_t)here : 0;
     }
-    *io = (tfrec_io){
+    const tfrec_io made = {
+        .struct_size = sizeof made,
         .ctx = s,
         .read = fs_read,
         .write = io_write_unsupported,
@@ -121,7 +130,7 @@ int tfrec_io_open_source(tfrec_io *io, const char *name)
         .close = fs_close,
         .errmsg = fs_errmsg,
     };
-    return TFREC_OK;
+    return TFREC_STRUCT_OUT(tfrec_io, io, &made, NULL);
 }
 
 /* Local disk file systems only: on network and FUSE file systems an I/O
@@ -148,8 +157,7 @@ int tfrec_io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len)
     if (io->read != fs_read)
         return -1;
     file_source *s = io->ctx;
-    const char *on = getenv("TFREC_MMAP");
-    if (!on || strcmp(on, "1") != 0 || !s->owns_fd || !mappable_fs(s->fd))
+    if (!s->owns_fd || !mappable_fs(s->fd))
         return -1;
     struct stat st;
     if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
@@ -164,4 +172,19 @@ int tfrec_io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len)
     *data = p;
     *len = (uint64_t)st.st_size;
     return 0;
+}
+
+static int mmap_default;
+static pthread_once_t mmap_once = PTHREAD_ONCE_INIT;
+
+static void read_mmap_env(void)
+{
+    const char *on = getenv("TFREC_MMAP");
+    mmap_default = on && strcmp(on, "1") == 0;
+}
+
+int tfrec_io_mmap_default(void)
+{
+    pthread_once(&mmap_once, read_mmap_env);
+    return mmap_default;
 }

@@ -7,15 +7,19 @@
 #include "tfrec/error.h"
 #include "tfrec/io.h"
 
-/* Opt-in (TFREC_MMAP=1): map a local regular file opened by
- * tfrec_io_open_source() (not stdin) into memory, read-only, for the life of
- * the source. Returns 0, or -1 when not asked to, or when the source is
- * something else, is empty, or lives on a file system where faults in a
- * mapping would be signals rather than errors (anything but local disk file
- * systems). Not the default: a file truncated by someone else while mapped
- * makes reads from the lost part raise SIGBUS, and on some virtual machines
- * the page faults cost more than read()'s copy (docs/format.md). */
+/* Map a local regular file opened by tfrec_io_open_source() (not stdin)
+ * into memory, read-only, for the life of the source. Returns 0, or -1 when
+ * the source is something else, is empty, or lives on a file system where
+ * faults in a mapping would be signals rather than errors (anything but
+ * local disk file systems). Opt-in (tfrec_reader_options.use_mmap): a file
+ * truncated by someone else while mapped makes reads from the lost part
+ * raise SIGBUS, and on some virtual machines the page faults cost more than
+ * read()'s copy (docs/format.md). */
 int tfrec_io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len);
+
+/* Whether readers map by default: TFREC_MMAP=1 in the environment, read
+ * once, at the first call in the process. */
+int tfrec_io_mmap_default(void);
 
 /* write / read slots of transports that only go one way, so callers never
  * meet a NULL function pointer. */

@@ -5,6 +5,7 @@
 #include "io/io_util.h"
 #include "tfrec/io.h"
 #include "util/errors.h"
+#include "util/struct_size.h"
 
 typedef struct memory_source {
     const unsigned char *data;
@@ -55,14 +56,18 @@ static const char *ms_errmsg(void *ctx)
 
 int tfrec_io_open_memory(tfrec_io *io, const void *data, size_t len)
 {
-    if (!io || (!data && len))
+    int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
+    if (rc)
+        return rc;
+    if (!data && len)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_io_open_memory: no data given");
     memory_source *m = calloc(1, sizeof *m);
     if (!m)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "<memory>: out of memory");
     m->data = data;
     m->len = len;
-    *io = (tfrec_io){
+    const tfrec_io made = {
+        .struct_size = sizeof made,
         .ctx = m,
         .read = ms_read,
         .write = io_write_unsupported,
@@ -71,5 +76,5 @@ int tfrec_io_open_memory(tfrec_io *io, const void *data, size_t len)
         .close = ms_close,
         .errmsg = ms_errmsg,
     };
-    return TFREC_OK;
+    return TFREC_STRUCT_OUT(tfrec_io, io, &made, NULL);
 }

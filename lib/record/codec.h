@@ -53,8 +53,8 @@ int tfrec_codec_isal_deflate(void *st, codec_buf *b, int flush);
 void tfrec_codec_isal_deflate_free(void *st);
 #endif
 
-/* The backend streams use: ISA-L when built in, unless the environment sets
- * TFREC_DEFLATE=zlib (read once per call, so tests can switch it). */
+/* The backend new streams use: ISA-L when built in, unless TFREC_DEFLATE
+ * (read once per process) or tfrec_set_deflate_backend() chose another. */
 const codec *tfrec_codec_default(void);
 
 #endif

@@ -8,7 +8,8 @@
  * of size for up to 4x the time. zlib's 1..9 scale is folded onto it as
  *     zlib 1-6 -> igzip 1,   7-8 -> igzip 2,   9 -> igzip 3
  * so the default (6, TensorFlow's Z_DEFAULT_COMPRESSION) gets igzip 1.
- * Set TFREC_DEFLATE=zlib to get zlib and its exact levels instead.
+ * tfrec_set_deflate_backend("zlib") (or TFREC_DEFLATE=zlib) gets zlib and its
+ * exact levels instead.
  * Compression itself is in tfrec_codec_isal_deflate.c. */
 #ifdef TFREC_HAVE_ISAL
 

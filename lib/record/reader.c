@@ -257,6 +257,8 @@ int tfrec_reader_next(tfrec_reader *r, const uint8_t **data, size_t *len)
 
 int tfrec_reader_last_skip(const tfrec_reader *r, uint64_t *offset, uint64_t *bytes)
 {
+    if (!r)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_last_skip: NULL reader");
     if (offset)
         *offset = r->skip_offset;
     if (bytes)

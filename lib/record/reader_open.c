@@ -5,6 +5,7 @@
 #include "io/io_util.h"
 #include "record/detect.h"
 #include "record/reader_internal.h"
+#include "util/struct_size.h"
 
 enum { DEFAULT_BUFFER = 256 * 1024, MIN_BUFFER = 64 };
 #define DEFAULT_MAX_RECORD (1ull << 30)
@@ -47,11 +48,12 @@ static int setup(tfrec_reader *r, const tfrec_reader_options *o)
     }
     r->compression = o->compression == TFREC_COMPRESSION_AUTO ? tfrec_detect_compression(head, (size_t)n)
                                                                : o->compression;
-    /* A local file is read from a mapping of it: no copy out of the page
-     * cache, and record data handed out straight from it. */
+    /* When asked to, a local file is read from a mapping of it: no copy out
+     * of the page cache, and record data handed out straight from it. */
     const uint8_t *map;
     uint64_t map_len;
-    if (tfrec_io_source_map(&r->io, &map, &map_len) == 0) {
+    int want_map = o->use_mmap ? o->use_mmap > 0 : tfrec_io_mmap_default();
+    if (want_map && tfrec_io_source_map(&r->io, &map, &map_len) == 0) {
         if (r->compression != TFREC_COMPRESSION_NONE) {
             r->eof = 0; /* detection's short read said nothing about the inflated stream */
             return tfrec_inflate_source_new_mapped(&r->inflater, &r->io, r->compression, r->name, map,
@@ -75,19 +77,35 @@ static int setup(tfrec_reader *r, const tfrec_reader_options *o)
                               bufsize, &r->err);
 }
 
-int tfrec_reader_open_io(tfrec_reader **out, const tfrec_io *io, const char *name,
+TFREC_DEFINE_STRUCT_INIT(tfrec_reader_options)
+TFREC_DEFINE_STRUCT_INIT(tfrec_reader_stats)
+
+int tfrec_reader_open_io(tfrec_reader **out, const tfrec_io *io_in, const char *name,
                          const tfrec_reader_options *opts)
 {
-    static const tfrec_reader_options defaults;
-    const tfrec_reader_options *o = opts ? opts : &defaults;
-    if (!out || !io || !io->read)
+    if (out)
+        *out = NULL;
+    if (!io_in)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_open_io: NULL argument");
-    *out = NULL;
+    tfrec_io iobuf, *io = &iobuf;
+    int rc = TFREC_STRUCT_IN(tfrec_io, io, io_in, NULL);
+    if (rc)
+        return rc;
+    if (!out || !io->read || !io->close) {
+        if (io->close)
+            io->close(io->ctx, 0);
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "tfrec_reader_open_io: NULL argument (out, io->read or io->close)");
+    }
     if (!name)
         name = "<io>";
-    if (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP) {
+    tfrec_reader_options obuf, *o = &obuf;
+    rc = TFREC_STRUCT_IN(tfrec_reader_options, o, opts, NULL);
+    if (!rc && (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP))
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: unknown compression %d", name, o->compression);
+    if (rc) {
         io->close(io->ctx, 0);
-        return tfrec_fail(NULL, TFREC_E_INVALID, "%s: unknown compression %d", name, o->compression);
+        return rc;
     }
     tfrec_reader *r = calloc(1, sizeof *r);
     char *copy = strdup(name);
@@ -99,10 +117,10 @@ int tfrec_reader_open_io(tfrec_reader **out, const tfrec_io *io, const char *nam
     }
     r->io = *io;
     r->name = copy;
-    int rc = setup(r, o);
+    rc = setup(r, o);
     if (rc < 0) {
         tfrec_err e = r->err;
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
         return tfrec_fail_copy(NULL, &e);
     }
     *out = r;
@@ -114,14 +132,14 @@ int tfrec_reader_open(tfrec_reader **out, const char *path, const tfrec_reader_o
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_open: NULL argument");
     *out = NULL;
-    tfrec_io io;
+    tfrec_io io = TFREC_IO_INIT;
     int rc = tfrec_io_open_source(&io, path);
     if (rc < 0)
         return rc;
     return tfrec_reader_open_io(out, &io, strcmp(path, "-") ? path : "<stdin>", opts);
 }
 
-void tfrec_reader_close(tfrec_reader *r)
+void tfrec_reader_free(tfrec_reader *r)
 {
     if (!r)
         return;
@@ -135,17 +153,19 @@ void tfrec_reader_close(tfrec_reader *r)
 
 uint64_t tfrec_reader_offset(const tfrec_reader *r)
 {
-    return r->last_offset;
+    return r ? r->last_offset : 0;
 }
 
 int tfrec_reader_compression(const tfrec_reader *r)
 {
-    return r->compression;
+    return r ? r->compression : TFREC_E_INVALID;
 }
 
-void tfrec_reader_stats_get(const tfrec_reader *r, tfrec_reader_stats *stats)
+int tfrec_reader_stats_get(const tfrec_reader *r, tfrec_reader_stats *stats)
 {
-    *stats = r->stats;
+    if (!r)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_stats_get: NULL reader");
+    return TFREC_STRUCT_OUT(tfrec_reader_stats, stats, &r->stats, NULL);
 }
 
 const char *tfrec_reader_errmsg(const tfrec_reader *r)

@@ -9,6 +9,7 @@
 #include "record/framing.h"
 #include "tfrec/record.h"
 #include "util/errors.h"
+#include "util/struct_size.h"
 
 enum { DEFAULT_BUFFER = 256 * 1024, MIN_BUFFER = 64, DEFAULT_LEVEL = 6 };
 enum writer_state { W_OPEN, W_FAILED, W_CLOSED, W_ABORTED };
@@ -179,11 +180,13 @@ void tfrec_writer_free(tfrec_writer *w)
 
 uint64_t tfrec_writer_records(const tfrec_writer *w)
 {
-    return w->records;
+    return w ? w->records : 0;
 }
 
 uint64_t tfrec_writer_bytes_out(const tfrec_writer *w)
 {
+    if (!w)
+        return 0;
     return w->deflater ? tfrec_deflate_sink_bytes_out(w->deflater) : w->bytes_out;
 }
 
@@ -206,24 +209,41 @@ static int setup(tfrec_writer *w, const tfrec_writer_options *o)
     return tfrec_deflate_sink_new(&w->deflater, &w->io, w->compression, level, w->name, w->cap, &w->err);
 }
 
-int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io, const char *name,
+TFREC_DEFINE_STRUCT_INIT(tfrec_writer_options)
+
+int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *name,
                          const tfrec_writer_options *opts)
 {
-    static const tfrec_writer_options defaults;
-    const tfrec_writer_options *o = opts ? opts : &defaults;
-    if (!out || !io || !io->write)
+    if (out)
+        *out = NULL;
+    if (!io_in)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_writer_open_io: NULL argument");
-    *out = NULL;
+    tfrec_io iobuf, *io = &iobuf;
+    int rc = TFREC_STRUCT_IN(tfrec_io, io, io_in, NULL);
+    if (rc)
+        return rc;
+    if (!out || !io->write || !io->close) {
+        if (io->close)
+            io->close(io->ctx, 0);
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "tfrec_writer_open_io: NULL argument (out, io->write or io->close)");
+    }
     if (!name)
         name = "<io>";
+    tfrec_writer_options obuf, *o = &obuf;
+    rc = TFREC_STRUCT_IN(tfrec_writer_options, o, opts, NULL);
     const char *bad = NULL;
-    if (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP)
+    if (rc)
+        ;
+    else if (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP)
         bad = "unknown compression";
     else if (o->level < 0 || o->level > 9)
         bad = "compression level must be 1..9 (0 = default)";
-    if (bad) {
+    if (bad)
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: %s", name, bad);
+    if (rc) {
         io->close(io->ctx, 0);
-        return tfrec_fail(NULL, TFREC_E_INVALID, "%s: %s", name, bad);
+        return rc;
     }
     tfrec_writer *w = calloc(1, sizeof *w);
     char *copy = strdup(name);
@@ -237,7 +257,7 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io, const char *nam
     w->io_open = 1;
     w->name = copy;
     w->compression = o->compression == TFREC_COMPRESSION_AUTO ? TFREC_COMPRESSION_NONE : o->compression;
-    int rc = setup(w, o);
+    rc = setup(w, o);
     if (rc < 0) {
         tfrec_err e = w->err;
         tfrec_writer_free(w);
@@ -252,7 +272,7 @@ int tfrec_writer_open(tfrec_writer **out, const char *path, const tfrec_writer_o
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_writer_open: NULL argument");
     *out = NULL;
-    tfrec_io io;
+    tfrec_io io = TFREC_IO_INIT;
     int rc = tfrec_io_open_sink(&io, path);
     if (rc < 0)
         return rc;

@@ -80,6 +80,16 @@ def _proto(name, restype, *argtypes):
     return fn
 
 
+class _Sized(ctypes.Structure):
+    """Base of the mirrors of libtfrec's growable structs (include/tfrec/
+    common.h): their first member is struct_size, set here to the mirror's
+    own size, so the library knows which fields this binding has."""
+
+    def __init__(self, **fields):
+        super().__init__(**fields)
+        self.struct_size = ctypes.sizeof(self)
+
+
 def has(name):
     """True if the loaded library exports symbol name (optional modules)."""
     return hasattr(lib, name)
@@ -97,9 +107,9 @@ _proto("tfrec_reader_next", c_int, c_void_p, POINTER(c_void_p), POINTER(c_size_t
 _proto("tfrec_reader_offset", c_uint64, c_void_p)
 _proto("tfrec_reader_seek", c_int, c_void_p, c_uint64)
 _proto("tfrec_reader_compression", c_int, c_void_p)
-_proto("tfrec_reader_stats_get", None, c_void_p, c_void_p)
+_proto("tfrec_reader_stats_get", c_int, c_void_p, c_void_p)
 _proto("tfrec_reader_errmsg", c_char_p, c_void_p)
-_proto("tfrec_reader_close", None, c_void_p)
+_proto("tfrec_reader_free", None, c_void_p)
 _proto("tfrec_writer_open", c_int, POINTER(c_void_p), c_char_p, c_void_p)
 _proto("tfrec_writer_write", c_int, c_void_p, c_char_p, c_size_t)
 _proto("tfrec_writer_flush", c_int, c_void_p)

@@ -18,56 +18,56 @@ happens inside its calls, which release the GIL.
 
 import glob as _glob
 from collections import namedtuple
-from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
+from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p, create_string_buffer, string_at)
 
-from ._lib import _proto, lib
+from ._lib import _Sized, _proto, lib
 from .errors import BigtableError, error_for
 from .record import TFRecordReader
 
 
-class _ClientOptions(Structure):
-    _fields_ = [("project", c_char_p), ("instance", c_char_p), ("app_profile_id", c_char_p),
+class _ClientOptions(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("project", c_char_p), ("instance", c_char_p), ("app_profile_id", c_char_p),
                 ("endpoint", c_char_p), ("admin_endpoint", c_char_p),
                 ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64)]
 
 
-class _WriterOptions(Structure):
-    _fields_ = [("batch_rows", c_size_t), ("batch_mutations", c_size_t),
+class _WriterOptions(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("batch_rows", c_size_t), ("batch_mutations", c_size_t),
                 ("batch_bytes", c_size_t), ("max_inflight", c_int),
                 ("max_buffered_bytes", c_size_t), ("timestamp_micros", c_int64),
                 ("retry_initial_ms", c_int64), ("retry_max_ms", c_int64),
-                ("retry_multiplier", c_double), ("retry_timeout_ms", c_int64),
-                ("status_hook", c_void_p), ("status_hook_ctx", c_void_p)]
+                ("retry_multiplier", c_double), ("retry_timeout_ms", c_int64)]
 
 
 _STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "requests",
                 "retried_entries", "stream_failures", "splits", "acked_prefix")
 
 
-class _WriterStats(Structure):
-    _fields_ = [(n, c_uint64) for n in _STAT_FIELDS]
+class _WriterStats(_Sized):
+    _fields_ = [("struct_size", c_size_t)] + [(n, c_uint64) for n in _STAT_FIELDS]
 
 
-class _ReadOptions(Structure):
-    _fields_ = [("prefix", c_char_p), ("prefix_len", c_size_t),
+class _ReadOptions(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("prefix", c_char_p), ("prefix_len", c_size_t),
                 ("start_key", c_char_p), ("start_key_len", c_size_t),
                 ("end_key", c_char_p), ("end_key_len", c_size_t),
                 ("rows_limit", c_int64), ("all_versions", c_int), ("family", c_char_p)]
 
 
-class _Cell(Structure):
-    _fields_ = [("family", c_char_p), ("qualifier", c_void_p), ("qualifier_len", c_size_t),
+class _Cell(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("family", c_char_p), ("qualifier", c_void_p), ("qualifier_len", c_size_t),
                 ("timestamp_micros", c_int64), ("value", c_void_p), ("value_len", c_size_t)]
 
 
-class _Row(Structure):
-    _fields_ = [("key", c_void_p), ("key_len", c_size_t), ("cells", POINTER(_Cell)),
-                ("ncells", c_size_t)]
+class _Row(_Sized):
+    # cells: an array of pointers, so that the C cell struct can grow
+    _fields_ = [("struct_size", c_size_t), ("key", c_void_p), ("key_len", c_size_t),
+                ("cells", POINTER(POINTER(_Cell))), ("ncells", c_size_t)]
 
 
 _proto("tfrec_bt_client_open", c_int, POINTER(c_void_p), POINTER(_ClientOptions))
-_proto("tfrec_bt_client_close", None, c_void_p)
+_proto("tfrec_bt_client_free", None, c_void_p)
 _proto("tfrec_bt_client_errmsg", c_char_p, c_void_p)
 _proto("tfrec_bt_client_project", c_char_p, c_void_p)
 _proto("tfrec_bt_client_endpoint", c_char_p, c_void_p)
@@ -80,7 +80,7 @@ _proto("tfrec_bt_writer_put", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_s
 _proto("tfrec_bt_writer_flush", c_int, c_void_p)
 _proto("tfrec_bt_writer_close", c_int, c_void_p)
 _proto("tfrec_bt_writer_free", None, c_void_p)
-_proto("tfrec_bt_writer_stats_get", None, c_void_p, POINTER(_WriterStats))
+_proto("tfrec_bt_writer_stats_get", c_int, c_void_p, POINTER(_WriterStats))
 _proto("tfrec_bt_writer_errmsg", c_char_p, c_void_p)
 _proto("tfrec_bt_writer_timestamp", c_int64, c_void_p)
 _proto("tfrec_bt_writer_failed_count", c_size_t, c_void_p)
@@ -90,7 +90,7 @@ _proto("tfrec_bt_reader_open", c_int, POINTER(c_void_p), c_void_p, c_char_p,
        POINTER(_ReadOptions))
 _proto("tfrec_bt_reader_next", c_int, c_void_p, POINTER(_Row))
 _proto("tfrec_bt_reader_errmsg", c_char_p, c_void_p)
-_proto("tfrec_bt_reader_close", None, c_void_p)
+_proto("tfrec_bt_reader_free", None, c_void_p)
 _proto("tfrec_bt_row_key", c_size_t, c_char_p, c_size_t, c_char_p, c_uint64, c_int, c_int)
 _proto("tfrec_bt_key_width", c_int, c_uint64)
 _proto("tfrec_bt_code_name", c_char_p, c_int)
@@ -150,7 +150,7 @@ class _Client:
 
     def close(self):
         if self.h is not None:
-            lib.tfrec_bt_client_close(self.h)
+            lib.tfrec_bt_client_free(self.h)
             self.h = None
 
 
@@ -372,7 +372,7 @@ class Reader:
             _raise(rc, msg)
         cells = []
         for i in range(row.ncells):
-            c = row.cells[i]
+            c = row.cells[i].contents
             cells.append(Cell(c.family.decode("utf-8", "replace"),
                               string_at(c.qualifier, c.qualifier_len) if c.qualifier_len else b"",
                               c.timestamp_micros,
@@ -381,7 +381,7 @@ class Reader:
 
     def close(self):
         if self._h is not None:
-            lib.tfrec_bt_reader_close(self._h)
+            lib.tfrec_bt_reader_free(self._h)
             self._h = None
             self._client.close()
 

@@ -4,18 +4,18 @@
 import ctypes
 import json
 import os
-from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_size_t,
+from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_size_t,
                     c_uint32, c_uint64, c_void_p)
 
-from ._lib import _proto, lib
+from ._lib import _Sized, _proto, lib
 from .errors import error_for
 from .record import _compression_code
 
 _progress_fn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64, c_uint64, c_uint64)
 
 
-class _Options(Structure):
-    _fields_ = [("layout", c_int), ("raw_data_dir", c_char_p), ("csv_path", c_char_p),
+class _Options(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("layout", c_int), ("raw_data_dir", c_char_p), ("csv_path", c_char_p),
                 ("output_dir", c_char_p), ("labels_file", c_char_p),
                 ("validation_labels_file", c_char_p), ("extensions", c_char_p),
                 ("train_shards", c_int), ("validation_shards", c_int), ("num_threads", c_int),
@@ -26,8 +26,8 @@ class _Options(Structure):
                 ("progress_ctx", c_void_p)]
 
 
-class _Counts(Structure):
-    _fields_ = [("images_total", c_uint64), ("images_written", c_uint64),
+class _Counts(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("images_total", c_uint64), ("images_written", c_uint64),
                 ("images_fixed", c_uint64), ("images_rejected", c_uint64),
                 ("bytes_in", c_uint64), ("bytes_out", c_uint64), ("shards", c_uint32),
                 ("classes", c_uint32), ("seconds", c_double)]
@@ -36,7 +36,7 @@ class _Counts(Structure):
 _proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(c_void_p))
 _proto("tfrec_imagenet_result_status", c_int, c_void_p)
 _proto("tfrec_imagenet_result_errmsg", c_char_p, c_void_p)
-_proto("tfrec_imagenet_result_counts", None, c_void_p, POINTER(_Counts))
+_proto("tfrec_imagenet_result_counts", c_int, c_void_p, POINTER(_Counts))
 _proto("tfrec_imagenet_result_json", c_char_p, c_void_p)
 _proto("tfrec_imagenet_result_free", None, c_void_p)
 

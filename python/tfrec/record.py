@@ -16,7 +16,7 @@ from collections import namedtuple
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from itertools import accumulate, chain, islice, repeat
 
-from ._lib import lib
+from ._lib import _Sized, lib
 from .errors import error_for, open_error
 
 _OK, _END = 0, 1
@@ -97,19 +97,20 @@ def _batch_records(owner, zero_copy):
     return map(getter, map(slice, starts, ends)), weakref.ref(buf), total >= _LARGE * n
 
 
-class _ReaderOptions(ctypes.Structure):
-    _fields_ = [("compression", ctypes.c_int), ("buffer_size", c_size_t),
-                ("max_record_size", c_uint64), ("skip_corrupt", ctypes.c_int)]
+class _ReaderOptions(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("compression", ctypes.c_int),
+                ("buffer_size", c_size_t), ("max_record_size", c_uint64),
+                ("skip_corrupt", ctypes.c_int), ("use_mmap", ctypes.c_int)]
 
 
-class _ReaderStats(ctypes.Structure):
-    _fields_ = [("records", c_uint64), ("bytes", c_uint64),
+class _ReaderStats(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("records", c_uint64), ("bytes", c_uint64),
                 ("skipped_regions", c_uint64), ("skipped_bytes", c_uint64)]
 
 
-class _WriterOptions(ctypes.Structure):
-    _fields_ = [("compression", ctypes.c_int), ("level", ctypes.c_int),
-                ("buffer_size", c_size_t)]
+class _WriterOptions(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("compression", ctypes.c_int),
+                ("level", ctypes.c_int), ("buffer_size", c_size_t)]
 
 
 def _compression_code(compression, allow_auto):
@@ -157,7 +158,7 @@ class TFRecordReader:
         try:
             self._buffers = [[_BatchBuffer(), None]]  # [buffer, weakref to its records' array]
         except BaseException:
-            lib.tfrec_reader_close(self._h)
+            lib.tfrec_reader_free(self._h)
             self._h = None
             raise
         self._gens = [self._batches()]
@@ -258,7 +259,7 @@ class TFRecordReader:
         if self._h is not None:
             for g in self._gens:  # iterators handed out must not touch freed handles
                 g.close()
-            lib.tfrec_reader_close(self._h)
+            lib.tfrec_reader_free(self._h)
             self._h = self._buffers = None  # batch memory lives on while records use it
 
     def __enter__(self):
@@ -449,7 +450,7 @@ def count(path, compression="auto"):
             raise error_for(rc, lib.tfrec_reader_errmsg(h))
         return n.value
     finally:
-        lib.tfrec_reader_close(h)
+        lib.tfrec_reader_free(h)
 
 
 VerifyResult = namedtuple("VerifyResult", "ok records bytes compression error")
@@ -471,7 +472,7 @@ def verify(path, compression="auto"):
         comp = _COMPRESSION_NAMES[lib.tfrec_reader_compression(h)]
         return VerifyResult(err is None, n.value, s.bytes, comp, err)
     finally:
-        lib.tfrec_reader_close(h)
+        lib.tfrec_reader_free(h)
 
 
 __all__ = ["TFRecordReader", "TFRecordWriter", "count", "verify", "VerifyResult"]

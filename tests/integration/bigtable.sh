@@ -8,6 +8,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
 BIN=${TFREC2BT_BIN_DIR:-$BUILD/bin}
+TEST_BIN=$BUILD/test-bin # tools built with TFREC_TESTING (fault injection)
 PY=/usr/bin/python3
 CHECK="$PY $ROOT/tests/integration/bigtable_check.py"
 T=$(mktemp -d /tmp/tfrec-bt-test.XXXXXX)
@@ -28,6 +29,7 @@ if ! command -v cbt >/dev/null; then echo "FAIL setup: cbt CLI not installed"; e
 for b in tfrec2bt bt2tfrec; do
     [ -x "$BIN/$b" ] || { echo "FAIL setup: $BIN/$b not built"; exit 1; }
 done
+[ -x "$TEST_BIN/tfrec2bt" ] || { echo "FAIL setup: $TEST_BIN/tfrec2bt not built (make tests)"; exit 1; }
 
 # start_emulator VAR: sets BIGTABLE_EMULATOR_HOST and VAR=pid
 start_emulator() {
@@ -227,9 +229,10 @@ if [ $st -eq 0 ] && $CHECK verify "$T/rev.dump" "$T/small/manifest.txt" train_ 2
 else fail reversed_key_order "exit $st: $(cat "$T/err" "$T/v" | head -c 400)"; fi
 
 # Every 7th row's first acknowledgement is reported as UNAVAILABLE by the
-# writer's status hook after the emulator applied it: the row is re-sent and
-# must end up as ONE cell (same explicit timestamp replaces), not two.
-TFREC2BT_INJECT_RETRY=7 "$BIN/tfrec2bt" --project=p --bigtable_instance=i --source_glob="$T/small/data-*" \
+# writer's status hook (test build of tfrec2bt) after the emulator applied
+# it: the row is re-sent and must end up as ONE cell (same explicit
+# timestamp replaces), not two.
+TFREC2BT_INJECT_RETRY=7 "$TEST_BIN/tfrec2bt" --project=p --bigtable_instance=i --source_glob="$T/small/data-*" \
     --bigtable_table=retried --num_records=2000 --create_table >"$T/out" 2>"$T/err"
 st=$?
 retried=$(sed -n 's/.*requests, \([0-9]*\) retried entries.*/\1/p' "$T/err")
@@ -238,6 +241,15 @@ if [ $st -eq 0 ] && [ "$retried" = 286 ] &&
    $CHECK verify "$T/retried.dump" "$T/small/manifest.txt" train_ 2000 0 2000 >"$T/v"; then
     pass retried_rows_replaced_not_duplicated
 else fail retried_rows_replaced_not_duplicated "exit $st retried=$retried: $(cat "$T/err" "$T/v" | head -c 500)"; fi
+
+# The production tfrec2bt has no fault injection: the same variable does nothing.
+TFREC2BT_INJECT_RETRY=7 "$BIN/tfrec2bt" --project=p --bigtable_instance=i --source_glob="$T/small/data-*" \
+    --bigtable_table=noinject --num_records=2000 --create_table >"$T/out" 2>"$T/err"
+st=$?
+retried=$(sed -n 's/.*requests, \([0-9]*\) retried entries.*/\1/p' "$T/err")
+if [ $st -eq 0 ] && [ "$retried" = 0 ]; then
+    pass production_tool_ignores_injection
+else fail production_tool_ignores_injection "exit $st retried=$retried: $(head -c 400 "$T/err")"; fi
 
 # A channel limit of 64 KiB makes gRPC refuse the 1 MiB requests as too
 # large: they must be split and re-sent, not failed.

@@ -49,7 +49,7 @@ static inline int rt_spit(const char *path, const void *data, size_t len)
 /* Write records of the given sizes; returns 0 or the failing code. */
 static inline int rt_write(const char *path, int compression, const size_t *sizes, size_t n, uint64_t seed)
 {
-    tfrec_writer_options o = { .compression = compression };
+    tfrec_writer_options o = { .struct_size = sizeof o, .compression = compression };
     tfrec_writer *w;
     int rc = tfrec_writer_open(&w, path, &o);
     if (rc)
@@ -115,7 +115,7 @@ static inline const char *rt_verify(const char *path, const tfrec_reader_options
             snprintf(why, sizeof why, "record %zu: content differs", i);
     }
     free(want);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
     return why[0] ? why : NULL;
 }
 
@@ -216,10 +216,7 @@ static const char *const rt_backends[] = { "default", "zlib" };
 
 static inline void rt_use_backend(const char *b)
 {
-    if (strcmp(b, "zlib") == 0)
-        setenv("TFREC_DEFLATE", "zlib", 1);
-    else
-        unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(strcmp(b, "zlib") == 0 ? "zlib" : NULL);
 }
 
 #endif

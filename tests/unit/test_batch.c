@@ -38,7 +38,7 @@ static void test_write_batch_then_read_singly(void)
     make_records(data, ends);
     for (int comp = TFREC_COMPRESSION_NONE; comp <= TFREC_COMPRESSION_GZIP; comp++) {
         const char *path = harness_path("batch.tfrecord");
-        tfrec_writer_options wo = { 0 };
+        tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
         wo.compression = comp;
         tfrec_writer *w;
         CHECK_EQ(tfrec_writer_open(&w, path, &wo), TFREC_OK);
@@ -64,7 +64,7 @@ static void test_write_batch_then_read_singly(void)
             CHECKF(memcmp(rec, data + start, len) == 0, "record %zu differs", i);
         }
         CHECK_EQ(tfrec_reader_next(r, &rec, &len), TFREC_END);
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
     }
     free(data);
     free(ends);
@@ -121,7 +121,7 @@ static void test_read_batch_limits_and_contents(void)
     CHECK_EQ(tfrec_record_batch_count(b), 0);
     CHECK_EQ(tfrec_reader_read_batch(r, b, 0, 0), TFREC_END);
     tfrec_record_batch_free(b);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
     free(data);
     free(ends);
 }
@@ -152,7 +152,7 @@ static void test_failure_after_good_records(void)
     CHECK_EQ(tfrec_record_batch_count(b), 0);
     CHECK(strstr(tfrec_reader_errmsg(r), "182") != NULL); /* the record's offset */
     tfrec_record_batch_free(b);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 
     uint64_t skipped = 99;
     CHECK_EQ(tfrec_reader_open(&r, path, NULL), TFREC_OK);
@@ -160,14 +160,14 @@ static void test_failure_after_good_records(void)
     CHECK_EQ(skipped, 3);
     CHECK_EQ(tfrec_reader_skip(r, 0, &skipped), TFREC_E_BAD_DATA_CRC);
     CHECK_EQ(skipped, 4);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 
-    tfrec_reader_options ro = { 0 };
+    tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
     ro.skip_corrupt = 1;
     CHECK_EQ(tfrec_reader_open(&r, path, &ro), TFREC_OK);
     CHECK_EQ(tfrec_reader_skip(r, 0, &skipped), TFREC_END);
     CHECK_EQ(skipped, 9);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 }
 
 static void test_bad_arguments(void)

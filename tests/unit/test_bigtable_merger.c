@@ -89,8 +89,8 @@ static void test_two_cells_one_row_with_carried_family(void)
     CHECK_EQ(rows, 1);
     CHECK(m.row.key_len == 2 && !memcmp(m.row.key, "r1", 2));
     CHECK_EQ(m.row.ncells, 2);
-    CHECK(cell_is(&m.row.cells[0], "tfexample", "example", "v1", 1000));
-    CHECK(cell_is(&m.row.cells[1], "tfexample", "other", "v2", 2000));
+    CHECK(cell_is(m.row.cells[0], "tfexample", "example", "v1", 1000));
+    CHECK(cell_is(m.row.cells[1], "tfexample", "other", "v2", 2000));
     CHECK_EQ(tfrec_bt_merger_finish(&m, &err), 0);
     tfrec_bt_merger_free(&m);
 }
@@ -108,7 +108,7 @@ static void test_split_value_is_reassembled(void)
     int rows;
     CHECK_EQ(feed_all(&m, s, 3, &rows, &err), 1);
     CHECK_EQ(m.row.ncells, 1);
-    CHECK(cell_is(&m.row.cells[0], "f", "q", "hello big world!", 5));
+    CHECK(cell_is(m.row.cells[0], "f", "q", "hello big world!", 5));
     tfrec_bt_merger_free(&m);
 }
 
@@ -130,7 +130,7 @@ static void test_reset_row_discards_partial_row(void)
         CHECK_EQ(rc, i == 2 ? 1 : 0);
     }
     CHECK_EQ(m.row.ncells, 1);
-    CHECK(cell_is(&m.row.cells[0], "f", "q2", "fresh", 2));
+    CHECK(cell_is(m.row.cells[0], "f", "q2", "fresh", 2));
     CHECK_EQ(feed_all(&m, &s[3], 1, &rows, &err), 1);
     CHECK(m.row.key_len == 1 && m.row.key[0] == 'b');
     tfrec_bt_merger_free(&m);
@@ -150,7 +150,7 @@ static void test_many_rows_in_order(void)
     CHECK_EQ(feed_all(&m, s, 3, &rows, &err), 1);
     CHECK_EQ(rows, 3);
     CHECK_EQ(m.row.ncells, 1);
-    CHECK_EQ(m.row.cells[0].value_len, 0);
+    CHECK_EQ(m.row.cells[0]->value_len, 0);
     tfrec_bt_merger_free(&m);
 }
 

@@ -10,6 +10,7 @@
 
 #include "bigtable/retry.h"
 #include "bigtable/transport.h"
+#include "bigtable/writer_testing.h"
 #include "google/bigtable/v2/bigtable.pb-c.h"
 #include "harness.h"
 #include "tfrec/bigtable.h"
@@ -203,7 +204,7 @@ static int put_rows(tfrec_bt_writer *w, int from, int to, size_t value_len)
 static void test_request_encoding_decodes(void)
 {
     fake *f = calloc(1, sizeof *f);
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.timestamp_micros = 1234567000;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK(w);
@@ -229,7 +230,7 @@ static void test_request_encoding_decodes(void)
 static void test_server_timestamp_encodes_minus_one(void)
 {
     fake *f = calloc(1, sizeof *f);
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.timestamp_micros = -1;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 1, 10), 0);
@@ -243,7 +244,7 @@ static void test_server_timestamp_encodes_minus_one(void)
 static void test_default_timestamp_is_whole_milliseconds(void)
 {
     fake *f = calloc(1, sizeof *f);
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
     int64_t ts = tfrec_bt_writer_timestamp(w);
     CHECK(ts > 1500000000000000LL); /* after 2017, in micros */
@@ -259,7 +260,7 @@ static void test_default_timestamp_is_whole_milliseconds(void)
 static void test_batches_bounded_by_rows_bytes_mutations(void)
 {
     fake *f = calloc(1, sizeof *f);
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 100;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 250, 20), 0);
@@ -270,7 +271,7 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
     fake_free(f);
 
     f = calloc(1, sizeof *f);
-    memset(&o, 0, sizeof o);
+    tfrec_bt_writer_options_init(&o);
     o.batch_bytes = 4096;
     w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 100, 1000), 0);
@@ -282,7 +283,7 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
     fake_free(f);
 
     f = calloc(1, sizeof *f);
-    memset(&o, 0, sizeof o);
+    tfrec_bt_writer_options_init(&o);
     o.batch_mutations = 10;
     w = open_writer(f, &o);
     tfrec_bt_cell_in cells[3] = {{"a", 1, "x", 1}, {"b", 1, "y", 1}, {"c", 1, "z", 1}};
@@ -299,7 +300,7 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
 }
 
 /* Every 7th row fails UNAVAILABLE on its first send; row 10 is rejected
- * for good; row 5 is failed once through the public status hook. */
+ * for good; row 5 is failed once through the (internal) status hook. */
 static int flaky_entries(fake *f, uint64_t k, unsigned send_no)
 {
     (void)f;
@@ -321,10 +322,10 @@ static void test_only_failed_entries_are_retried(void)
 {
     fake *f = calloc(1, sizeof *f);
     f->entry_code = flaky_entries;
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 16;
-    o.status_hook = fail_row5_once;
     tfrec_bt_writer *w = open_writer(f, &o);
+    tfrec_bt_writer_set_status_hook(w, fail_row5_once, NULL);
     CHECK_EQ(put_rows(w, 0, 200, 50), 0);
     int rc = tfrec_bt_writer_close(w);
     CHECK_EQ(rc, TFREC_E_NETWORK);
@@ -339,7 +340,7 @@ static void test_only_failed_entries_are_retried(void)
             CHECKF(f->sends[i] == 1, "acknowledged row %d re-sent (%u sends)", i, f->sends[i]);
         }
     }
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(w, &st);
     CHECK_EQ(st.rows_acked, 199);
     CHECK_EQ(st.rows_failed, 1);
@@ -367,7 +368,7 @@ static void test_broken_stream_resends_only_unanswered(void)
     f->fail_call_no = 1;
     f->fail_call_code = BT_UNAVAILABLE;
     f->fail_after = 40; /* first 40 entries of call 1 answered OK, then the stream dies */
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 100;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 100, 30), 0);
@@ -376,7 +377,7 @@ static void test_broken_stream_resends_only_unanswered(void)
         CHECKF(f->sends[i] == (i < 40 ? 1u : 2u), "row %d sent %u times", i, f->sends[i]);
         CHECK_EQ(f->acks[i], 1);
     }
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(w, &st);
     CHECK_EQ(st.stream_failures, 1);
     CHECK_EQ(st.acked_prefix, 100);
@@ -389,7 +390,7 @@ static void test_non_retryable_stream_failure_stops_writer(void)
     fake *f = calloc(1, sizeof *f);
     f->fail_call_no = 1;
     f->fail_call_code = BT_NOT_FOUND;
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 10;
     o.max_inflight = 1;
     tfrec_bt_writer *w = open_writer(f, &o);
@@ -397,7 +398,7 @@ static void test_non_retryable_stream_failure_stops_writer(void)
     CHECK_EQ(rc, TFREC_E_NETWORK); /* put refuses once the table is known missing */
     CHECK(strstr(tfrec_bt_writer_errmsg(w), "NOT_FOUND"));
     CHECK(tfrec_bt_writer_close(w) != 0);
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(w, &st);
     CHECK_EQ(st.rows_acked, 0);
     CHECK_EQ(st.rows_failed, st.rows_put); /* every row accounted for */
@@ -410,13 +411,13 @@ static void test_too_large_request_is_split(void)
 {
     fake *f = calloc(1, sizeof *f);
     f->max_request = 3000;
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 40, 500), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     for (int i = 0; i < 40; i++) CHECK_EQ(f->acks[i], 1);
     CHECK(f->max_bytes_accepted <= 3000);
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(w, &st);
     CHECK(st.splits >= 3);
     CHECK_EQ(st.rows_failed, 0);
@@ -429,7 +430,7 @@ static void test_single_row_too_large_is_reported(void)
 {
     fake *f = calloc(1, sizeof *f);
     f->max_request = 3000;
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 3, 100), 0);
     CHECK_EQ(put_rows(w, 3, 4, 5000), 0);
@@ -450,13 +451,13 @@ static void test_retry_deadline_fails_every_row(void)
 {
     fake *f = calloc(1, sizeof *f);
     f->fail_all_calls = 1;
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 10;
     o.retry_timeout_ms = 30;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 25, 10), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), TFREC_E_NETWORK);
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(w, &st);
     CHECK_EQ(st.rows_failed, 25);
     CHECK_EQ(st.acked_prefix, 0);
@@ -471,14 +472,14 @@ static void test_server_timestamps_are_not_retried(void)
 {
     fake *f = calloc(1, sizeof *f);
     f->entry_code = flaky_entries;
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.timestamp_micros = -1;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 20, 10), 0);
     CHECK(tfrec_bt_writer_close(w) != 0);
     CHECK_EQ(f->sends[3], 1);
     CHECK_EQ(f->sends[17], 1);
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(w, &st);
     CHECK_EQ(st.rows_failed, 3); /* rows 3, 10, 17 */
     CHECK_EQ(st.retried_entries, 0);
@@ -489,7 +490,7 @@ static void test_server_timestamps_are_not_retried(void)
 static void test_inflight_bounded(void)
 {
     fake *f = calloc(1, sizeof *f);
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 5;
     o.max_inflight = 3;
     o.max_buffered_bytes = 1; /* forces a wait after every put */
@@ -505,7 +506,7 @@ static void test_inflight_bounded(void)
 static void test_invalid_rows_refused_at_put(void)
 {
     fake *f = calloc(1, sizeof *f);
-    tfrec_bt_writer_options o = {0};
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
     static char big[5000];
     CHECK_EQ(tfrec_bt_writer_put(w, "", 0, "q", 1, "v", 1, 0), TFREC_E_INVALID);

@@ -137,7 +137,7 @@ static void test_probe_baseline_rgb(void)
 {
     size_t n;
     uint8_t *j = make_rgb(64, 48, 0, &n);
-    tfrec_image_info info;
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     CHECK_EQ(tfrec_image_probe(j, n, &info), TFREC_OK);
     CHECK_EQ(info.format, TFREC_IMAGE_JPEG);
     CHECK_EQ(info.width, 64);
@@ -152,7 +152,7 @@ static void test_probe_progressive_and_gray(void)
 {
     size_t n;
     uint8_t *j = make_rgb(33, 17, 1, &n);
-    tfrec_image_info info;
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     CHECK_EQ(tfrec_image_probe(j, n, &info), TFREC_OK);
     CHECK_EQ(info.progressive, 1);
     CHECK_EQ(tfrec_image_verify(j, n, TFREC_VERIFY_FULL, &info), TFREC_OK);
@@ -169,7 +169,7 @@ static void test_probe_cmyk_ycck_png(void)
 {
     static const uint8_t ink[4] = { 255, 0, 0, 255 };
     size_t n;
-    tfrec_image_info info;
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     jpeg_spec s = { 16, 16, JCS_CMYK, JCS_CMYK, 0, ink, 0 };
     uint8_t *j = make_jpeg(&s, &n);
     CHECK_EQ(tfrec_image_probe(j, n, &info), TFREC_OK);
@@ -194,7 +194,7 @@ static void test_probe_cmyk_ycck_png(void)
 
 static void test_not_images(void)
 {
-    tfrec_image_info info;
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     CHECK_EQ(tfrec_image_probe("", 0, &info), TFREC_E_IMAGE);
     CHECKF(strstr(tfrec_last_errmsg(), "empty") != NULL, "msg: %s", tfrec_last_errmsg());
     const char *text = "hello, this is not an image\n";
@@ -247,7 +247,7 @@ static void test_cut_scan_with_eoi_needs_decode(void)
     size_t out_len = 0;
     CHECK_EQ(tfrec_image_normalize(cut, keep + 2, NULL, &out, &out_len, NULL, NULL), TFREC_OK);
     CHECK(out == NULL);
-    tfrec_image_normalize_options o = { 0 };
+    tfrec_image_normalize_options o = TFREC_IMAGE_NORMALIZE_OPTIONS_INIT;
     o.verify = TFREC_VERIFY_FAST;
     CHECK_EQ(tfrec_image_normalize(cut, keep + 2, &o, &out, &out_len, NULL, NULL), TFREC_E_IMAGE);
     free(cut);
@@ -262,7 +262,7 @@ static void test_rgb_kept_unchanged(void)
     uint8_t *j = make_rgb(40, 30, 1, &n);
     uint8_t *out = (uint8_t *)1;
     size_t out_len = 1;
-    tfrec_image_info info;
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     int action = -1;
     CHECK_EQ(tfrec_image_normalize(j, n, NULL, &out, &out_len, &info, &action), TFREC_OK);
     CHECK(out == NULL);
@@ -284,9 +284,9 @@ static void test_gray_kept_or_converted(void)
     CHECK_EQ(tfrec_image_normalize(j, n, NULL, &out, &out_len, NULL, &action), TFREC_OK);
     CHECK(out == NULL);
     CHECK_EQ(action, TFREC_IMAGE_KEPT);
-    tfrec_image_normalize_options o = { 0 };
+    tfrec_image_normalize_options o = TFREC_IMAGE_NORMALIZE_OPTIONS_INIT;
     o.grayscale_to_rgb = 1;
-    tfrec_image_info info;
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     CHECK_EQ(tfrec_image_normalize(j, n, &o, &out, &out_len, &info, &action), TFREC_OK);
     CHECK(out != NULL);
     CHECK_EQ(action, TFREC_IMAGE_FROM_GRAY);
@@ -314,8 +314,8 @@ static void check_cmyk_to_red(J_COLOR_SPACE file_cs)
     uint8_t *out = NULL;
     size_t out_len = 0;
     int action = -1;
-    tfrec_image_info info;
-    tfrec_image_normalize_options o = { 0 };
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
+    tfrec_image_normalize_options o = TFREC_IMAGE_NORMALIZE_OPTIONS_INIT;
     o.quality = 90;
     CHECK_EQ(tfrec_image_normalize(j, n, &o, &out, &out_len, &info, &action), TFREC_OK);
     CHECK(out != NULL);
@@ -330,7 +330,7 @@ static void check_cmyk_to_red(J_COLOR_SPACE file_cs)
     CHECK_EQ(h, 21);
     CHECKF(px[0] > 230 && px[1] < 25 && px[2] < 25, "%d %d %d", px[0], px[1], px[2]);
     /* the result is itself a valid RGB JPEG */
-    tfrec_image_info again;
+    tfrec_image_info again = TFREC_IMAGE_INFO_INIT;
     CHECK_EQ(tfrec_image_verify(out, out_len, TFREC_VERIFY_FULL, &again), TFREC_OK);
     CHECK_EQ(again.colorspace, TFREC_CS_YCBCR);
     tfrec_free(out);
@@ -349,7 +349,7 @@ static void test_png_to_rgb_jpeg(void)
         uint8_t *out = NULL;
         size_t out_len = 0;
         int action = -1;
-        tfrec_image_info info;
+        tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
         CHECK_EQ(tfrec_image_normalize(p, n, NULL, &out, &out_len, &info, &action), TFREC_OK);
         CHECK_EQ(action, TFREC_IMAGE_FROM_PNG);
         CHECK(out != NULL);
@@ -392,7 +392,7 @@ static void test_one_pixel(void)
 {
     size_t n;
     uint8_t *j = make_rgb(1, 1, 0, &n);
-    tfrec_image_info info;
+    tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     for (int level = TFREC_VERIFY_HEADER; level <= TFREC_VERIFY_FULL; level++)
         CHECK_EQ(tfrec_image_verify(j, n, level, &info), TFREC_OK);
     CHECK_EQ(info.width, 1);
@@ -407,7 +407,7 @@ static void test_names(void)
     CHECK_EQ(tfrec_verify_level_from_name("bogus"), -1);
     CHECK(strcmp(tfrec_verify_level_name(TFREC_VERIFY_DEFAULT), "header") == 0);
     CHECK(strcmp(tfrec_image_colorspace_name(TFREC_CS_YCCK), "YCCK") == 0);
-    tfrec_image_normalize_options o = { 0 };
+    tfrec_image_normalize_options o = TFREC_IMAGE_NORMALIZE_OPTIONS_INIT;
     o.quality = 101;
     uint8_t *out;
     size_t len;
@@ -422,7 +422,7 @@ static void test_names(void)
  * (run under ASan/UBSan by `make asan-test`). */
 static int hostile_ok(const uint8_t *d, size_t n)
 {
-    tfrec_image_normalize_options o = { 0 };
+    tfrec_image_normalize_options o = TFREC_IMAGE_NORMALIZE_OPTIONS_INIT;
     for (int level = TFREC_VERIFY_HEADER; level <= TFREC_VERIFY_FULL; level++) {
         int rc = tfrec_image_verify(d, n, level, NULL);
         if (rc != TFREC_OK && rc != TFREC_E_IMAGE)

@@ -97,7 +97,7 @@ static int cancel_progress(void *ctx, uint64_t done, uint64_t total, uint64_t in
 static void test_convert_counts_and_manifest(void)
 {
     const char *raw = make_tree();
-    tfrec_imagenet_options o = { 0 };
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
     o.raw_data_dir = raw;
     o.output_dir = harness_path("out");
     o.train_shards = 4;
@@ -108,7 +108,7 @@ static void test_convert_counts_and_manifest(void)
     int rc = tfrec_imagenet_convert(&o, &r);
     CHECKF(rc == TFREC_OK, "%s", r ? tfrec_imagenet_result_errmsg(r) : "");
     CHECK(r != NULL);
-    tfrec_imagenet_counts c;
+    tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &c);
     CHECK_EQ(c.images_total, 8);
     CHECK_EQ(c.images_written, 8);
@@ -141,7 +141,7 @@ static void test_convert_counts_and_manifest(void)
 static void test_cancel_leaves_nothing(void)
 {
     const char *raw = make_tree();
-    tfrec_imagenet_options o = { 0 };
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
     o.raw_data_dir = raw;
     o.output_dir = harness_path("cancelled");
     o.train_shards = 2;
@@ -166,7 +166,7 @@ static void test_skip_reports_rejected_images(void)
     FILE *f = fopen(p, "w");
     fputs("not a jpeg", f);
     fclose(f);
-    tfrec_imagenet_options o = { 0 };
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
     o.raw_data_dir = raw;
     o.output_dir = harness_path("skipped");
     o.train_shards = 1;
@@ -174,7 +174,7 @@ static void test_skip_reports_rejected_images(void)
     o.on_error = TFREC_ON_ERROR_SKIP;
     tfrec_imagenet_result *r = NULL;
     CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_OK);
-    tfrec_imagenet_counts c;
+    tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &c);
     CHECK_EQ(c.images_rejected, 1);
     CHECK_EQ(c.images_written, 7);
@@ -195,7 +195,7 @@ static void test_skip_reports_rejected_images(void)
 static void test_bad_options(void)
 {
     tfrec_imagenet_result *r = NULL;
-    tfrec_imagenet_options o = { 0 };
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
     CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_E_INVALID);
     CHECK(strstr(tfrec_imagenet_result_errmsg(r), "output directory") != NULL);
     tfrec_imagenet_result_free(r);

@@ -20,9 +20,9 @@ static void test_names(void)
     CHECK(strcmp(tfrec_compression_name(TFREC_COMPRESSION_NONE), "NONE") == 0);
     const char *b = tfrec_deflate_backend();
     CHECK(strcmp(b, "isal") == 0 || strcmp(b, "zlib") == 0);
-    setenv("TFREC_DEFLATE", "zlib", 1);
+    tfrec_set_deflate_backend("zlib");
     CHECK(strcmp(tfrec_deflate_backend(), "zlib") == 0);
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 /* The header layout by hand: little-endian length, then the masked CRC of
@@ -50,15 +50,15 @@ static void roundtrip(const char *tag, const size_t *sizes, size_t n, uint64_t s
             const char *path = harness_path(name);
             int rc = rt_write(path, comps[c], sizes, n, seed);
             CHECKF(rc == 0, "%s: write %d %s", name, rc, tfrec_last_errmsg());
-            tfrec_reader_options ro = { 0 }; /* AUTO */
+            tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT; /* AUTO */
             const char *why = rt_verify(path, &ro, sizes, n, seed);
             CHECKF(!why, "%s (auto): %s", name, why);
             ro.compression = comps[c];
             why = rt_verify(path, &ro, sizes, n, seed);
             CHECKF(!why, "%s (explicit): %s", name, why);
-            setenv("TFREC_MMAP", "1", 1); /* a mapping instead of read() into a buffer */
+            ro.use_mmap = 1; /* a mapping instead of read() into a buffer */
             why = rt_verify(path, &ro, sizes, n, seed);
-            unsetenv("TFREC_MMAP");
+            ro.use_mmap = 0;
             CHECKF(!why, "%s (mmap): %s", name, why);
             /* Read with the other backend too. */
             rt_use_backend(rt_backends[1 - b]);
@@ -67,7 +67,7 @@ static void roundtrip(const char *tag, const size_t *sizes, size_t n, uint64_t s
             CHECKF(!why, "%s (other backend): %s", name, why);
         }
     }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 static void test_zero_records(void)
@@ -130,12 +130,12 @@ static void test_buffer_sizes(void)
             CHECK(rt_write(harness_path("bufs"), comps[c], sizes, N, 12) == 0);
             /* buffer sizes matter only without a mapping (the default) */
             for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) {
-                tfrec_reader_options ro = { .buffer_size = bufs[k] };
+                tfrec_reader_options ro = { .struct_size = sizeof ro, .buffer_size = bufs[k] };
                 const char *why = rt_verify(harness_path("bufs"), &ro, sizes, N, 12);
                 CHECKF(!why, "%s comp %d buffer %zu: %s", rt_backends[b], comps[c], bufs[k], why);
             }
             /* and a small writer buffer */
-            tfrec_writer_options wo = { .compression = comps[c], .buffer_size = 100 };
+            tfrec_writer_options wo = { .struct_size = sizeof wo, .compression = comps[c], .buffer_size = 100 };
             tfrec_writer *w;
             CHECK(tfrec_writer_open(&w, harness_path("bufs-w"), &wo) == 0);
             uint8_t *buf = malloc(9000);
@@ -152,7 +152,7 @@ static void test_buffer_sizes(void)
             CHECKF(!why, "small writer buffer, comp %d: %s", comps[c], why);
         }
     }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 static void test_large_record(void)
@@ -164,9 +164,9 @@ static void test_large_record(void)
         CHECKF(rc == 0, "write %d %s", rc, tfrec_last_errmsg());
         const char *why = rt_verify(path, NULL, sizes, 3, 5);
         CHECKF(!why, "compression %d: %s", comps[c], why);
-        setenv("TFREC_MMAP", "1", 1);
-        why = rt_verify(path, NULL, sizes, 3, 5);
-        unsetenv("TFREC_MMAP");
+        tfrec_reader_options mapped = TFREC_READER_OPTIONS_INIT;
+        mapped.use_mmap = 1;
+        why = rt_verify(path, &mapped, sizes, 3, 5);
         CHECKF(!why, "compression %d with mmap: %s", comps[c], why);
     }
 }
@@ -201,7 +201,7 @@ static void test_output_is_standard(void)
             CHECKF(same, "backend %s compression %d: inflated bytes differ", rt_backends[b], c);
         }
     }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
     free(plain);
 }
 
@@ -240,9 +240,9 @@ static void test_concatenated_gzip(void)
         }
         CHECKF(rc == TFREC_END, "backend %s: %d %s", rt_backends[k], rc, tfrec_reader_errmsg(r));
         CHECK_EQ(got, 8);
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
     }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
     free(a);
     free(b);
     free(ga);
@@ -259,7 +259,7 @@ static int detect_file(const char *name, const void *bytes, size_t n)
     if (rc)
         return rc;
     int c = tfrec_reader_compression(r);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
     return c;
 }
 
@@ -280,7 +280,7 @@ static void test_autodetect(void)
     CHECK(tfrec_reader_next(r, &d, &len) == TFREC_OK);
     CHECK(len == 376 && memcmp(d, data, 376) == 0);
     CHECK(tfrec_reader_next(r, &d, &len) == TFREC_END);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 
     size_t zl;
     uint8_t *z = rt_zlib_compress(rec, n, 0, &zl);
@@ -306,7 +306,7 @@ static void flush_case(size_t b)
         CHECK(mkdir(dir, 0700) == 0);
         char path[4300];
         snprintf(path, sizeof path, "%s/out", dir);
-        tfrec_writer_options o = { .compression = comps[c] };
+        tfrec_writer_options o = { .struct_size = sizeof o, .compression = comps[c] };
         tfrec_writer *w;
         CHECK(tfrec_writer_open(&w, path, &o) == 0);
         CHECK(tfrec_writer_write(w, "hello", 5) == 0);
@@ -323,7 +323,7 @@ static void flush_case(size_t b)
                 snprintf(tmp, sizeof tmp, "%s/%s", dir, e->d_name);
         closedir(d);
         CHECK(tmp[0]);
-        tfrec_reader_options ro = { .compression = comps[c] };
+        tfrec_reader_options ro = { .struct_size = sizeof ro, .compression = comps[c] };
         tfrec_reader *r;
         CHECK(tfrec_reader_open(&r, tmp, &ro) == 0);
         const uint8_t *data;
@@ -333,14 +333,14 @@ static void flush_case(size_t b)
         int rc = tfrec_reader_next(r, &data, &len);
         /* the compressed stream is not finished yet */
         CHECK_EQ(rc, c == 0 ? TFREC_END : TFREC_E_TRUNCATED);
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
         CHECK(tfrec_writer_close(w) == 0);
         tfrec_writer_free(w);
         CHECK(tfrec_reader_open(&r, path, NULL) == 0);
         CHECK(tfrec_reader_next(r, &data, &len) == 0 && len == 5);
         CHECK(tfrec_reader_next(r, &data, &len) == 0 && len == 6);
         CHECK(tfrec_reader_next(r, &data, &len) == TFREC_END);
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
     }
 }
 
@@ -350,7 +350,7 @@ static void test_flush(void)
         rt_use_backend(rt_backends[b]);
         flush_case(b);
     }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 /* Reading through a caller transport, and the stats. */
@@ -362,7 +362,7 @@ static void test_memory_source_and_stats(void)
         harness_random(data, sizeof data, 20 + i);
         n += rt_frame(buf + n, data, sizeof data);
     }
-    tfrec_io io;
+    tfrec_io io = TFREC_IO_INIT;
     CHECK(tfrec_io_open_memory(&io, buf, n) == 0);
     tfrec_reader *r;
     CHECK(tfrec_reader_open_io(&r, &io, "mem", NULL) == 0);
@@ -376,22 +376,22 @@ static void test_memory_source_and_stats(void)
     CHECK(tfrec_reader_next(r, &d, &len) == TFREC_END);
     CHECK(tfrec_reader_next(r, &d, &len) == TFREC_END);
     CHECK(offsets[0] == 0 && offsets[1] == 116 && offsets[2] == 232);
-    tfrec_reader_stats st;
+    tfrec_reader_stats st = TFREC_READER_STATS_INIT;
     tfrec_reader_stats_get(r, &st);
     CHECK(st.records == 3 && st.bytes == 300 && st.skipped_regions == 0 && st.skipped_bytes == 0);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 }
 
 static void test_bad_options(void)
 {
     tfrec_reader *r = (tfrec_reader *)1;
-    tfrec_reader_options ro = { .compression = 9 };
+    tfrec_reader_options ro = { .struct_size = sizeof ro, .compression = 9 };
     CHECK_EQ(tfrec_reader_open(&r, harness_path("det-376"), &ro), TFREC_E_INVALID);
     CHECK(r == NULL);
     CHECK_EQ(tfrec_reader_open(&r, harness_path("does-not-exist"), NULL), TFREC_E_NOT_FOUND);
     CHECK(rt_contains(tfrec_last_errmsg(), "does-not-exist"));
     tfrec_writer *w = (tfrec_writer *)1;
-    tfrec_writer_options wo = { .level = 10 };
+    tfrec_writer_options wo = { .struct_size = sizeof wo, .level = 10 };
     CHECK_EQ(tfrec_writer_open(&w, harness_path("x"), &wo), TFREC_E_INVALID);
     CHECK(w == NULL);
     CHECK_EQ(rt_count_files(harness_tmpdir(), "x.tmp-"), 0);
@@ -409,7 +409,7 @@ static void test_levels(void)
         rt_use_backend(rt_backends[b]);
         uint64_t prev = UINT64_MAX;
         for (int level = 1; level <= 9; level += 4) {
-            tfrec_writer_options o = { .compression = TFREC_COMPRESSION_GZIP, .level = level };
+            tfrec_writer_options o = { .struct_size = sizeof o, .compression = TFREC_COMPRESSION_GZIP, .level = level };
             tfrec_writer *w;
             CHECK(tfrec_writer_open(&w, harness_path("lvl"), &o) == 0);
             for (int i = 0; i < N; i++)
@@ -430,7 +430,7 @@ static void test_levels(void)
             free(u);
         }
     }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 /* Fill the stack below the caller with small numbers, so that the library's
@@ -470,7 +470,7 @@ static void test_deterministic_output(void)
             size_t first_len = 0;
             for (int round = 0; round < 3; round++) {
                 dirty_stack(round);
-                tfrec_writer_options o = { .compression = c };
+                tfrec_writer_options o = { .struct_size = sizeof o, .compression = c };
                 tfrec_writer *w;
                 CHECK(tfrec_writer_open(&w, harness_path("det"), &o) == 0);
                 for (int i = 0; i < N; i++)
@@ -493,7 +493,7 @@ static void test_deterministic_output(void)
             free(first);
         }
     }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 TESTS(TEST(test_names), TEST(test_header_layout), TEST(test_zero_records), TEST(test_empty_records),

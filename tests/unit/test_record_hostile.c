@@ -47,7 +47,7 @@ static int read_until_error_once(const char *path, const tfrec_reader_options *o
     snprintf(msg, msg_len, "%s", tfrec_reader_errmsg(r));
     /* the error sticks */
     int again = tfrec_reader_next(r, &d, &len);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
     return again == rc ? rc : -1000;
 }
 
@@ -59,9 +59,11 @@ static int read_until_error(const char *path, const tfrec_reader_options *o, siz
     int rc = read_until_error_once(path, o, good, msg, msg_len);
     char msg2[600];
     size_t good2;
-    setenv("TFREC_MMAP", "1", 1);
-    int rc2 = read_until_error_once(path, o, &good2, msg2, sizeof msg2);
-    unsetenv("TFREC_MMAP");
+    tfrec_reader_options mapped = TFREC_READER_OPTIONS_INIT;
+    if (o)
+        mapped = *o;
+    mapped.use_mmap = 1;
+    int rc2 = read_until_error_once(path, &mapped, &good2, msg2, sizeof msg2);
     /* where a corrupt deflate stream is noticed depends on how much input
      * the inflater was given at once, so only that position may differ */
     int same_msg = strcmp(msg, msg2) == 0 || (rc == TFREC_E_COMPRESSION && rt_contains(msg2, "near compressed offset"));
@@ -128,7 +130,7 @@ static void test_absurd_length(void)
     CHECK(rt_contains(msg, path) && rt_contains(msg, "at offset 0 "));
     CHECK(rt_contains(msg, "1152921504606846976"));
     long before = max_rss_kib();
-    tfrec_reader_options o = { .max_record_size = UINT64_MAX };
+    tfrec_reader_options o = { .struct_size = sizeof o, .max_record_size = UINT64_MAX };
     rc = read_until_error(path, &o, &good, msg, sizeof msg);
     CHECKF(rc == TFREC_E_TRUNCATED, "%d %s", rc, msg);
     CHECK(rt_contains(msg, path) && rt_contains(msg, "at offset 0:"));
@@ -137,13 +139,13 @@ static void test_absurd_length(void)
     /* Allocation, not just touched pages: watch the heap from the source. */
     watched wt = { .p = file, .len = 12 + BODY };
     size_t base = heap_now();
-    tfrec_io io = { .ctx = &wt, .read = watched_read, .close = watched_close };
+    tfrec_io io = { .struct_size = sizeof io, .ctx = &wt, .read = watched_read, .close = watched_close };
     tfrec_reader *r;
     CHECK(tfrec_reader_open_io(&r, &io, "watched", &o) == 0);
     const uint8_t *d;
     size_t len;
     CHECK_EQ(tfrec_reader_next(r, &d, &len), TFREC_E_TRUNCATED);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
     CHECK(wt.pos == wt.len);
     CHECKF(wt.peak_heap < base + 4 * (size_t)BODY, "heap grew by %zu bytes for a %d-byte input",
            wt.peak_heap - base, 12 + BODY);
@@ -311,7 +313,7 @@ static void test_corrupt_compressed(void)
             free(z2);
             free(z3);
         }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 /* A file with four kinds of damage and a decoy: records 0..9, record 3's
@@ -340,10 +342,12 @@ static size_t build_damaged(uint8_t *file, uint64_t *want_skipped)
     return n;
 }
 
-static void check_skip(const char *path, int compressed)
+static void check_skip(const char *path, int compressed, int use_mmap)
 {
     static const size_t want_sizes[8] = { 10, 200, 0, 50, 60, 80, 90, 1 };
-    tfrec_reader_options o = { .skip_corrupt = 1 };
+    tfrec_reader_options o = TFREC_READER_OPTIONS_INIT;
+    o.skip_corrupt = 1;
+    o.use_mmap = use_mmap;
     tfrec_reader *r;
     CHECK(tfrec_reader_open(&r, path, &o) == 0);
     const uint8_t *d;
@@ -357,7 +361,7 @@ static void check_skip(const char *path, int compressed)
         CHECKF(len == want_sizes[got], "record %zu: len %zu", got, len);
         rt_payload(want, len, 42, idx[got]);
         CHECK(memcmp(want, d, len) == 0);
-        tfrec_reader_stats st;
+        tfrec_reader_stats st = TFREC_READER_STATS_INIT;
         tfrec_reader_stats_get(r, &st);
         if (st.skipped_regions > regions_seen) {
             uint64_t at, bytes;
@@ -373,7 +377,7 @@ static void check_skip(const char *path, int compressed)
     }
     CHECKF(rc == TFREC_END, "%d %s", rc, tfrec_reader_errmsg(r));
     CHECK_EQ(got, 8);
-    tfrec_reader_stats st;
+    tfrec_reader_stats st = TFREC_READER_STATS_INIT;
     tfrec_reader_stats_get(r, &st);
     uint64_t want_skipped;
     uint8_t scratch[16384];
@@ -384,7 +388,7 @@ static void check_skip(const char *path, int compressed)
     uint64_t bytes;
     CHECK_EQ(tfrec_reader_last_skip(r, NULL, &bytes), TFREC_E_TRAILING_GARBAGE);
     CHECK_EQ(bytes, 5);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 }
 
 static void test_skip_corrupt(void)
@@ -393,19 +397,15 @@ static void test_skip_corrupt(void)
     uint64_t want_skipped;
     size_t n = build_damaged(file, &want_skipped);
     CHECK(rt_spit(harness_path("damaged"), file, n) == 0);
-    check_skip(harness_path("damaged"), 0);
-    setenv("TFREC_MMAP", "1", 1);
-    check_skip(harness_path("damaged"), 0);
-    unsetenv("TFREC_MMAP");
+    check_skip(harness_path("damaged"), 0, -1);
+    check_skip(harness_path("damaged"), 0, 1);
     /* the same damage inside a GZIP stream: resync on uncompressed offsets */
     size_t zl;
     uint8_t *z = rt_zlib_compress(file, n, 1, &zl);
     CHECK(rt_spit(harness_path("damaged.gz"), z, zl) == 0);
     free(z);
-    check_skip(harness_path("damaged.gz"), 1);
-    setenv("TFREC_MMAP", "1", 1);
-    check_skip(harness_path("damaged.gz"), 1);
-    unsetenv("TFREC_MMAP");
+    check_skip(harness_path("damaged.gz"), 1, -1);
+    check_skip(harness_path("damaged.gz"), 1, 1);
     /* without the option, the first problem stops the reader */
     size_t good;
     char msg[600];
@@ -447,8 +447,8 @@ static void test_trickle_and_tiny_buffer(void)
         trickle *t = calloc(1, sizeof *t);
         t->p = comp ? z : file;
         t->len = comp ? zl : n;
-        tfrec_io io = { .ctx = t, .read = trickle_read, .close = trickle_close };
-        tfrec_reader_options o = { .skip_corrupt = 1, .buffer_size = 1 };
+        tfrec_io io = { .struct_size = sizeof io, .ctx = t, .read = trickle_read, .close = trickle_close };
+        tfrec_reader_options o = { .struct_size = sizeof o, .skip_corrupt = 1, .buffer_size = 1 };
         tfrec_reader *r;
         CHECK(tfrec_reader_open_io(&r, &io, "trickle", &o) == 0);
         CHECK_EQ(tfrec_reader_compression(r), comp ? TFREC_COMPRESSION_GZIP : TFREC_COMPRESSION_NONE);
@@ -458,10 +458,10 @@ static void test_trickle_and_tiny_buffer(void)
         while ((rc = tfrec_reader_next(r, &d, &len)) == TFREC_OK)
             got++;
         CHECKF(rc == TFREC_END, "%d %s", rc, tfrec_reader_errmsg(r));
-        tfrec_reader_stats st;
+        tfrec_reader_stats st = TFREC_READER_STATS_INIT;
         tfrec_reader_stats_get(r, &st);
         CHECK(got == 8 && st.skipped_regions == 4 && st.skipped_bytes == want_skipped);
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
     }
     free(z);
 }
@@ -474,7 +474,7 @@ static void test_wrong_compression(void)
     CHECK(rt_write(harness_path("wc"), TFREC_COMPRESSION_NONE, sizes, 3, 1) == 0);
     size_t good;
     char msg[600];
-    tfrec_reader_options o = { .compression = TFREC_COMPRESSION_NONE };
+    tfrec_reader_options o = { .struct_size = sizeof o, .compression = TFREC_COMPRESSION_NONE };
     CHECK(read_until_error(harness_path("wc.gz"), &o, &good, msg, sizeof msg) == TFREC_E_BAD_LENGTH_CRC);
     o.compression = TFREC_COMPRESSION_GZIP;
     CHECK(read_until_error(harness_path("wc"), &o, &good, msg, sizeof msg) == TFREC_E_COMPRESSION);
@@ -493,7 +493,6 @@ static void test_file_shrinks_while_reading(void)
         sizes[i] = SIZE;
     const char *path = harness_path("shrinks");
     CHECK(rt_write(path, TFREC_COMPRESSION_NONE, sizes, N, 3) == 0);
-    unsetenv("TFREC_MMAP");
     tfrec_reader *r;
     CHECK(tfrec_reader_open(&r, path, NULL) == TFREC_OK);
     const uint8_t *d;
@@ -510,7 +509,7 @@ static void test_file_shrinks_while_reading(void)
     snprintf(where, sizeof where, "offset %llu", (unsigned long long)(15 * (SIZE + 16)));
     CHECKF(got == 15 && rt_contains(tfrec_reader_errmsg(r), where),
            "%zu records; message: %s", got, tfrec_reader_errmsg(r));
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 }
 
 TESTS(TEST(test_absurd_length), TEST(test_bad_length_crc), TEST(test_bad_data_crc), TEST(test_truncated),

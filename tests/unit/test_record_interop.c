@@ -74,10 +74,10 @@ static void test_python_writes_we_read(void)
                 free(want);
                 CHECKF(rc == TFREC_END, "%s: %d %s", name, rc, tfrec_reader_errmsg(r));
                 CHECK_EQ(i, sets[s].n);
-                tfrec_reader_close(r);
+                tfrec_reader_free(r);
             }
         }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 static void test_we_write_python_reads(void)
@@ -90,7 +90,7 @@ static void test_we_write_python_reads(void)
                 sizes_arg(&sets[s], sizes, sizeof sizes);
                 snprintf(name, sizeof name, "c-%s-%s-%s", sets[s].name, comp_names[c], rt_backends[b]);
                 const char *path = harness_path(name);
-                tfrec_writer_options o = { .compression = comps[c] };
+                tfrec_writer_options o = { .struct_size = sizeof o, .compression = comps[c] };
                 tfrec_writer *w;
                 CHECK(tfrec_writer_open(&w, path, &o) == 0);
                 uint8_t *buf = NULL;
@@ -104,7 +104,7 @@ static void test_we_write_python_reads(void)
                 tfrec_writer_free(w);
                 CHECKF(python("check", path, comp_names[c], sizes) == 0, "python rejects %s", name);
             }
-    unsetenv("TFREC_DEFLATE");
+    tfrec_set_deflate_backend(NULL);
 }
 
 TESTS(TEST(test_python_writes_we_read), TEST(test_we_write_python_reads))

@@ -25,7 +25,7 @@ static void test_temp_then_rename(void)
     make_dir("rename", dir, sizeof dir);
     snprintf(path, sizeof path, "%s/shard-00000-of-00001", dir);
     for (int comp = TFREC_COMPRESSION_NONE; comp <= TFREC_COMPRESSION_GZIP; comp++) {
-        tfrec_writer_options o = { .compression = comp };
+        tfrec_writer_options o = { .struct_size = sizeof o, .compression = comp };
         tfrec_writer *w;
         CHECK(tfrec_writer_open(&w, path, &o) == 0);
         CHECK(tfrec_writer_write(w, "abc", 3) == 0);
@@ -59,7 +59,7 @@ static void test_abort(void)
     snprintf(path, sizeof path, "%s/out", dir);
     /* an existing file stays untouched when the replacement is aborted */
     CHECK(rt_spit(path, "old", 3) == 0);
-    tfrec_writer_options o = { .compression = TFREC_COMPRESSION_GZIP };
+    tfrec_writer_options o = { .struct_size = sizeof o, .compression = TFREC_COMPRESSION_GZIP };
     tfrec_writer *w;
     CHECK(tfrec_writer_open(&w, path, &o) == 0);
     for (int i = 0; i < 1000; i++)
@@ -150,8 +150,8 @@ static void test_failing_sink(void)
 {
     for (int comp = TFREC_COMPRESSION_NONE; comp <= TFREC_COMPRESSION_GZIP; comp += 2) {
         failing f = { .limit = 100000 };
-        tfrec_io io = { .ctx = &f, .write = failing_write, .close = failing_close, .errmsg = failing_msg };
-        tfrec_writer_options o = { .compression = comp, .buffer_size = 4096 };
+        tfrec_io io = { .struct_size = sizeof io, .ctx = &f, .write = failing_write, .close = failing_close, .errmsg = failing_msg };
+        tfrec_writer_options o = { .struct_size = sizeof o, .compression = comp, .buffer_size = 4096 };
         tfrec_writer *w;
         CHECK(tfrec_writer_open_io(&w, &io, "sim", &o) == 0);
         uint8_t rec[1000];
@@ -187,7 +187,7 @@ static int stdio_rc;
 static void write_stdout(void *arg)
 {
     (void)arg;
-    tfrec_writer_options o = { .compression = TFREC_COMPRESSION_GZIP };
+    tfrec_writer_options o = { .struct_size = sizeof o, .compression = TFREC_COMPRESSION_GZIP };
     tfrec_writer *w;
     stdio_rc = tfrec_writer_open(&w, "-", &o);
     if (stdio_rc)
@@ -215,7 +215,7 @@ static void read_stdin(void *arg)
     while ((res->rc = tfrec_reader_next(r, &d, &len)) == 0)
         res->records++;
     res->seek_back = tfrec_reader_seek(r, 0);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 }
 
 static void test_stdout_stdin(void)
@@ -232,7 +232,7 @@ static void test_stdout_stdin(void)
     size_t len;
     CHECK(tfrec_reader_next(r, &d, &len) == 0 && len == 9 && memcmp(d, "to stdout", 9) == 0);
     CHECK(tfrec_reader_next(r, &d, &len) == TFREC_END);
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 
     /* stdin from a pipe: forward seeks work by reading, backward ones cannot */
     size_t sizes[4] = { 3, 4, 5, 6 };
@@ -264,7 +264,7 @@ static void test_stdout_stdin(void)
 }
 
 /* Record offsets and seeks, NONE (file seek) and compressed (re-read). */
-static void seek_cases(void)
+static void seek_cases(int use_mmap)
 {
     enum { N = 200 };
     size_t sizes[N];
@@ -273,7 +273,9 @@ static void seek_cases(void)
     for (int comp = TFREC_COMPRESSION_NONE; comp <= TFREC_COMPRESSION_GZIP; comp++) {
         const char *path = harness_path("seek");
         CHECK(rt_write(path, comp, sizes, N, 11) == 0);
-        tfrec_reader_options o = { .buffer_size = 4096 }; /* so most seeks leave the buffer */
+        tfrec_reader_options o = TFREC_READER_OPTIONS_INIT;
+        o.buffer_size = 4096; /* so most seeks leave the buffer */
+        o.use_mmap = use_mmap;
         tfrec_reader *r;
         CHECK(tfrec_reader_open(&r, path, &o) == 0);
         uint64_t off[N], expect = 0;
@@ -304,7 +306,7 @@ static void seek_cases(void)
         /* to the very end: END; beyond it (when re-reading): an error */
         CHECK(tfrec_reader_seek(r, expect) == 0);
         CHECK(tfrec_reader_next(r, &d, &len) == TFREC_END);
-        if (comp != TFREC_COMPRESSION_NONE || getenv("TFREC_MMAP")) {
+        if (comp != TFREC_COMPRESSION_NONE || use_mmap > 0) {
             CHECK_EQ(tfrec_reader_seek(r, expect + 5), TFREC_E_INVALID);
             CHECK(rt_contains(tfrec_reader_errmsg(r), "ends at"));
         }
@@ -313,16 +315,14 @@ static void seek_cases(void)
         CHECK(tfrec_reader_next(r, &d, &len) < 0);
         CHECK(tfrec_reader_seek(r, off[2]) == 0);
         CHECK(tfrec_reader_next(r, &d, &len) == 0 && len == sizes[2]);
-        tfrec_reader_close(r);
+        tfrec_reader_free(r);
     }
 }
 
 static void test_seek(void)
 {
-    seek_cases();
-    setenv("TFREC_MMAP", "1", 1);
-    seek_cases();
-    unsetenv("TFREC_MMAP");
+    seek_cases(-1);
+    seek_cases(1);
 }
 
 TESTS(TEST(test_temp_then_rename), TEST(test_abort), TEST(test_rename_failure), TEST(test_open_errors), TEST(test_failing_sink),

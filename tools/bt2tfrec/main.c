@@ -70,36 +70,36 @@ int main(int argc, char **argv)
     }
 
     tfrec_bt_client *cl;
-    tfrec_bt_client_options co = {0};
+    tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
     co.project = project;
     co.instance = instance;
     if (tfrec_bt_client_open(&cl, &co)) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
         return 1;
     }
-    tfrec_bt_read_options ro = {0};
+    tfrec_bt_read_options ro = TFREC_BT_READ_OPTIONS_INIT;
     if (*prefix) ro.prefix = prefix;
     ro.rows_limit = max_rows;
     ro.family = family;
     tfrec_bt_reader *rd;
     if (tfrec_bt_reader_open(&rd, cl, table, &ro)) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
-        tfrec_bt_client_close(cl);
+        tfrec_bt_client_free(cl);
         return 1;
     }
     tfrec_writer *w;
     if (tfrec_writer_open(&w, output, NULL)) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
-        tfrec_bt_reader_close(rd);
-        tfrec_bt_client_close(cl);
+        tfrec_bt_reader_free(rd);
+        tfrec_bt_client_free(cl);
         return 1;
     }
     FILE *keys = keys_path ? fopen(keys_path, "w") : NULL;
     if (keys_path && !keys) {
         perror(keys_path);
         tfrec_writer_free(w);
-        tfrec_bt_reader_close(rd);
-        tfrec_bt_client_close(cl);
+        tfrec_bt_reader_free(rd);
+        tfrec_bt_client_free(cl);
         return 1;
     }
     cli_progress prog;
@@ -107,13 +107,13 @@ int main(int argc, char **argv)
     size_t clen = strlen(column);
     uint64_t rows = 0, bytes = 0;
     int status = 0, rc;
-    tfrec_bt_row row;
+    tfrec_bt_row row = TFREC_BT_ROW_INIT;
     while ((rc = tfrec_bt_reader_next(rd, &row)) == TFREC_OK) {
         const tfrec_bt_cell *cell = NULL;
         for (size_t i = 0; i < row.ncells; i++)
-            if (!strcmp(row.cells[i].family, family) && row.cells[i].qualifier_len == clen &&
-                !memcmp(row.cells[i].qualifier, column, clen))
-                cell = &row.cells[i];
+            if (!strcmp(row.cells[i]->family, family) && row.cells[i]->qualifier_len == clen &&
+                !memcmp(row.cells[i]->qualifier, column, clen))
+                cell = row.cells[i];
         if (!cell) {
             fprintf(stderr, "bt2tfrec: row %.*s has no %s:%s cell\n", (int)row.key_len,
                     (const char *)row.key, family, column);
@@ -143,8 +143,8 @@ int main(int argc, char **argv)
         status = 1;
     }
     tfrec_writer_free(w);
-    tfrec_bt_reader_close(rd);
-    tfrec_bt_client_close(cl);
+    tfrec_bt_reader_free(rd);
+    tfrec_bt_client_free(cl);
     if (!status && !quiet)
         fprintf(stderr, "bt2tfrec: %llu rows (%llu bytes) written to %s\n",
                 (unsigned long long)rows, (unsigned long long)bytes, output);

@@ -84,6 +84,7 @@ static int parse_bool(const char *flag, const char *v, int *out)
 static int parse(int argc, char **argv, cli *c)
 {
     memset(c, 0, sizeof *c);
+    tfrec_imagenet_options_init(&c->o);
     static const char *value_flags[] = { "raw_data_dir", "local_scratch_dir", "output_dir", "layout",
         "csv", "labels_file", "validation_labels_file", "extensions", "train_shards",
         "validation_shards", "compression", "manifest", "num_threads", "seed", "verify",
@@ -201,7 +202,7 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total, uint64_t bytes_
 
 static void summary(const tfrec_imagenet_result *r, int status)
 {
-    tfrec_imagenet_counts c;
+    tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &c);
     double rate = c.seconds > 0 ? (double)(c.images_written + c.images_rejected) / c.seconds : 0;
     fprintf(stderr,
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
     cli_progress_finish(&prog);
     if (rc)
         fprintf(stderr, "imagenet2tfrec: %s\n", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
-    tfrec_imagenet_counts counts = { 0 };
+    tfrec_imagenet_counts counts = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &counts);
     /* A run that failed before finding images has nothing to summarise. */
     if (r && (!c.quiet || rc) && counts.images_total)

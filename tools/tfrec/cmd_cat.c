@@ -50,7 +50,7 @@ static int run(emit_state *s, const cli_read_opts *o, char **args, int n, const 
     if (st != EXIT_OK)
         return st;
     if (s->mode == OUT_FRAMED) {
-        tfrec_writer_options wo = { 0 };
+        tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
         wo.compression = TFREC_COMPRESSION_NONE;
         int rc = tfrec_writer_open(&s->w, "-", &wo);
         if (rc) {

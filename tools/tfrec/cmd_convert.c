@@ -59,7 +59,7 @@ int cmd_convert(int argc, char **argv)
         { NULL, 0, NULL, 0 }
     };
     cli_read_opts o = { 0 };
-    tfrec_writer_options wo = { 0 };
+    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
     wo.compression = TFREC_COMPRESSION_NONE;
     const char *output = NULL;
     int quiet = 0, opt;

@@ -32,7 +32,7 @@ void cli_read_file(const char *path, const cli_read_opts *o, cli_record_fn fn, v
                    cli_file_result *res)
 {
     memset(res, 0, sizeof *res);
-    tfrec_reader_options ro = { 0 };
+    tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
     ro.compression = o->compression;
     ro.skip_corrupt = o->skip_corrupt;
     ro.max_record_size = o->max_record_size;
@@ -56,7 +56,7 @@ void cli_read_file(const char *path, const cli_read_opts *o, cli_record_fn fn, v
         size_t len;
         rc = tfrec_reader_next(r, &data, &len);
 
-        tfrec_reader_stats st;
+        tfrec_reader_stats st = TFREC_READER_STATS_INIT;
         tfrec_reader_stats_get(r, &st);
         if (st.skipped_regions > seen_regions) {
             on_skip(ctx, path, good_end, st.skipped_bytes - seen_bytes, tfrec_reader_errmsg(r));
@@ -88,5 +88,5 @@ void cli_read_file(const char *path, const cli_read_opts *o, cli_record_fn fn, v
     }
     res->skipped_regions = seen_regions;
     res->skipped_bytes = seen_bytes;
-    tfrec_reader_close(r);
+    tfrec_reader_free(r);
 }

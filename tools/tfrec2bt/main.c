@@ -10,6 +10,9 @@
 #include "../common/progress.h"
 #include "tfrec/tfrec.h"
 #include "tfrec2bt.h"
+#ifdef TFREC_TESTING
+#include "bigtable/writer_testing.h"
+#endif
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -30,7 +33,7 @@ typedef struct run {
 static void save_progress(run *r, int force)
 {
     if (!r->writer) return;
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(r->writer, &st);
     cli_progress_update(&r->prog, st.rows_acked, st.bytes_acked);
     uint64_t next = r->f.start_index + st.acked_prefix;
@@ -41,20 +44,22 @@ static void save_progress(run *r, int force)
     }
 }
 
-/* Test hook (TFREC2BT_INJECT_RETRY=N): the first acknowledgement of every
- * Nth record is turned into UNAVAILABLE, so the row is written again after
- * the server already applied it; the integration test then checks the cell
- * was replaced (one version), not duplicated. */
+#ifdef TFREC_TESTING
+/* Test builds only (TFREC2BT_INJECT_RETRY=N): the first acknowledgement of
+ * every Nth record is turned into UNAVAILABLE, so the row is written again
+ * after the server already applied it; the integration test then checks the
+ * cell was replaced (one version), not duplicated. */
 static int inject_retry(void *ctx, uint64_t index, unsigned attempt, int code)
 {
     uint64_t every = *(const uint64_t *)ctx;
     return code == 0 && attempt == 1 && index % every == 0 ? 14 /* UNAVAILABLE */ : code;
 }
+#endif
 
 /* Connect, check the table, open the writer. */
 static int open_bigtable(run *r)
 {
-    tfrec_bt_client_options co = {0};
+    tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
     co.project = r->f.project;
     co.instance = r->f.instance;
     co.max_message_bytes = r->f.max_message_bytes;
@@ -73,21 +78,21 @@ static int open_bigtable(run *r)
             return 1;
         }
     }
-    tfrec_bt_writer_options wo = {0};
+    tfrec_bt_writer_options wo = TFREC_BT_WRITER_OPTIONS_INIT;
     wo.max_inflight = r->f.max_inflight;
     wo.batch_bytes = r->f.batch_bytes;
     wo.batch_rows = r->f.batch_rows;
     wo.retry_timeout_ms = r->f.retry_timeout_s > 0 ? (int64_t)(r->f.retry_timeout_s * 1000) : -1;
-    static uint64_t inject_every;
-    const char *inject = getenv("TFREC2BT_INJECT_RETRY");
-    if (inject && (inject_every = strtoull(inject, NULL, 10)) > 0) {
-        wo.status_hook = inject_retry;
-        wo.status_hook_ctx = &inject_every;
-    }
     if (tfrec_bt_writer_open(&r->writer, r->client, r->f.table, r->f.column_family, &wo)) {
         fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
         return 1;
     }
+#ifdef TFREC_TESTING
+    static uint64_t inject_every;
+    const char *inject = getenv("TFREC2BT_INJECT_RETRY");
+    if (inject && (inject_every = strtoull(inject, NULL, 10)) > 0)
+        tfrec_bt_writer_set_status_hook(r->writer, inject_retry, &inject_every);
+#endif
     return 0;
 }
 
@@ -129,7 +134,7 @@ static int load(run *r, char **files, size_t nfiles)
             if (kl >= sizeof key) {
                 fprintf(stderr, "tfrec2bt: row key for record %llu is too long\n",
                         (unsigned long long)idx);
-                tfrec_reader_close(rd);
+                tfrec_reader_free(rd);
                 return 1;
             }
             r->records_read++;
@@ -141,7 +146,7 @@ static int load(run *r, char **files, size_t nfiles)
                         (unsigned long long)idx, files[i],
                         (unsigned long long)tfrec_reader_offset(rd),
                         tfrec_bt_writer_errmsg(r->writer));
-                tfrec_reader_close(rd);
+                tfrec_reader_free(rd);
                 return 1;
             }
             idx++;
@@ -152,10 +157,10 @@ static int load(run *r, char **files, size_t nfiles)
             fprintf(stderr, "tfrec2bt: %s (record %llu would have been row %s%0*llu)\n",
                     tfrec_reader_errmsg(rd), (unsigned long long)idx, f->row_prefix, width,
                     (unsigned long long)idx);
-            tfrec_reader_close(rd);
+            tfrec_reader_free(rd);
             return 1;
         }
-        tfrec_reader_close(rd);
+        tfrec_reader_free(rd);
     }
     if (f->dry_run && !f->quiet) {
         if (r->records_read)
@@ -232,7 +237,7 @@ int main(int argc, char **argv)
 
     if (!f->dry_run && open_bigtable(&r)) {
         tfrec_bt_writer_free(r.writer);
-        tfrec_bt_client_close(r.client);
+        tfrec_bt_client_free(r.client);
         globfree(&g);
         return 1;
     }
@@ -249,7 +254,7 @@ int main(int argc, char **argv)
     save_progress(&r, 1);
     cli_progress_finish(&r.prog);
     double secs = cli_now() - t0;
-    tfrec_bt_writer_stats st;
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(r.writer, &st);
     if (wrc) report_failures(&r);
     uint64_t next = f->start_index + st.acked_prefix;
@@ -269,6 +274,6 @@ int main(int argc, char **argv)
                 "rerun with --resume to continue from there\n",
                 (unsigned long long)next, r.progress_path);
     tfrec_bt_writer_free(r.writer);
-    tfrec_bt_client_close(r.client);
+    tfrec_bt_client_free(r.client);
     return wrc || failed ? 1 : 0;
 }
