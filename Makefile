@@ -130,6 +130,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/unit/harness.o 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The ABI test is a program of its own, linked against the shared library
+# as an application built against an older release would be.
+$(BUILD)/tests/test_abi: $(BUILD)/obj/tests/unit/test_abi.o $(BUILD)/obj/tests/unit/harness.o $(SHARED_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD) -ltfrec -Wl,-rpath,'$$ORIGIN/..'
+
 # The public headers must compile as C++ too.
 $(BUILD)/tests/test_cxx_headers: tests/unit/cxx_headers.cpp $(BUILD)/obj/tests/unit/harness.o $(STATIC_LIB)
 	@mkdir -p $(dir $@)

@@ -26,8 +26,8 @@ const char *tfrec_version(void);
 unsigned tfrec_version_number(void);
 
 /* TFREC_OK if a program built against headers of version `header_version`
- * can use the loaded library: same major version and a library at least as
- * new. Otherwise TFREC_E_UNSUPPORTED (-12), with the two versions in
+ * can use the loaded library: same major version and a library minor
+ * version at least the headers' (patch levels do not matter). Otherwise TFREC_E_UNSUPPORTED (-12), with the two versions in
  * tfrec_last_errmsg(). Call it as TFREC_CHECK_VERSION() at start-up. */
 int tfrec_version_check(unsigned header_version);
 #define TFREC_CHECK_VERSION() tfrec_version_check(TFREC_VERSION_NUMBER)

@@ -75,13 +75,14 @@ unsigned tfrec_version_number(void)
 
 int tfrec_version_check(unsigned header_version)
 {
-    unsigned major = header_version / 10000;
-    if (major == TFREC_VERSION_MAJOR && header_version <= TFREC_VERSION_NUMBER)
+    /* Patch releases add nothing to the API: only major and minor count. */
+    unsigned major = header_version / 10000, minor = header_version / 100 % 100;
+    if (major == TFREC_VERSION_MAJOR && minor <= TFREC_VERSION_MINOR)
         return TFREC_OK;
     return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
                       "built against libtfrec %u.%u.%u, but the loaded library is %s: "
-                      "needs the same major version and a library at least as new",
-                      major, header_version / 100 % 100, header_version % 100,
+                      "needs the same major version and a library minor version at least as new",
+                      major, minor, header_version % 100,
                       TFREC_VERSION_STRING);
 }
 
