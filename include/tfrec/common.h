@@ -25,8 +25,9 @@
  *     TFREC_E_UNSUPPORTED (the program asks for something this version
  *     cannot do);
  *   - outputs (stats, info, counts) are written up to the caller's
- *     struct_size and never beyond; getters return TFREC_OK or
- *     TFREC_E_INVALID.
+ *     struct_size and never beyond (members a newer program knows and this
+ *     library does not are left as they were: zero after INIT); getters
+ *     return TFREC_OK or TFREC_E_INVALID.
  */
 #ifndef TFREC_COMMON_H
 #define TFREC_COMMON_H

@@ -74,8 +74,6 @@ int tfrec_struct_out(void *dst, const void *src, size_t lib_size, const char *ty
     unsigned char *d = dst;
     const size_t skip = sizeof(size_t); /* the caller's own struct_size stays */
     memcpy(d + skip, (const unsigned char *)src + skip, common - skip);
-    if (n > lib_size)
-        memset(d + lib_size, 0, n - lib_size);
     return TFREC_OK;
 }
 

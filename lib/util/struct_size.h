@@ -8,9 +8,12 @@
  *     tail zero-filled, which means "default"; a longer one is accepted only
  *     when its extra bytes are all zero (a newer program asking for nothing
  *     this library lacks), otherwise TFREC_E_UNSUPPORTED;
- *   - output (stats, info, counts): at most the caller's struct_size bytes
- *     are written, and bytes of a longer caller struct this library does not
- *     know are zeroed.
+ *   - output (stats, info, counts): at most min(caller's struct_size,
+ *     library's size) bytes are written. Members of a longer caller struct
+ *     that this library does not know keep what the caller put there (zero,
+ *     after its INIT macro); not touching them also means a caller that
+ *     forgot INIT, leaving garbage in struct_size, is never written past the
+ *     end of the struct it was compiled with.
  * struct_size 0 (a struct not set up with its INIT macro or _init function)
  * is TFREC_E_INVALID, as is a size too large to be any layout.
  *
