@@ -36,9 +36,12 @@ for p in $PARTS; do
         fail "installed lib$p.a, lib$p.so -> lib$p.so.$MAJOR -> lib$p.so.$VERSION and $p.pc" "$(ls "$LIB" "$LIB/pkgconfig" | tr '\n' ' ')"
     fi
 done
-for h in version.h common.h record.h tfrec.h; do
-    [ -f "$DEST/usr/include/tfrec/$h" ] || fail "installed include/tfrec/$h" "absent"
+missing=
+for h in version.h common.h error.h record.h example.h tfrec.h; do
+    [ -f "$DEST/usr/include/tfrec/$h" ] || missing="$missing $h"
 done
+[ -z "$missing" ] && pass "core headers installed (version.h, common.h, record.h, ...)" ||
+    fail "core headers installed" "missing:$missing"
 # The headers of a part left out are not installed.
 [ "$(has tfrec-bigtable)" = 1 ] || { [ ! -e "$DEST/usr/include/tfrec/bigtable.h" ] &&
     pass "bigtable.h not installed without tfrec-bigtable" ||
