@@ -1,17 +1,26 @@
 # libtfrec: one non-recursive Makefile, everything built under $(BUILD)/.
 #
-#   make            library (static + shared) and tools
+#   make            libraries (static + shared, one per part) and tools
+#   make WITH_IMAGE=0 WITH_BIGTABLE=0
+#                   leave those parts out, with the tools, tests and
+#                   benchmarks that need them (default: build every part)
 #   make test       install missing build dependencies, build, run every test
 #   make asan-test  unit tests under AddressSanitizer + UBSan (build-asan/)
 #   make bench      benchmarks (print ratios against peers)
 #   make demo       the end-to-end pipeline on generated sample data
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (every part built, with its .pc)
 #   make deps       install the Debian packages the build and tests need
 #
 # Modules add files under lib/<module>/, tools/<name>/, tests/unit/test_*.c,
-# bench/*.c and proto/**.proto; the globs below pick them up.
+# bench/*.c and proto/**.proto; the globs below pick them up. A new module
+# (directory under lib/) must be given to a part in the table below.
 
 VERSION   := $(shell sed -n 's/^#define TFREC_VERSION_STRING "\(.*\)"/\1/p' include/tfrec/version.h)
+# Soname policy: lib<part>.so.<major> (libtfrec.so.1). Within a major version
+# the libraries only grow: functions keep their signature and meaning, new
+# ones go in a new version node inheriting TFREC_1.0, public structs grow at
+# their end (struct_size). A change that breaks a built program raises the
+# major version, hence the soname. The file is lib<part>.so.<VERSION>.
 SOVERSION := $(firstword $(subst ., ,$(VERSION)))
 BUILD     ?= build
 PREFIX    ?= /usr/local
@@ -23,26 +32,91 @@ PYVER     := $(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.versio
 PYTHON_SITEDIR ?= $(if $(filter /usr,$(PREFIX)),$(LIBDIR)/python3/dist-packages,$(LIBDIR)/python$(PYVER)/dist-packages)
 CC        ?= cc
 CXX       ?= c++
+NM        ?= nm
+OBJCOPY   ?= objcopy
 PROTOC_C  ?= protoc-c
 
-PKGS := zlib libprotobuf-c grpc libcurl libjpeg libpng
+# ------------------------------------------------------------------ parts
+# The library is split into parts, each a static and a shared library with
+# its own pkg-config file, so that a program links the dependencies of what
+# it uses and nothing else (a record reader pulls in neither gRPC nor
+# libjpeg):
+#
+#   part            modules (lib/<m>/)                   protos         needs
+#   tfrec           crc32c io record example batch util  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
+#   tfrec-image     image imagenet                       -              tfrec, libjpeg, libpng
+#   tfrec-bigtable  bigtable                             google/        tfrec, libprotobuf-c, grpc, libcurl (GCE metadata server)
+#   tfrec-storage   storage (gs://, http(s)://; to come) -              tfrec, libcurl
+#
+# Adding tfrec-storage: a WITH_STORAGE switch and four lines like those of
+# tfrec-bigtable; libcurl then stays out of every other part's link line.
+WITH_IMAGE    ?= 1
+WITH_BIGTABLE ?= 1
+ALL_PARTS := tfrec tfrec-image tfrec-bigtable
+PARTS     := tfrec $(if $(filter 1,$(WITH_IMAGE)),tfrec-image) $(if $(filter 1,$(WITH_BIGTABLE)),tfrec-bigtable)
+
 # ISA-L speeds up GZIP/ZLIB and is used when present (see README).
 HAVE_ISAL := $(shell pkg-config --exists libisal 2>/dev/null && echo 1)
-ifeq ($(HAVE_ISAL),1)
-PKGS += libisal
-ISAL_DEF := -DTFREC_HAVE_ISAL=1
-endif
+ISAL_DEF  := $(if $(HAVE_ISAL),-DTFREC_HAVE_ISAL=1)
 
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+tfrec_MODULES          := crc32c io record example batch util
+tfrec_PROTOS           := tensorflow
+tfrec_PKGS             := zlib libprotobuf-c $(if $(HAVE_ISAL),libisal)
+tfrec-image_MODULES    := image imagenet
+tfrec-image_REQUIRES   := tfrec
+tfrec-image_PKGS       := libjpeg libpng
+tfrec-bigtable_MODULES := bigtable
+tfrec-bigtable_PROTOS  := google
+tfrec-bigtable_REQUIRES:= tfrec
+tfrec-bigtable_PKGS    := libprotobuf-c grpc libcurl
+
+# Programs belong to the part of the module they exercise: a unit test
+# tests/unit/test_<module>[_what].c, a benchmark bench/<module>[_what].c, and
+# a tool as listed here. Anything else belongs to the core.
+TOOL_PART_imagenet2tfrec := tfrec-image
+TOOL_PART_tfrec2bt       := tfrec-bigtable
+TOOL_PART_bt2tfrec       := tfrec-bigtable
+
+# part_of(module): the part holding a module (tfrec for a non-module name),
+# and the part of a tool, a unit test (test_<module>_...) and a benchmark.
+part_of    = $(firstword $(foreach p,$(ALL_PARTS),$(if $(filter $(1),$($(p)_MODULES)),$(p))) tfrec)
+tool_part  = $(or $(TOOL_PART_$(1)),tfrec)
+test_part  = $(call part_of,$(word 2,$(subst _, ,$(1))))
+bench_part = $(call part_of,$(word 1,$(subst _, ,$(1))))
+# closure(part): the part and the parts it requires, in link order.
+closure  = $(1) $(foreach r,$($(1)_REQUIRES),$(call closure,$(r)))
+archives = $(foreach p,$(call closure,$(1)),$(BUILD)/lib$(p).a)
+libs_of  = $(foreach p,$(call closure,$(1)),$($(p)_LIBS)) -pthread -lm
+built    = $(filter $(PARTS),$(1))
+
+ALL_MODULES := $(sort $(patsubst lib/%/,%,$(dir $(wildcard lib/*/*.c))))
+ORPHANS     := $(filter-out $(foreach p,$(ALL_PARTS),$($(p)_MODULES)),$(ALL_MODULES))
+$(if $(ORPHANS),$(error lib/$(firstword $(ORPHANS)) belongs to no part: add it to a *_MODULES list in the Makefile))
+ORPHAN_PROTOS := $(filter-out $(foreach p,$(ALL_PARTS),$($(p)_PROTOS)),$(notdir $(wildcard proto/*)))
+$(if $(ORPHAN_PROTOS),$(error proto/$(firstword $(ORPHAN_PROTOS)) belongs to no part: add it to a *_PROTOS list in the Makefile))
+
+# Per built part: sources, generated protobuf-c code, objects, the public
+# headers it installs (include/tfrec/<module>.h; the core gets the rest) and
+# the pkg-config flags of its dependencies.
+define part_vars
+$(1)_SRCS    := $$(sort $$(foreach m,$$($(1)_MODULES),$$(wildcard lib/$$(m)/*.c)))
+$(1)_PROTO   := $$(sort $$(foreach d,$$($(1)_PROTOS),$$(shell find proto/$$(d) -name '*.proto')))
+$(1)_PB_C    := $$($(1)_PROTO:proto/%.proto=$(BUILD)/gen/%.pb-c.c)
+$(1)_OBJS    := $$($(1)_SRCS:%.c=$(BUILD)/obj/%.o) $$($(1)_PB_C:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
+$(1)_CFLAGS  := $$(shell pkg-config --cflags $$($(1)_PKGS) 2>/dev/null)
+$(1)_LIBS    := $$(shell pkg-config --libs $$($(1)_PKGS) 2>/dev/null)
+endef
+$(foreach p,$(PARTS),$(eval $(call part_vars,$(p))))
+OPTIONAL_PARTS := $(filter-out tfrec,$(ALL_PARTS))
+$(foreach p,$(OPTIONAL_PARTS),$(eval $(p)_HEADERS := $(foreach m,$($(p)_MODULES),$(wildcard include/tfrec/$(m).h))))
+tfrec_HEADERS := $(filter-out $(foreach p,$(OPTIONAL_PARTS),$($(p)_HEADERS)),$(wildcard include/tfrec/*.h))
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra
 CPPFLAGS += -D_GNU_SOURCE -DTFREC_VERSION_STRING='"$(VERSION)"' $(ISAL_DEF) \
-            -Iinclude -Ilib -I$(BUILD)/gen $(PKG_CFLAGS)
+            -Iinclude -Ilib -I$(BUILD)/gen $(foreach p,$(PARTS),$($(p)_CFLAGS))
 CFLAGS   += -std=c11 $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread
 LDFLAGS  += -Wl,--as-needed
-LDLIBS   += $(PKG_LIBS) -pthread -lm
 
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -50,35 +124,37 @@ CFLAGS   += $(SAN_FLAGS)
 LDFLAGS  += $(SAN_FLAGS)
 endif
 
-# ------------------------------------------------------------------ sources
-PROTOS     := $(shell find proto -name '*.proto' | sort)
-PB_C       := $(PROTOS:proto/%.proto=$(BUILD)/gen/%.pb-c.c)
+# ------------------------------------------------------------------ programs
+PB_C       := $(foreach p,$(PARTS),$($(p)_PB_C))
 PB_H       := $(PB_C:.c=.h)
-LIB_SRCS   := $(sort $(wildcard lib/*/*.c))
-LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(PB_C:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 TOOLS      := $(filter-out common,$(notdir $(wildcard tools/*)))
-TOOLS      := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t)/*.c),$(t)))
-COMMON_OBJS:= $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/common/*.c))
+TOOLS      := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t)/*.c),$(if $(call built,$(call tool_part,$(t))),$(t))))
 TOOL_BINS  := $(TOOLS:%=$(BUILD)/bin/%)
-# Test builds of tools (-DTFREC_TESTING: fault injection for integration
-# tests), kept out of bin/.
-TEST_TOOLS := tfrec2bt
+# Test builds of tools (fault injection), see below.
+TEST_TOOLS     := $(filter tfrec2bt,$(TOOLS))
 TEST_TOOL_BINS := $(TEST_TOOLS:%=$(BUILD)/test-bin/%)
-TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
-TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_cxx_headers
-BENCH_SRCS := $(sort $(wildcard bench/*.c))
-BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+# Code shared by the tools, as an archive: a program takes only what it calls.
+TOOLS_LIB  := $(BUILD)/tools/libcommon.a
+TOOLS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/common/*.c))
+TESTS      := $(patsubst tests/unit/%.c,%,$(sort $(wildcard tests/unit/test_*.c)))
+TESTS      := $(foreach t,$(TESTS),$(if $(call built,$(call test_part,$(t))),$(t)))
+TEST_BINS  := $(TESTS:%=$(BUILD)/tests/%) $(BUILD)/tests/test_cxx_headers
+BENCHES    := $(patsubst bench/%.c,%,$(sort $(wildcard bench/*.c)))
+BENCHES    := $(foreach b,$(BENCHES),$(if $(call built,$(call bench_part,$(b))),$(b)))
+BENCH_BINS := $(BENCHES:%=$(BUILD)/bench/%)
 
-STATIC_LIB := $(BUILD)/libtfrec.a
-SHARED_LIB := $(BUILD)/libtfrec.so.$(VERSION)
-
-.PHONY: all lib tools tests benches test check unit asan-test bench demo install deps ensure-deps clean
+.PHONY: all lib tools tests benches test check unit asan-test bench demo install deps ensure-deps clean FORCE
 all: lib tools
 
-lib: $(STATIC_LIB) $(SHARED_LIB) $(BUILD)/tfrec.pc
+lib: $(foreach p,$(PARTS),$(BUILD)/lib$(p).a $(BUILD)/lib$(p).so.$(VERSION) $(BUILD)/$(p).pc) $(BUILD)/parts
 tools: $(TOOL_BINS)
 tests: $(TEST_BINS) $(TEST_TOOL_BINS)
 benches: $(BENCH_BINS)
+
+# The parts this build holds, for tests/run.sh (rewritten only on change).
+$(BUILD)/parts: FORCE
+	@mkdir -p $(@D)
+	@echo '$(strip $(PARTS))' | cmp -s - $@ || echo '$(strip $(PARTS))' > $@
 
 # ------------------------------------------------------------------ codegen
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h &: proto/%.proto
@@ -90,60 +166,107 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h &: proto/%.proto
 .SECONDARY:
 
 # ------------------------------------------------------------------ compile
-$(BUILD)/obj/%.o: %.c | $(PB_H)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+# protobuf-c names the generated symbols after the proto package
+# (tensorflow__example__pack, google__rpc__status__descriptor), outside the
+# tfrec_ namespace: in a static link they could clash with the user's own
+# copy of the same protos. They get a tfrec_ prefix at the symbol level:
+# `nm` of the generated objects gives the list, and objcopy --redefine-syms
+# applies it to every object compiled here (the generated ones, the library's,
+# and the tests' and benchmarks' that call generated code directly). Source
+# stays as protoc-c writes it, and the list is exact; a preprocessor rename
+# would need the names before compiling and a forced include everywhere.
+PB_SYMS := $(BUILD)/pb-rename.syms
 
-$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c | $(PB_H)
+$(BUILD)/obj/pb-raw/%.o: $(BUILD)/gen/%.c | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-missing-braces -MMD -MP -c $< -o $@
 
-$(STATIC_LIB): $(LIB_OBJS)
+$(PB_SYMS): $(PB_C:$(BUILD)/gen/%.c=$(BUILD)/obj/pb-raw/%.o)
+	$(NM) -g --defined-only $^ | awk 'NF == 3 && $$3 !~ /^tfrec_/ {print $$3, "tfrec_" $$3}' | sort -u > $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/obj/pb-raw/%.o $(PB_SYMS)
+	@mkdir -p $(dir $@)
+	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $< $@
+
+$(BUILD)/obj/%.o: %.c $(PB_SYMS) | $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
+
+# ------------------------------------------------------------------ libraries
+# Each part: lib<part>.a, lib<part>.so.<VERSION> linked against the parts it
+# requires (-z defs: every symbol resolved at build time), and <part>.pc.
+# A shared library exports what include/tfrec/ declares, in the version node
+# TFREC_1.0 (lib/libtfrec.map). Besides, libtfrec.so exports the internals
+# the other parts call (error reporting: one per-thread message for all
+# parts), those declared with TFREC_PRIVATE_API in lib/ (see
+# lib/util/private_api.h), in a node TFREC_PRIVATE_<VERSION>: no
+# compatibility promise, and a part from another build refuses to load
+# instead of misbehaving. An internal function newly used by a part fails
+# that part's link (-z defs) until it is marked so.
+pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$($(1)_PKGS)|'
+map_of   = $(if $(filter tfrec,$(1)),$(BUILD)/libtfrec.map,lib/libtfrec.map)
+
+define part_rules
+$(BUILD)/lib$(1).a: $$($(1)_OBJS)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+
+$(BUILD)/lib$(1).so.$(VERSION): $$($(1)_OBJS) $(call map_of,$(1)) $$(foreach r,$$($(1)_REQUIRES),$(BUILD)/lib$$(r).so.$(VERSION))
+	$$(CC) -shared -Wl,-soname,lib$(1).so.$(SOVERSION) -Wl,--version-script=$(call map_of,$(1)) -Wl,-z,defs \
+	    $$(LDFLAGS) -o $$@ $$(filter %.o %.so.$(VERSION),$$^) $$($(1)_LIBS) -pthread -lm
+	ln -sf lib$(1).so.$(VERSION) $(BUILD)/lib$(1).so.$(SOVERSION)
+	ln -sf lib$(1).so.$(SOVERSION) $(BUILD)/lib$(1).so
+
+$(BUILD)/$(1).pc: $(1).pc.in Makefile
+	$$(call pc_subst,$(1)) $$< > $$@
+endef
+$(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
+
+PRIVATE_HDRS := $(shell grep -rl --include='*.h' 'TFREC_PRIVATE_API.*tfrec_' lib)
+$(BUILD)/libtfrec.map: lib/libtfrec.map $(PRIVATE_HDRS) include/tfrec/version.h
+	@mkdir -p $(@D)
+	{ echo 'TFREC_PRIVATE_$(VERSION) {'; echo '  global:'; \
+	  grep -hoE 'TFREC_PRIVATE_API[^(]*tfrec_[A-Za-z0-9_]+ *\(' $(PRIVATE_HDRS) /dev/null | \
+	    grep -oE 'tfrec_[A-Za-z0-9_]+ *\($$' | tr -d ' (' | sort -u | sed 's/.*/    &;/'; \
+	  echo '};'; cat lib/libtfrec.map; } > $@
+
+$(TOOLS_LIB): $(TOOLS_OBJS)
+	@mkdir -p $(@D)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(SHARED_LIB): $(LIB_OBJS) lib/libtfrec.map
-	$(CC) -shared -Wl,-soname,libtfrec.so.$(SOVERSION) -Wl,--version-script=lib/libtfrec.map \
-	    $(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
-	ln -sf libtfrec.so.$(VERSION) $(BUILD)/libtfrec.so.$(SOVERSION)
-	ln -sf libtfrec.so.$(SOVERSION) $(BUILD)/libtfrec.so
+# ------------------------------------------------------------------ programs
+# Tools, tests and benchmarks link the static libraries of their part (and of
+# the parts it requires), so they run without installation and carry only
+# that part's dependencies.
+define program
+$(1): $(2) $(TOOLS_LIB) $$(call archives,$(3))
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call libs_of,$(3))
+endef
+$(foreach t,$(TOOLS),$(eval $(call program,$(BUILD)/bin/$(t),$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
+$(foreach t,$(filter-out test_abi,$(TESTS)),$(eval $(call program,$(BUILD)/tests/$(t),$(BUILD)/obj/tests/unit/$(t).o $(BUILD)/obj/tests/unit/harness.o,$(call test_part,$(t)))))
+$(foreach b,$(BENCHES),$(eval $(call program,$(BUILD)/bench/$(b),$(BUILD)/obj/bench/$(b).o,$(call bench_part,$(b)))))
 
-PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$(PKGS)|'
-$(BUILD)/tfrec.pc: tfrec.pc.in Makefile
-	$(PC_SUBST) $< > $@
-
-# Every tool links the static library so it runs without installation.
-.SECONDEXPANSION:
-$(BUILD)/bin/%: $$(addprefix $(BUILD)/obj/,$$(addsuffix .o,$$(basename $$(wildcard tools/$$*/*.c)))) $(COMMON_OBJS) $(STATIC_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/obj-testing/%.o: %.c | $(PB_H)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
-
-$(BUILD)/test-bin/%: $$(addprefix $(BUILD)/obj-testing/,$$(addsuffix .o,$$(basename $$(wildcard tools/$$*/*.c)))) $(COMMON_OBJS) $(STATIC_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/unit/harness.o $(STATIC_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-# The ABI test is a program of its own, linked against the shared library
-# as an application built against an older release would be.
-$(BUILD)/tests/test_abi: $(BUILD)/obj/tests/unit/test_abi.o $(BUILD)/obj/tests/unit/harness.o $(SHARED_LIB)
-	@mkdir -p $(dir $@)
+# The ABI test is a program of its own, linked against the shared core
+# library as an application built against an older release would be.
+$(BUILD)/tests/test_abi: $(BUILD)/obj/tests/unit/test_abi.o $(BUILD)/obj/tests/unit/harness.o $(BUILD)/libtfrec.so.$(VERSION)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD) -ltfrec -Wl,-rpath,'$$ORIGIN/..'
 
-# The public headers must compile as C++ too.
-$(BUILD)/tests/test_cxx_headers: tests/unit/cxx_headers.cpp $(BUILD)/obj/tests/unit/harness.o $(STATIC_LIB)
+# Test builds of tools (-DTFREC_TESTING compiles in the fault injection the
+# integration tests use), kept out of bin/ and never installed.
+$(BUILD)/obj-testing/%.o: %.c $(PB_SYMS) | $(PB_H)
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++11 -Wall -Wextra -pedantic $(OPT) $(SAN_FLAGS) -Iinclude -Itests/unit -o $@ $^ $(LDLIBS)
+	$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
+	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
+$(foreach t,$(TEST_TOOLS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(patsubst %.c,$(BUILD)/obj-testing/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
+# The public headers must compile as C++ too.
+$(BUILD)/tests/test_cxx_headers: tests/unit/cxx_headers.cpp $(BUILD)/obj/tests/unit/harness.o $(BUILD)/libtfrec.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CXX) -std=c++11 -Wall -Wextra -pedantic $(OPT) $(SAN_FLAGS) -Iinclude -Itests/unit -o $@ $^ $(call libs_of,tfrec)
 
 # ------------------------------------------------------------------ run
 # `test` and `demo` first make sure the Debian packages are there, then
@@ -184,20 +307,27 @@ demo: ensure-deps
 deps:
 	scripts/install-deps.sh
 
+# Every built part: its headers, both libraries, the soname links and its
+# .pc (naming the PREFIX of this install); then the tools and the Python
+# package.
+define install_part
+install -m 644 $($(1)_HEADERS) $(DESTDIR)$(PREFIX)/include/tfrec/
+install -m 644 $(BUILD)/lib$(1).a $(DESTDIR)$(LIBDIR)/
+install -m 755 $(BUILD)/lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+ln -sf lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/lib$(1).so.$(SOVERSION)
+ln -sf lib$(1).so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/lib$(1).so
+$(call pc_subst,$(1)) $(1).pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$(1).pc
+
+endef
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/tfrec $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/tfrec/*.h $(DESTDIR)$(PREFIX)/include/tfrec/
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf libtfrec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtfrec.so.$(SOVERSION)
-	ln -sf libtfrec.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtfrec.so
-	$(PC_SUBST) tfrec.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tfrec.pc  # PREFIX of this install
+	$(foreach p,$(PARTS),$(call install_part,$(p)))
 	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 	@if [ -d python/tfrec ]; then \
 	    install -d $(DESTDIR)$(PYTHON_SITEDIR)/tfrec && \
 	    install -m 644 python/tfrec/*.py $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-core $(BUILD)
 
 -include $(shell find $(BUILD)/obj $(BUILD)/obj-testing -name '*.d' 2>/dev/null)

@@ -3,6 +3,7 @@
 # defaults, tfrec2bt configured like the reference script, and Go's official
 # client (built offline from Debian's golang-google-cloud-dev) as the peer.
 # Prints rows/s, MB/s, client CPU per GB, emulator CPU and the ratios.
+# needs: tfrec-bigtable
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

@@ -7,18 +7,20 @@ setuptools instead of fetching one.
     pip install ./python                       # into a venv, or with --target/--user
     python3 setup.py install --prefix=...      # without pip
 
-A libtfrec.so* copied into python/tfrec/ before installing is shipped inside
-the package and found there first after TFREC_LIBRARY.
+libtfrec*.so* files (the core libtfrec.so and the optional parts
+libtfrec-image.so, libtfrec-bigtable.so) copied into python/tfrec/ before
+installing are shipped inside the package and found there first after
+TFREC_LIBRARY.
 """
 
 from setuptools import setup
 
 setup(
     name="tfrec",
-    version="0.1.0",
+    version="1.0.0",  # = TFREC_VERSION_STRING (include/tfrec/version.h), checked by the tests
     description="ctypes bindings for libtfrec: TFRecord files and tf.Example without TensorFlow",
     packages=["tfrec"],
-    package_data={"tfrec": ["libtfrec.so*"]},
+    package_data={"tfrec": ["libtfrec*.so*"]},
     python_requires=">=3.7",
     zip_safe=False,
 )

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages libtfrec needs to build, test and benchmark.
 set -e
-PKGS="build-essential pkg-config zlib1g-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+PKGS="build-essential binutils pkg-config zlib1g-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
  libgrpc-dev libcurl4-openssl-dev libjpeg62-turbo-dev libpng-dev libisal-dev
  python3 python3-pytest python3-protobuf python3-crc32c python3-pil
  python3-pip python3-setuptools python3-wheel

@@ -9,8 +9,22 @@
 #include "record.h"
 #include "batch.h"
 #include "example.h"
+/* The optional parts' headers are installed with their part (tfrec-image,
+ * tfrec-bigtable): include those that are there. */
+#if defined(__has_include)
+#if __has_include("bigtable.h")
+#include "bigtable.h"
+#endif
+#if __has_include("image.h")
+#include "image.h"
+#endif
+#if __has_include("imagenet.h")
+#include "imagenet.h"
+#endif
+#else
 #include "bigtable.h"
 #include "image.h"
 #include "imagenet.h"
+#endif
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "tfrec/error.h"
+#include "util/private_api.h"
 
 #define TFREC_ERRMSG_MAX 512
 
@@ -22,11 +23,11 @@ typedef struct tfrec_err {
 
 /* Record code and message in err (may be NULL: thread slot only).
  * Returns code so callers can `return tfrec_fail(...)`. */
-int tfrec_fail(tfrec_err *err, int code, const char *fmt, ...) TFREC_PRINTF(3, 4);
+TFREC_PRIVATE_API int tfrec_fail(tfrec_err *err, int code, const char *fmt, ...) TFREC_PRINTF(3, 4);
 int tfrec_vfail(tfrec_err *err, int code, const char *fmt, va_list ap);
 
 /* Copy an error (e.g. from a sub-handle) into err and the thread slot. */
-int tfrec_fail_copy(tfrec_err *err, const tfrec_err *from);
+TFREC_PRIVATE_API int tfrec_fail_copy(tfrec_err *err, const tfrec_err *from);
 
 static inline const char *tfrec_err_msg(const tfrec_err *err)
 {

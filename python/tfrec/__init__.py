@@ -7,11 +7,16 @@
         print(tfrec.Example.parse(record).to_dict())
 
 Pure Python over libtfrec.so through ctypes (see _lib.py for where the
-library is looked for). ctypes releases the GIL during every library call;
+library is looked for). convert_images needs the optional part
+libtfrec-image.so and tfrec.bigtable libtfrec-bigtable.so; without them
+those raise MissingPartError. tfrec.parts() and tfrec.features() tell what
+this installation has. ctypes releases the GIL during every library call;
 handles (readers, writers) are not thread-safe: use one per thread.
 """
 
-from ._lib import LibraryNotFoundError, path as library_path, lib as _clib, has as _has
+from . import _lib
+from ._lib import (LibraryNotFoundError, MissingPartError, path as library_path, lib as _clib,
+                   parts, features)
 from .errors import (Error, InvalidArgumentError, OutOfMemoryError, IOFailureError,
                      DataLossError, TruncatedRecordError, CorruptRecordError,
                      RecordTooLargeError, TrailingGarbageError, CompressionError,
@@ -31,13 +36,22 @@ __all__ = [
     "TruncatedRecordError", "CorruptRecordError", "RecordTooLargeError",
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",
     "UnsupportedError", "ImageError", "NetworkError", "StateError", "BigtableError",
-    "LibraryNotFoundError", "library_path",
+    "LibraryNotFoundError", "MissingPartError", "library_path", "parts", "features",
+    "convert_images",
 ]
 
-# Optional modules: present when the library was built with them.
-if _has("tfrec_imagenet_convert"):
+# Optional parts: present when installed next to the core library.
+if _lib.loaded("tfrec-image"):
     from .imagenet import convert_images
-    __all__.append("convert_images")
-if _has("tfrec_bt_writer_open"):
+else:
+    convert_images = _lib.unavailable("convert_images", "tfrec-image")
+if _lib.loaded("tfrec-bigtable"):
     from . import bigtable
     __all__.append("bigtable")
+
+
+def __getattr__(name):
+    # tfrec.bigtable without its part: say which part is missing (PEP 562).
+    if name == "bigtable":
+        raise _lib.missing("tfrec-bigtable")
+    raise AttributeError("module 'tfrec' has no attribute %r" % name)

@@ -1,12 +1,21 @@
-"""Find and load libtfrec.so and declare the C prototypes.
+"""Find and load libtfrec's shared libraries and declare the C prototypes.
 
-Search order (the first file that exists and loads wins):
+libtfrec comes in parts: the core libtfrec.so (records, tf.Example, CRC32C)
+and the optional libtfrec-image.so (convert_images) and libtfrec-bigtable.so
+(tfrec.bigtable), each present only if it was built and installed.
+
+The core is searched in this order (the first file that exists and loads wins):
   1. the TFREC_LIBRARY environment variable (a path to the .so),
   2. next to this package (a copy inside the package, or the library
      directory the package was installed beside by `make install`),
   3. the source tree's build directory: $TFREC_BUILD if set, else
      <repo>/build, found from this file's location (development checkouts),
   4. the system loader path (ldconfig, LD_LIBRARY_PATH).
+The optional parts come from the same place as the core: the directory the
+core was loaded from (1-3), or the system loader (4). Parts of two builds
+are never mixed (they share an internal interface tied to the exact
+version). To run without a part, point TFREC_LIBRARY at a directory that
+holds only the core. tfrec.parts() tells what was found where.
 """
 
 import ctypes
@@ -15,11 +24,29 @@ import os
 
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint64, c_void_p
 
-_NAMES = ("libtfrec.so", "libtfrec.so.0")
+SOVERSION = 1
+CORE = "tfrec"
+# Optional part -> (the feature it brings, the make switch that builds it).
+OPTIONAL_PARTS = {
+    "tfrec-image": ("convert_images", "WITH_IMAGE"),
+    "tfrec-bigtable": ("tfrec.bigtable", "WITH_BIGTABLE"),
+}
+# Which part defines a C function, by its prefix (everything else: the core).
+_PREFIXES = (("tfrec_imagenet_", "tfrec-image"), ("tfrec_image_", "tfrec-image"),
+             ("tfrec_bt_", "tfrec-bigtable"))
+
+
+def _names(part):
+    return ("lib%s.so" % part, "lib%s.so.%d" % (part, SOVERSION))
 
 
 class LibraryNotFoundError(ImportError):
     """libtfrec.so could not be found or loaded."""
+
+
+class MissingPartError(LibraryNotFoundError):
+    """A feature was used whose optional part (libtfrec-image.so,
+    libtfrec-bigtable.so) is not installed next to the core library."""
 
 
 def _candidates():
@@ -31,18 +58,19 @@ def _candidates():
     # `make install` puts the package in LIBDIR/python3/dist-packages/tfrec.
     libdir = os.path.normpath(os.path.join(here, "..", "..", ".."))
     for d in (here, libdir):
-        for n in _NAMES:
+        for n in _names(CORE):
             yield "next to the package", os.path.join(d, n)
     builds = []
     if os.environ.get("TFREC_BUILD"):
         builds.append(os.environ["TFREC_BUILD"])
     builds.append(os.path.join(here, "..", "..", "build"))
     for d in builds:
-        for n in _NAMES:
+        for n in _names(CORE):
             yield "build directory", os.path.normpath(os.path.join(d, n))
 
 
 def _load():
+    """(CDLL, path, directory or None when found by the system loader)."""
     tried = []
     for what, path in _candidates():
         if not os.path.exists(path):
@@ -51,16 +79,16 @@ def _load():
                 break  # an explicit choice that fails must not be papered over
             continue
         try:
-            return ctypes.CDLL(path), path
+            return ctypes.CDLL(path), path, os.path.dirname(os.path.abspath(path))
         except OSError as e:
             tried.append("%s: %s (%s)" % (what, path, e))
             if what == "TFREC_LIBRARY":
                 break  # an explicit choice that fails must not be papered over
     else:
-        found = ctypes.util.find_library("tfrec")
-        for name in ([found] if found else []) + list(_NAMES):
+        found = ctypes.util.find_library(CORE)
+        for name in ([found] if found else []) + list(_names(CORE)):
             try:
-                return ctypes.CDLL(name), name
+                return ctypes.CDLL(name), name, None
             except OSError as e:
                 tried.append("system loader: %s (%s)" % (name, e))
     raise LibraryNotFoundError(
@@ -68,12 +96,113 @@ def _load():
         + "\n  ".join(tried))
 
 
-lib, path = _load()
+def _load_part(part, core_dir):
+    """(CDLL or None, path or None, why it is missing or None)."""
+    names = _names(part)
+    if core_dir is None:
+        for name in reversed(names):  # the soname first
+            try:
+                return ctypes.CDLL(name), name, None
+            except OSError:
+                pass
+        return None, None, "the system loader finds no %s" % " or ".join(names)
+    for name in names:
+        p = os.path.join(core_dir, name)
+        if os.path.exists(p):
+            try:
+                return ctypes.CDLL(p), p, None
+            except OSError as e:
+                return None, None, "%s does not load (%s)" % (p, e)
+    return None, None, "no %s in %s, where libtfrec.so was found" % (" or ".join(names), core_dir)
+
+
+class _Library:
+    """The C functions of the core and of every loaded part, as one namespace."""
+
+    def __init__(self, dlls):
+        self._dlls = dlls
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        for dll in self._dlls:
+            try:
+                fn = getattr(dll, name)
+            except AttributeError:
+                continue
+            setattr(self, name, fn)  # found once, prototypes set on it stick
+            return fn
+        part = symbol_part(name)
+        if part != CORE and not loaded(part):
+            raise AttributeError("%s is in lib%s, which is not loaded: %s"
+                                 % (name, part, _parts[part][2]))
+        raise AttributeError("%s: no such function in libtfrec" % name)
+
+
+def symbol_part(name):
+    """The part that defines C function `name`."""
+    for prefix, part in _PREFIXES:
+        if name.startswith(prefix):
+            return part
+    return CORE
+
+
+def loaded(part):
+    """True if `part` ("tfrec", "tfrec-image", "tfrec-bigtable") is loaded."""
+    return _parts.get(part, (None,))[0] is not None
+
+
+def parts():
+    """{part: path of its shared library, or None when it is not installed}."""
+    return {p: v[1] for p, v in _parts.items()}
+
+
+def features():
+    """{feature: available}: the core's, and those of the optional parts."""
+    out = {"records": True, "examples": True, "crc32c": True}
+    for part, (feature, _) in OPTIONAL_PARTS.items():
+        out[feature.split(".")[-1]] = loaded(part)
+    return out
+
+
+def missing(part, feature=None):
+    """The MissingPartError for using `feature` of a part that is not loaded."""
+    feature = feature or OPTIONAL_PARTS[part][0]
+    return MissingPartError(
+        "%s needs lib%s, which is not installed (%s); build it with make %s=1 (the "
+        "default) and install it next to libtfrec.so" % (
+            feature, part, _parts[part][2], OPTIONAL_PARTS[part][1]))
+
+
+def require(part, feature=None):
+    if not loaded(part):
+        raise missing(part, feature)
+
+
+def unavailable(feature, part):
+    """A stand-in for function `feature` of a missing part: raises when called."""
+    def stub(*args, **kwargs):
+        raise missing(part, feature)
+    stub.__name__ = stub.__qualname__ = feature
+    stub.__doc__ = "Not available: needs lib%s, which is not installed." % part
+    return stub
+
+
+_core, path, _core_dir = _load()
+_parts = {CORE: (_core, path, None)}
+for _p in OPTIONAL_PARTS:
+    _parts[_p] = _load_part(_p, _core_dir)
+lib = _Library([v[0] for v in _parts.values() if v[0] is not None])
 
 _u64p = POINTER(c_uint64)
 
 
 def _proto(name, restype, *argtypes):
+    """Declare a C function's prototype; a function of a missing part raises
+    MissingPartError, naming the part (at import of the module using it)."""
+    part = symbol_part(name)
+    if not loaded(part):
+        raise missing(part)
     fn = getattr(lib, name)
     fn.restype = restype
     fn.argtypes = list(argtypes)
@@ -91,7 +220,7 @@ class _Sized(ctypes.Structure):
 
 
 def has(name):
-    """True if the loaded library exports symbol name (optional modules)."""
+    """True if a loaded library (core or part) exports symbol name."""
     return hasattr(lib, name)
 
 

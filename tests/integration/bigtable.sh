@@ -3,6 +3,7 @@
 # checked with an independent client (the `cbt` CLI) and independent
 # TFRecord/key code (tests/integration/bigtable_check.py).
 # Every emulator is started on a free loopback port and stopped by PID.
+# needs: tfrec-bigtable
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)

@@ -2,6 +2,7 @@
 # `make demo` must keep working: run scripts/demo.sh against the build under
 # test and check that every step reported success.
 # needs: python-bindings (step 7 loads libtfrec.so into /usr/bin/python3)
+# needs: tfrec-image tfrec-bigtable
 set -u
 ROOT=${TFREC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${TFREC_BUILD:-$ROOT/build}

@@ -22,7 +22,10 @@ else
     fail "extract the C example from README.md" "marker or code block not found"
 fi
 
-if make -C "$ROOT" --no-print-directory BUILD="$BUILD" install PREFIX="$T/usr" >"$T/install.log" 2>&1 &&
+# The same parts as the build (make's WITH_* switches from $BUILD/parts).
+with() { grep -qw -- "$1" "$BUILD/parts" && echo 1 || echo 0; }
+if make -C "$ROOT" --no-print-directory BUILD="$BUILD" WITH_IMAGE="$(with tfrec-image)" \
+    WITH_BIGTABLE="$(with tfrec-bigtable)" install PREFIX="$T/usr" >"$T/install.log" 2>&1 &&
     [ -f "$T/usr/lib/pkgconfig/tfrec.pc" ] && [ -f "$T/usr/include/tfrec/tfrec.h" ]; then
     pass "make install PREFIX=..."
 else

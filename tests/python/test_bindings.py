@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -485,6 +486,15 @@ def test_library_not_found_lists_places(tmp_path):
     assert "TFREC_LIBRARY" in out.stdout and str(tmp_path / "nowhere") in out.stdout
 
 
+def test_package_version_is_the_library_version(tfrec):
+    # setup.py's version is written by hand; it must follow version.h.
+    header = open(os.path.join(os.path.dirname(PYTHON_DIR), "include", "tfrec", "version.h")).read()
+    want = re.search(r'#define TFREC_VERSION_STRING "([^"]+)"', header).group(1)
+    setup = open(os.path.join(PYTHON_DIR, "setup.py")).read()
+    assert re.search(r'version="([^"]+)"', setup).group(1) == want
+    assert tfrec.__version__ == want
+
+
 def test_pip_installs_offline(build_dir, tmp_path):
     src = tmp_path / "src"
     shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
@@ -508,21 +518,94 @@ def test_pip_installs_offline(build_dir, tmp_path):
     assert out.stdout.strip() == "[b'hello']"
 
 
+def _python(code, env, cwd):
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=60)
+
+
+def _env_without_library_vars():
+    return {k: v for k, v in os.environ.items() if k not in ("TFREC_LIBRARY", "TFREC_BUILD")}
+
+
+def _built_parts(build_dir):
+    with open(os.path.join(build_dir, "parts")) as f:
+        return f.read().split()
+
+
 def test_finds_library_in_installed_layout(build_dir, tmp_path):
     # `make install` puts the package in LIBDIR/python3.X/dist-packages/tfrec
-    # and the library in LIBDIR; without TFREC_LIBRARY it must be found there.
+    # and the libraries in LIBDIR; without TFREC_LIBRARY they must be found
+    # there, the optional parts next to the core.
     libdir = tmp_path / "lib"
     pkg = libdir / "python3.11" / "dist-packages" / "tfrec"
     shutil.copytree(os.path.join(PYTHON_DIR, "tfrec"), pkg,
-                    ignore=shutil.ignore_patterns("__pycache__", "libtfrec.so*"))
-    shutil.copy(os.path.realpath(os.path.join(build_dir, "libtfrec.so")), libdir / "libtfrec.so.0")
-    env = {k: v for k, v in os.environ.items() if k not in ("TFREC_LIBRARY", "TFREC_BUILD")}
+                    ignore=shutil.ignore_patterns("__pycache__", "libtfrec*.so*"))
+    parts = _built_parts(build_dir)
+    for part in parts:
+        shutil.copy(os.path.realpath(os.path.join(build_dir, "lib%s.so" % part)),
+                    libdir / ("lib%s.so.1" % part))
+    env = _env_without_library_vars()
     env["PYTHONPATH"] = str(pkg.parent)
-    out = subprocess.run([sys.executable, "-c", "import tfrec; print(tfrec.library_path)"],
-                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    out = _python("import tfrec, json; print(tfrec.library_path); print(json.dumps(tfrec.parts()))",
+                  env, tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str(libdir / "libtfrec.so.0")
+    path, found = out.stdout.splitlines()
+    assert path == str(libdir / "libtfrec.so.1")
+    expected = {p: (str(libdir / ("lib%s.so.1" % p)) if p in parts else None)
+                for p in ("tfrec", "tfrec-image", "tfrec-bigtable")}
+    assert json.loads(found) == expected
 
+
+def test_missing_part_names_feature_and_part(build_dir, tmp_path):
+    # A directory holding only the core: the record API works, the features
+    # of the optional parts say which part they need and how to build it.
+    core = tmp_path / "core"
+    core.mkdir()
+    shutil.copy(os.path.realpath(os.path.join(build_dir, "libtfrec.so")), core / "libtfrec.so.1")
+    env = _env_without_library_vars()
+    env["TFREC_LIBRARY"] = str(core / "libtfrec.so.1")
+    env["PYTHONPATH"] = PYTHON_DIR
+    code = """if True:
+        import json, sys, tfrec
+        with tfrec.TFRecordWriter("r") as w:
+            w.write(b"x")
+        assert list(tfrec.TFRecordReader("r")) == [b"x"]
+        print(json.dumps([tfrec.parts(), tfrec.features()]))
+        for what, call in (("convert_images", lambda: tfrec.convert_images("in", "out")),
+                           ("bigtable attribute", lambda: tfrec.bigtable.Client),
+                           ("import tfrec.bigtable", lambda: __import__("tfrec.bigtable"))):
+            try:
+                call()
+                print(what, "did not raise")
+            except tfrec.MissingPartError as e:
+                assert isinstance(e, ImportError)
+                print(str(e))
+        """
+    out = _python(code, env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    found, feats = json.loads(lines[0])
+    assert found == {"tfrec": str(core / "libtfrec.so.1"), "tfrec-image": None,
+                     "tfrec-bigtable": None}
+    assert feats["records"] and not feats["convert_images"] and not feats["bigtable"]
+    assert len(lines) == 4
+    assert lines[1].startswith("convert_images needs libtfrec-image, which is not installed")
+    assert "WITH_IMAGE=1" in lines[1] and str(core) in lines[1]
+    for line in lines[2:]:
+        assert line.startswith("tfrec.bigtable needs libtfrec-bigtable, which is not installed")
+        assert "WITH_BIGTABLE=1" in line
+
+
+def test_parts_come_from_the_core_directory(build_dir):
+    # The build under test has its parts loaded from the build directory
+    # itself, never from elsewhere (another build, the system).
+    tfrec = load_tfrec(build_dir)
+    built = _built_parts(build_dir)
+    for part, path in tfrec.parts().items():
+        if part in built:
+            assert os.path.dirname(path) == build_dir
+        else:
+            assert path is None
 
 def test_empty_files_and_empty_records(tfrec, tmp_path):
     p = tmp_path / "empty"

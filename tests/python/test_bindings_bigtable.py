@@ -1,5 +1,6 @@
 """tfrec.bigtable through the Python bindings against the official Bigtable
 emulator (scripts/emulator.sh), read back independently with the `cbt` CLI."""
+# needs: tfrec-bigtable
 import os
 import random
 import re
@@ -17,8 +18,8 @@ PROJECT, INSTANCE = "pyproj", "pyinst"
 @pytest.fixture(scope="module")
 def tfrec(build_dir):
     t = load_tfrec(build_dir)
-    if not hasattr(t, "bigtable"):
-        pytest.fail("libtfrec was built without the Bigtable client")
+    if not t.features()["bigtable"]:
+        pytest.fail("libtfrec-bigtable was not built or not found: %s" % t.parts())
     return t
 
 

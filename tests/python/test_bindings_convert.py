@@ -2,6 +2,7 @@
 with tfrecord_ref framing, python3-protobuf decoding and PIL decoding;
 expected labels are recomputed from the documented rule (1-based index in
 the sorted union of synsets), not taken from the library."""
+# needs: tfrec-image
 import io
 import os
 import sys
@@ -20,8 +21,8 @@ import make_images  # noqa: E402
 @pytest.fixture(scope="module")
 def tfrec(build_dir):
     t = load_tfrec(build_dir)
-    if not hasattr(t, "convert_images"):
-        pytest.fail("libtfrec was built without the converter")
+    if not t.features()["convert_images"]:
+        pytest.fail("libtfrec-image was not built or not found: %s" % t.parts())
     return t
 
 

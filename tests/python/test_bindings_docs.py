@@ -1,5 +1,6 @@
 """The tf.data-style example in docs/python.md runs as written and prints
 what the document says it prints."""
+# needs: tfrec-image tfrec-bigtable
 import ast
 import inspect
 import os

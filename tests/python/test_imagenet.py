@@ -3,6 +3,7 @@ python3-protobuf (classes generated from our proto/), framing is read by
 tfrecord_ref (python3-crc32c), images are decoded with PIL. Expected values
 (labels, shuffle order, shard sizes) are recomputed here from the documented
 rules, not taken from the tool."""
+# needs: tfrec-image
 import collections
 import io
 import json
