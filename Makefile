@@ -138,6 +138,9 @@ TOOLS_LIB  := $(BUILD)/tools/libcommon.a
 TOOLS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/common/*.c))
 TESTS      := $(patsubst tests/unit/%.c,%,$(sort $(wildcard tests/unit/test_*.c)))
 TESTS      := $(foreach t,$(TESTS),$(if $(call built,$(call test_part,$(t))),$(t)))
+# Tests of API-wide contracts cover every part, so they need all of them.
+ALL_PART_TESTS := test_abi test_api
+TESTS      := $(if $(filter-out $(PARTS),$(ALL_PARTS)),$(filter-out $(ALL_PART_TESTS),$(TESTS)),$(TESTS))
 TEST_BINS  := $(TESTS:%=$(BUILD)/tests/%) $(BUILD)/tests/test_cxx_headers
 BENCHES    := $(patsubst bench/%.c,%,$(sort $(wildcard bench/*.c)))
 BENCHES    := $(foreach b,$(BENCHES),$(if $(call built,$(call bench_part,$(b))),$(b)))
@@ -246,14 +249,19 @@ $(1): $(2) $(TOOLS_LIB) $$(call archives,$(3))
 	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call libs_of,$(3))
 endef
 $(foreach t,$(TOOLS),$(eval $(call program,$(BUILD)/bin/$(t),$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
-$(foreach t,$(filter-out test_abi,$(TESTS)),$(eval $(call program,$(BUILD)/tests/$(t),$(BUILD)/obj/tests/unit/$(t).o $(BUILD)/obj/tests/unit/harness.o,$(call test_part,$(t)))))
+$(foreach t,$(filter-out $(ALL_PART_TESTS),$(TESTS)),$(eval $(call program,$(BUILD)/tests/$(t),$(BUILD)/obj/tests/unit/$(t).o $(BUILD)/obj/tests/unit/harness.o,$(call test_part,$(t)))))
 $(foreach b,$(BENCHES),$(eval $(call program,$(BUILD)/bench/$(b),$(BUILD)/obj/bench/$(b).o,$(call bench_part,$(b)))))
+
+$(BUILD)/tests/test_api: $(BUILD)/obj/tests/unit/test_api.o $(BUILD)/obj/tests/unit/harness.o $(foreach p,$(OPTIONAL_PARTS),$(call archives,$(p)))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(foreach p,$(OPTIONAL_PARTS),$(call libs_of,$(p)))
 
 # The ABI test is a program of its own, linked against the shared core
 # library as an application built against an older release would be.
-$(BUILD)/tests/test_abi: $(BUILD)/obj/tests/unit/test_abi.o $(BUILD)/obj/tests/unit/harness.o $(BUILD)/libtfrec.so.$(VERSION)
+# It covers every part's structs, so it is built only when all parts are.
+$(BUILD)/tests/test_abi: $(BUILD)/obj/tests/unit/test_abi.o $(BUILD)/obj/tests/unit/harness.o $(foreach p,$(ALL_PARTS),$(BUILD)/lib$(p).so.$(VERSION))
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD) -ltfrec -Wl,-rpath,'$$ORIGIN/..'
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD) $(ALL_PARTS:%=-l%) -ldl -Wl,-rpath,'$$ORIGIN/..'
 
 # Test builds of tools (-DTFREC_TESTING compiles in the fault injection the
 # integration tests use), kept out of bin/ and never installed.

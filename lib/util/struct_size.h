@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "util/errors.h"
+#include "util/private_api.h"
 
 /* Larger than any struct will ever be: a bigger struct_size is garbage
  * (an uninitialised struct), not a future layout, and must not make the
@@ -36,17 +37,17 @@
  * bytes. src NULL: dst becomes all defaults. type names the struct in
  * messages ("tfrec_reader_options"). The failure goes to err (may be NULL:
  * thread slot only). */
-int tfrec_struct_in(void *dst, size_t lib_size, const void *src, const char *type, tfrec_err *err);
+TFREC_PRIVATE_API int tfrec_struct_in(void *dst, size_t lib_size, const void *src, const char *type, tfrec_err *err);
 
 /* Check a caller's output struct before doing work for it. */
-int tfrec_struct_check_out(const void *dst, const char *type, tfrec_err *err);
+TFREC_PRIVATE_API int tfrec_struct_check_out(const void *dst, const char *type, tfrec_err *err);
 
 /* Copy the library's src (lib_size bytes) into the caller's dst, bounded by
  * dst->struct_size; dst's struct_size is left as the caller set it. */
-int tfrec_struct_out(void *dst, const void *src, size_t lib_size, const char *type, tfrec_err *err);
+TFREC_PRIVATE_API int tfrec_struct_out(void *dst, const void *src, size_t lib_size, const char *type, tfrec_err *err);
 
 /* Zero s and set its struct_size: the body of every public _init(). */
-void tfrec_struct_init(void *s, size_t size);
+TFREC_PRIVATE_API void tfrec_struct_init(void *s, size_t size);
 
 #define TFREC_STRUCT_IN(type, dst, src, err) tfrec_struct_in((dst), sizeof(type), (src), #type, (err))
 #define TFREC_STRUCT_OUT(type, dst, src, err) tfrec_struct_out((dst), (src), sizeof(type), #type, (err))
