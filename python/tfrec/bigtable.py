@@ -21,18 +21,21 @@ from collections import namedtuple
 from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p, create_string_buffer, string_at)
 
+from . import _constants as C
 from ._lib import _proto, lib
 from .errors import BigtableError, error_for
 from .record import TFRecordReader
 
 
 class _ClientOptions(Structure):
+    _c_type_ = "tfrec_bt_client_options"
     _fields_ = [("project", c_char_p), ("instance", c_char_p), ("app_profile_id", c_char_p),
                 ("endpoint", c_char_p), ("admin_endpoint", c_char_p),
                 ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64)]
 
 
 class _WriterOptions(Structure):
+    _c_type_ = "tfrec_bt_writer_options"
     _fields_ = [("batch_rows", c_size_t), ("batch_mutations", c_size_t),
                 ("batch_bytes", c_size_t), ("max_inflight", c_int),
                 ("max_buffered_bytes", c_size_t), ("timestamp_micros", c_int64),
@@ -46,10 +49,12 @@ _STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "request
 
 
 class _WriterStats(Structure):
+    _c_type_ = "tfrec_bt_writer_stats"
     _fields_ = [(n, c_uint64) for n in _STAT_FIELDS]
 
 
 class _ReadOptions(Structure):
+    _c_type_ = "tfrec_bt_read_options"
     _fields_ = [("prefix", c_char_p), ("prefix_len", c_size_t),
                 ("start_key", c_char_p), ("start_key_len", c_size_t),
                 ("end_key", c_char_p), ("end_key_len", c_size_t),
@@ -57,11 +62,13 @@ class _ReadOptions(Structure):
 
 
 class _Cell(Structure):
+    _c_type_ = "tfrec_bt_cell"
     _fields_ = [("family", c_char_p), ("qualifier", c_void_p), ("qualifier_len", c_size_t),
                 ("timestamp_micros", c_int64), ("value", c_void_p), ("value_len", c_size_t)]
 
 
 class _Row(Structure):
+    _c_type_ = "tfrec_bt_row"
     _fields_ = [("key", c_void_p), ("key_len", c_size_t), ("cells", POINTER(_Cell)),
                 ("ncells", c_size_t)]
 
@@ -228,7 +235,7 @@ class Writer:
         h = self._handle()
         files = sorted(_glob.glob(pattern))
         if not files:
-            raise BigtableError("no files match %r" % (pattern,), -11)
+            raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
         width = key_width(num_records)
         limit = num_records if num_records else None
         prefix = _b(row_prefix)
@@ -363,7 +370,7 @@ class Reader:
             raise StopIteration
         row = _Row()
         rc = lib.tfrec_bt_reader_next(self._h, byref(row))
-        if rc == 1:
+        if rc == C.TFREC_END:
             self.close()
             raise StopIteration
         if rc < 0:

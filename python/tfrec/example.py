@@ -17,10 +17,11 @@ import threading
 from array import array
 from ctypes import byref, c_char, c_size_t, c_void_p, string_at
 
+from . import _constants as C
 from ._lib import lib
 from .errors import error_for
 
-BYTES, FLOAT, INT64 = 1, 2, 3
+BYTES, FLOAT, INT64 = C.TFREC_FEATURE_BYTES, C.TFREC_FEATURE_FLOAT, C.TFREC_FEATURE_INT64
 _KIND_NAMES = {BYTES: "bytes", FLOAT: "float", INT64: "int64"}
 
 

@@ -16,10 +16,11 @@ from collections import namedtuple
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from itertools import accumulate, chain, islice, repeat
 
+from . import _constants as C
 from ._lib import lib
 from .errors import error_for, open_error
 
-_OK, _END = 0, 1
+_OK, _END = C.TFREC_OK, C.TFREC_END
 
 # Records at least this big skip batching: copying them costs more than a call.
 _LARGE = 16 * 1024
@@ -30,8 +31,11 @@ _WRITE_QUEUE_RECORDS = 2048
 _READ_BATCH_RECORDS = 4096
 _READ_BATCH_BYTES = 256 << 10
 
-_COMPRESSION = {None: 1, "": 1, "NONE": 1, "ZLIB": 2, "GZIP": 3, "AUTO": 0}
-_COMPRESSION_NAMES = {0: None, 1: None, 2: "ZLIB", 3: "GZIP"}
+_COMPRESSION = {None: C.TFREC_COMPRESSION_NONE, "": C.TFREC_COMPRESSION_NONE,
+                "NONE": C.TFREC_COMPRESSION_NONE, "ZLIB": C.TFREC_COMPRESSION_ZLIB,
+                "GZIP": C.TFREC_COMPRESSION_GZIP, "AUTO": C.TFREC_COMPRESSION_AUTO}
+_COMPRESSION_NAMES = {C.TFREC_COMPRESSION_AUTO: None, C.TFREC_COMPRESSION_NONE: None,
+                      C.TFREC_COMPRESSION_ZLIB: "ZLIB", C.TFREC_COMPRESSION_GZIP: "GZIP"}
 
 _memory_view = ctypes.pythonapi.PyMemoryView_FromMemory
 _memory_view.restype = ctypes.py_object
@@ -98,16 +102,19 @@ def _batch_records(owner, zero_copy):
 
 
 class _ReaderOptions(ctypes.Structure):
+    _c_type_ = "tfrec_reader_options"
     _fields_ = [("compression", ctypes.c_int), ("buffer_size", c_size_t),
                 ("max_record_size", c_uint64), ("skip_corrupt", ctypes.c_int)]
 
 
 class _ReaderStats(ctypes.Structure):
+    _c_type_ = "tfrec_reader_stats"
     _fields_ = [("records", c_uint64), ("bytes", c_uint64),
                 ("skipped_regions", c_uint64), ("skipped_bytes", c_uint64)]
 
 
 class _WriterOptions(ctypes.Structure):
+    _c_type_ = "tfrec_writer_options"
     _fields_ = [("compression", ctypes.c_int), ("level", ctypes.c_int),
                 ("buffer_size", c_size_t)]
 
@@ -115,7 +122,7 @@ class _WriterOptions(ctypes.Structure):
 def _compression_code(compression, allow_auto):
     key = compression.upper() if isinstance(compression, str) else compression
     code = _COMPRESSION.get(key)
-    if code is None or (code == 0 and not allow_auto):
+    if code is None or (code == C.TFREC_COMPRESSION_AUTO and not allow_auto):
         raise ValueError("compression must be None, 'ZLIB', 'GZIP'%s, not %r"
                          % (" or 'auto'" if allow_auto else "", compression))
     return code
