@@ -22,6 +22,7 @@ from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_int6
                     c_uint64, c_void_p, create_string_buffer, string_at)
 
 from . import _constants as C
+from ._handles import BtClientHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _proto, lib
 from .errors import BigtableError, error_for
 from .record import TFRecordReader
@@ -73,31 +74,31 @@ class _Row(Structure):
                 ("ncells", c_size_t)]
 
 
-_proto("tfrec_bt_client_open", c_int, POINTER(c_void_p), POINTER(_ClientOptions))
-_proto("tfrec_bt_client_close", None, c_void_p)
-_proto("tfrec_bt_client_errmsg", c_char_p, c_void_p)
-_proto("tfrec_bt_client_project", c_char_p, c_void_p)
-_proto("tfrec_bt_client_endpoint", c_char_p, c_void_p)
-_proto("tfrec_bt_client_is_emulator", c_int, c_void_p)
-_proto("tfrec_bt_ensure_table", c_int, c_void_p, c_char_p, c_char_p, c_int)
-_proto("tfrec_bt_writer_open", c_int, POINTER(c_void_p), c_void_p, c_char_p, c_char_p,
+_proto("tfrec_bt_client_open", c_int, POINTER(BtClientHandle), POINTER(_ClientOptions))
+_proto("tfrec_bt_client_close", None, BtClientHandle)
+_proto("tfrec_bt_client_errmsg", c_char_p, BtClientHandle)
+_proto("tfrec_bt_client_project", c_char_p, BtClientHandle)
+_proto("tfrec_bt_client_endpoint", c_char_p, BtClientHandle)
+_proto("tfrec_bt_client_is_emulator", c_int, BtClientHandle)
+_proto("tfrec_bt_ensure_table", c_int, BtClientHandle, c_char_p, c_char_p, c_int)
+_proto("tfrec_bt_writer_open", c_int, POINTER(BtWriterHandle), BtClientHandle, c_char_p, c_char_p,
        POINTER(_WriterOptions))
-_proto("tfrec_bt_writer_put", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t,
+_proto("tfrec_bt_writer_put", c_int, BtWriterHandle, c_char_p, c_size_t, c_char_p, c_size_t,
        c_char_p, c_size_t, c_uint64)
-_proto("tfrec_bt_writer_flush", c_int, c_void_p)
-_proto("tfrec_bt_writer_close", c_int, c_void_p)
-_proto("tfrec_bt_writer_free", None, c_void_p)
-_proto("tfrec_bt_writer_stats_get", None, c_void_p, POINTER(_WriterStats))
-_proto("tfrec_bt_writer_errmsg", c_char_p, c_void_p)
-_proto("tfrec_bt_writer_timestamp", c_int64, c_void_p)
-_proto("tfrec_bt_writer_failed_count", c_size_t, c_void_p)
-_proto("tfrec_bt_writer_failed_row", c_int, c_void_p, c_size_t, POINTER(c_void_p),
+_proto("tfrec_bt_writer_flush", c_int, BtWriterHandle)
+_proto("tfrec_bt_writer_close", c_int, BtWriterHandle)
+_proto("tfrec_bt_writer_free", None, BtWriterHandle)
+_proto("tfrec_bt_writer_stats_get", None, BtWriterHandle, POINTER(_WriterStats))
+_proto("tfrec_bt_writer_errmsg", c_char_p, BtWriterHandle)
+_proto("tfrec_bt_writer_timestamp", c_int64, BtWriterHandle)
+_proto("tfrec_bt_writer_failed_count", c_size_t, BtWriterHandle)
+_proto("tfrec_bt_writer_failed_row", c_int, BtWriterHandle, c_size_t, POINTER(c_void_p),
        POINTER(c_size_t), POINTER(c_uint64), POINTER(c_int), POINTER(c_char_p))
-_proto("tfrec_bt_reader_open", c_int, POINTER(c_void_p), c_void_p, c_char_p,
+_proto("tfrec_bt_reader_open", c_int, POINTER(BtReaderHandle), BtClientHandle, c_char_p,
        POINTER(_ReadOptions))
-_proto("tfrec_bt_reader_next", c_int, c_void_p, POINTER(_Row))
-_proto("tfrec_bt_reader_errmsg", c_char_p, c_void_p)
-_proto("tfrec_bt_reader_close", None, c_void_p)
+_proto("tfrec_bt_reader_next", c_int, BtReaderHandle, POINTER(_Row))
+_proto("tfrec_bt_reader_errmsg", c_char_p, BtReaderHandle)
+_proto("tfrec_bt_reader_close", None, BtReaderHandle)
 _proto("tfrec_bt_row_key", c_size_t, c_char_p, c_size_t, c_char_p, c_uint64, c_int, c_int)
 _proto("tfrec_bt_key_width", c_int, c_uint64)
 _proto("tfrec_bt_code_name", c_char_p, c_int)
@@ -136,24 +137,30 @@ class _Client:
         o = _ClientOptions(project=self._keep[0], instance=self._keep[1],
                            app_profile_id=self._keep[2], endpoint=self._keep[3],
                            admin_endpoint=self._keep[4], rpc_timeout_ms=rpc_timeout_ms or 0)
-        h = c_void_p()
+        h = BtClientHandle()
         rc = lib.tfrec_bt_client_open(byref(h), byref(o))
         if rc < 0:
             _raise(rc)
         self.h = h
 
+    def _handle(self):
+        if self.h is None:
+            raise ValueError("the Bigtable connection is closed")
+        return self.h
+
     @property
     def project(self):
-        return lib.tfrec_bt_client_project(self.h).decode()
+        return lib.tfrec_bt_client_project(self._handle()).decode()
 
     @property
     def endpoint(self):
-        return lib.tfrec_bt_client_endpoint(self.h).decode()
+        return lib.tfrec_bt_client_endpoint(self._handle()).decode()
 
     def ensure_table(self, table, family, create):
-        rc = lib.tfrec_bt_ensure_table(self.h, _b(table), _b(family), 1 if create else 0)
+        h = self._handle()
+        rc = lib.tfrec_bt_ensure_table(h, _b(table), _b(family), 1 if create else 0)
         if rc < 0:
-            _raise(rc, lib.tfrec_bt_client_errmsg(self.h))
+            _raise(rc, lib.tfrec_bt_client_errmsg(h))
 
     def close(self):
         if self.h is not None:
@@ -193,7 +200,7 @@ class Writer:
                                max_inflight=max_inflight or 0,
                                timestamp_micros=timestamp_micros or 0,
                                retry_timeout_ms=retry_timeout_ms or 0)
-            h = c_void_p()
+            h = BtWriterHandle()
             rc = lib.tfrec_bt_writer_open(byref(h), self._client.h, _b(table), _b(family), byref(o))
             if rc < 0:
                 _raise(rc)
@@ -212,7 +219,7 @@ class Writer:
 
     def _handle(self):
         if self._h is None:
-            raise ValueError("operation on a closed bigtable.Writer")
+            raise ValueError("bigtable.Writer is closed")
         return self._h
 
     def put(self, key, value, column=None):
@@ -355,7 +362,7 @@ class Reader:
                          all_versions=1 if all_versions else 0, family=f)
         if p == b"":
             o.prefix = None  # an empty prefix is every row
-        h = c_void_p()
+        h = BtReaderHandle()
         rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, _b(table), byref(o))
         if rc < 0:
             self._client.close()

@@ -8,6 +8,7 @@ from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_size
                     c_uint32, c_uint64, c_void_p)
 
 from . import _constants as C
+from ._handles import ImagenetResultHandle
 from ._lib import _proto, lib
 from .errors import error_for
 from .record import _compression_code
@@ -36,12 +37,12 @@ class _Counts(Structure):
                 ("classes", c_uint32), ("seconds", c_double)]
 
 
-_proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(c_void_p))
-_proto("tfrec_imagenet_result_status", c_int, c_void_p)
-_proto("tfrec_imagenet_result_errmsg", c_char_p, c_void_p)
-_proto("tfrec_imagenet_result_counts", None, c_void_p, POINTER(_Counts))
-_proto("tfrec_imagenet_result_json", c_char_p, c_void_p)
-_proto("tfrec_imagenet_result_free", None, c_void_p)
+_proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(ImagenetResultHandle))
+_proto("tfrec_imagenet_result_status", c_int, ImagenetResultHandle)
+_proto("tfrec_imagenet_result_errmsg", c_char_p, ImagenetResultHandle)
+_proto("tfrec_imagenet_result_counts", None, ImagenetResultHandle, POINTER(_Counts))
+_proto("tfrec_imagenet_result_json", c_char_p, ImagenetResultHandle)
+_proto("tfrec_imagenet_result_free", None, ImagenetResultHandle)
 
 _LAYOUTS = {"imagenet": C.TFREC_LAYOUT_IMAGENET, "folders": C.TFREC_LAYOUT_FOLDERS,
             "csv": C.TFREC_LAYOUT_CSV}
@@ -119,7 +120,7 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                 return 1
         o.progress = _progress_fn(trampoline)
 
-    res = c_void_p()
+    res = ImagenetResultHandle()
     rc = lib.tfrec_imagenet_convert(byref(o), byref(res))
     try:
         text = lib.tfrec_imagenet_result_json(res) if res.value else None

@@ -17,6 +17,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 from itertools import accumulate, chain, islice, repeat
 
 from . import _constants as C
+from ._handles import ReaderHandle, RecordBatchHandle, WriterHandle
 from ._lib import lib
 from .errors import error_for, open_error
 
@@ -61,7 +62,7 @@ class _BatchBuffer:
     __slots__ = ("h",)
 
     def __init__(self):
-        h = c_void_p()
+        h = RecordBatchHandle()
         rc = lib.tfrec_record_batch_new(byref(h))
         if rc < 0:
             raise error_for(rc)
@@ -132,11 +133,31 @@ def _open_reader(path, compression, skip_corrupt=False, max_record_size=None):
     opts = _ReaderOptions(compression=_compression_code(compression, True),
                           max_record_size=max_record_size or 0,
                           skip_corrupt=1 if skip_corrupt else 0)
-    h = c_void_p()
+    h = ReaderHandle()
     rc = lib.tfrec_reader_open(byref(h), os.fsencode(path), byref(opts))
     if rc < 0:
         raise open_error(rc)
     return h
+
+
+def _closed(obj):
+    """The error for using a closed reader or writer."""
+    return ValueError("%s is closed" % type(obj).__name__)
+
+
+class _ClosedIterator:
+    """What a closed TFRecordReader iterates with: every step raises."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise _closed(self._owner)
 
 
 class TFRecordReader:
@@ -175,10 +196,11 @@ class TFRecordReader:
     # pieces (map over slices of one buffer), so no Python bytecode runs per
     # small record; that is where the speed over pure Python comes from.
     def __iter__(self):
+        self._check_open()
         return self._it
 
     def __next__(self):
-        return next(self._it)
+        return next(self._it)  # after close(), _it raises ValueError
 
     def _fail(self, rc):
         return error_for(rc, lib.tfrec_reader_errmsg(self._h))
@@ -258,7 +280,7 @@ class TFRecordReader:
 
     def _check_open(self):
         if self._h is None:
-            raise ValueError("I/O operation on a closed TFRecordReader")
+            raise _closed(self)
 
     # -- lifetime
     def close(self):
@@ -267,6 +289,8 @@ class TFRecordReader:
                 g.close()
             lib.tfrec_reader_close(self._h)
             self._h = self._buffers = None  # batch memory lives on while records use it
+            # Iterators handed out end; the reader itself refuses to go on.
+            self._it = _ClosedIterator(self)
 
     def __enter__(self):
         return self
@@ -283,7 +307,7 @@ class _Closed(list):
     """The queue of a closed writer: always empty, appending raises."""
 
     def append(self, _):
-        raise ValueError("write to a closed TFRecordWriter")
+        raise ValueError("TFRecordWriter is closed")
 
 
 _CLOSED = _Closed()
@@ -308,7 +332,7 @@ class TFRecordWriter:
             raise ValueError("level must be 1..9 or None, not %r" % (level,))
         opts = _WriterOptions(compression=_compression_code(compression, False),
                               level=level or 0, buffer_size=buffer_size or 0)
-        h = c_void_p()
+        h = WriterHandle()
         rc = lib.tfrec_writer_open(byref(h), os.fsencode(path), byref(opts))
         if rc < 0:
             raise open_error(rc)
@@ -368,7 +392,7 @@ class TFRecordWriter:
 
     def _handle(self):
         if self._h is None:
-            raise ValueError("write to a closed TFRecordWriter")
+            raise _closed(self)
         return self._h
 
     def _drain(self):
@@ -384,9 +408,7 @@ class TFRecordWriter:
         """Push everything written so far to the file (a sync flush when compressed)."""
         if self._queue:
             self._drain()
-        if self._h is None:
-            raise ValueError("flush of a closed TFRecordWriter")
-        rc = lib.tfrec_writer_flush(self._h)
+        rc = lib.tfrec_writer_flush(self._handle())
         if rc < 0:
             raise self._fail(rc)
 
@@ -412,7 +434,6 @@ class TFRecordWriter:
             rc = lib.tfrec_writer_close(self._h)
             if rc < 0:
                 raise self._fail(rc)
-            self._final = (lib.tfrec_writer_records(self._h), lib.tfrec_writer_bytes_out(self._h))
         finally:
             self._release()
 
@@ -421,12 +442,14 @@ class TFRecordWriter:
         if self._h is not None:
             self._queue = _CLOSED
             lib.tfrec_writer_abort(self._h)
-            self._final = (0, 0)
-            self._release()
+            self._release((0, 0))
 
-    def _release(self):
+    def _release(self, final=None):
+        """Free the handle, keeping the counts that records and bytes_out
+        report from now on (also after a failed close)."""
         h, self._h = self._h, None
         self._queue = _CLOSED
+        self._final = final or (lib.tfrec_writer_records(h), lib.tfrec_writer_bytes_out(h))
         lib.tfrec_writer_free(h)
 
     def __enter__(self):

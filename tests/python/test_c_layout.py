@@ -7,7 +7,10 @@ mirror, constant or prototype is checked without editing this file:
   offset, size and kind (signed, unsigned, floating, other); ctypes field
   names are the C member names;
 - every module-level TFREC_* integer equals the C constant of that name;
-- every status code the library knows has its own exception class.
+- every status code the library knows has its own exception class;
+- every prototype has the C function's arity, return type and handle
+  types (a handle argument declared as a writer where C takes a reader
+  does not compile).
 """
 import ctypes
 import importlib
@@ -38,6 +41,12 @@ def modules(tfrec):
     names = {m.__name__ for m in mods}
     assert {"tfrec._lib", "tfrec.errors", "tfrec.record", "tfrec.example"} <= names
     return mods
+
+
+@pytest.fixture(scope="module")
+def handles(modules):
+    from tfrec import _handles
+    return _handles
 
 
 # ------------------------------------------------------------------ structs
@@ -186,3 +195,98 @@ def test_every_status_code_has_its_exception(tfrec, modules):
                          "tfrec.Error: %s" % generic)
     for c in known:
         assert errors.error_for(c, "m").code == c
+
+
+# ------------------------------------------------------------------ prototypes
+
+def prototypes(modules):
+    """{name: (restype, argtypes)} of every C function the package declared."""
+    found = {}
+    libs = {id(v): v for m in modules for v in vars(m).values() if isinstance(v, ctypes.CDLL)}
+    for lib in libs.values():
+        for name, fn in vars(lib).items():
+            fn = getattr(fn, "__wrapped__", fn)
+            if name.startswith("tfrec_") and getattr(fn, "argtypes", None) is not None:
+                found[name] = (fn.restype, list(fn.argtypes))
+    return found
+
+
+_C_SCALARS = {"b": "signed char", "B": "unsigned char", "h": "short", "H": "unsigned short",
+              "i": "int", "I": "unsigned int", "l": "long", "L": "unsigned long",
+              "q": "long long", "Q": "unsigned long long", "f": "float", "d": "double",
+              "g": "long double", "?": "_Bool", "c": "char", "z": "const char *"}
+
+
+def c_type(ctype, handles):
+    """How C spells the type ctype declares, or None where ctypes does not say
+    (void pointers, function pointers)."""
+    if issubclass(ctype, handles.Handle):
+        return ctype._c_type_ + " *"
+    if issubclass(ctype, (ctypes.Structure, ctypes.Union)):
+        return vars(ctype).get("_c_type_")
+    if issubclass(ctype, ctypes._Pointer):
+        inner = c_type(ctype._type_, handles)
+        return inner + " *" if inner else None
+    if issubclass(ctype, ctypes._SimpleCData):
+        return _C_SCALARS.get(ctype._type_)
+    return None
+
+
+def check_prototypes(protos, handles, tmpdir):
+    """Compile a call of each function with arguments of the types Python
+    declares, and assert its return type; raises CompileError."""
+    statements = []
+    for name, (restype, argtypes) in sorted(protos.items()):
+        # Typed arguments as compound literals (not null pointer constants),
+        # so C checks each one against its parameter.
+        args = []
+        for t in argtypes:
+            spelled = c_type(t, handles)
+            args.append("(%s){0}" % spelled if spelled else "0")
+        call = "%s(%s)" % (name, ", ".join(args))
+        statements.append("(void)%s;" % call)
+        if restype is None:
+            want, why = "void", "returns a value but Python declares restype None"
+        else:
+            want = c_type(restype, handles)
+            why = "returns another type than Python's restype %s" % restype.__name__
+        if want:
+            statements.append('_Static_assert(__builtin_types_compatible_p(__typeof__(%s), %s), '
+                              '"%s %s");' % (call, want, name, why))
+    c_probe.check(tmpdir, statements)
+
+
+def test_prototypes_match_c(modules, handles, tmp_path):
+    protos = prototypes(modules)
+    assert {"tfrec_reader_open", "tfrec_writer_write", "tfrec_example_parse"} <= set(protos)
+    try:
+        check_prototypes(protos, handles, tmp_path)
+    except c_probe.CompileError as e:
+        pytest.fail("Python prototypes disagree with the C headers:\n%s" % e)
+
+
+def test_prototype_check_reports_each_mistake(handles, tmp_path):
+    from ctypes import POINTER, c_int, c_size_t, c_uint32, c_void_p
+    wrong = {
+        # a writer where C takes a reader
+        "tfrec_reader_next": (c_int, [handles.WriterHandle, POINTER(c_void_p), POINTER(c_size_t)]),
+        # one argument too many
+        "tfrec_writer_flush": (c_int, [handles.WriterHandle, c_int]),
+        # a 64-bit result read as 32 bits, a result ignored
+        "tfrec_writer_records": (c_uint32, [handles.WriterHandle]),
+        "tfrec_reader_seek": (None, [handles.ReaderHandle, c_size_t]),
+    }
+    with pytest.raises(c_probe.CompileError) as e:
+        check_prototypes(wrong, handles, tmp_path)
+    for name in wrong:
+        assert name in str(e.value)
+    check_prototypes({"tfrec_writer_flush": (c_int, [handles.WriterHandle])}, handles, tmp_path)
+
+
+def test_handle_types_name_c_types(handles, tmp_path):
+    kinds = [h for h in vars(handles).values()
+             if isinstance(h, type) and issubclass(h, handles.Handle) and h is not handles.Handle]
+    assert len(kinds) >= 9
+    names = [h._c_type_ for h in kinds]
+    assert len(set(names)) == len(names), "two handle types for one C type: %s" % names
+    c_probe.check(tmp_path, ["%s *p%d = 0; (void)p%d;" % (n, i, i) for i, n in enumerate(names)])
