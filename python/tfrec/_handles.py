@@ -4,7 +4,7 @@ The prototypes declare each handle argument (and each handle out-parameter)
 with the handle's own type, so ctypes refuses a handle of another kind, a
 writer passed where a reader is expected, before C is called. The check is
 ctypes' own (done in C, no cost per call), but ctypes reports it as
-ctypes.ArgumentError, which is not a TypeError; checked() wraps the
+ctypes.ArgumentError, which is not a TypeError; declared() wraps the
 prototypes that take handles so that a mismatch raises TypeError naming the
 expected and the given type.
 
@@ -13,12 +13,18 @@ the Python objects drop their handle (None) when closed and raise ValueError
 before anything reaches C.
 
 _c_type_ names the C type a handle points to; tests/python/test_c_layout.py
-checks every prototype's handle arguments against the C declarations.
+checks every prototype in PROTOTYPES (argument and return types) against the
+C declarations.
 """
 
 import ctypes
 import functools
 import re
+
+# Every function the package declared, by name, whichever library part it
+# comes from: what the package calls (the ctypes function, or the wrapper
+# of declared() whose __wrapped__ is the ctypes function with argtypes).
+PROTOTYPES = {}
 
 
 class Handle(ctypes.c_void_p):
@@ -104,14 +110,16 @@ def _mismatch(name, argtypes, args, err):
                         _describe(args[i])))
 
 
-def checked(fn):
-    """fn if none of its arguments is a handle; otherwise a function calling
-    fn that raises TypeError for a handle of the wrong type. The wrapper
-    keeps fn as __wrapped__ (argtypes, restype)."""
+def declared(fn):
+    """What to call for the ctypes function fn (argtypes and restype set),
+    recorded in PROTOTYPES: fn itself if none of its arguments is a handle,
+    otherwise a function calling fn that raises TypeError for a handle of
+    the wrong type."""
+    name = fn.__name__
+    PROTOTYPES[name] = fn
     argtypes = tuple(fn.argtypes or ())
     if not any(handle_type(t)[0] for t in argtypes):
         return fn
-    name = fn.__name__
 
     @functools.wraps(fn)
     def call(*args):
@@ -124,4 +132,5 @@ def checked(fn):
             raise err from None
 
     call.__qualname__ = name
+    PROTOTYPES[name] = call
     return call

@@ -16,7 +16,7 @@ import os
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint64, c_void_p
 
 from ._handles import (ExampleBuilderHandle, ExampleHandle, ReaderHandle, RecordBatchHandle,
-                       WriterHandle, checked)
+                       WriterHandle, declared)
 
 _NAMES = ("libtfrec.so", "libtfrec.so.0")
 
@@ -80,7 +80,7 @@ def _proto(name, restype, *argtypes):
     fn = getattr(lib, name)
     fn.restype = restype
     fn.argtypes = list(argtypes)
-    fn = checked(fn)  # a handle of the wrong type raises TypeError
+    fn = declared(fn)  # a handle of the wrong type raises TypeError
     setattr(lib, name, fn)
     return fn
 

@@ -199,16 +199,18 @@ def test_every_status_code_has_its_exception(tfrec, modules):
 
 # ------------------------------------------------------------------ prototypes
 
-def prototypes(modules):
-    """{name: (restype, argtypes)} of every C function the package declared."""
-    found = {}
+def prototypes(modules, handles):
+    """{name: (restype, argtypes)} of every C function the package declared:
+    those recorded by _handles.declared(), and any other function with
+    argtypes on a library object of the package."""
+    fns = {name: getattr(f, "__wrapped__", f) for name, f in handles.PROTOTYPES.items()}
     libs = {id(v): v for m in modules for v in vars(m).values() if isinstance(v, ctypes.CDLL)}
     for lib in libs.values():
         for name, fn in vars(lib).items():
             fn = getattr(fn, "__wrapped__", fn)
             if name.startswith("tfrec_") and getattr(fn, "argtypes", None) is not None:
-                found[name] = (fn.restype, list(fn.argtypes))
-    return found
+                fns.setdefault(name, fn)
+    return {name: (fn.restype, list(fn.argtypes)) for name, fn in fns.items()}
 
 
 _C_SCALARS = {"b": "signed char", "B": "unsigned char", "h": "short", "H": "unsigned short",
@@ -257,7 +259,7 @@ def check_prototypes(protos, handles, tmpdir):
 
 
 def test_prototypes_match_c(modules, handles, tmp_path):
-    protos = prototypes(modules)
+    protos = prototypes(modules, handles)
     assert {"tfrec_reader_open", "tfrec_writer_write", "tfrec_example_parse"} <= set(protos)
     try:
         check_prototypes(protos, handles, tmp_path)
