@@ -3,10 +3,12 @@
 The prototypes declare each handle argument (and each handle out-parameter)
 with the handle's own type, so ctypes refuses a handle of another kind, a
 writer passed where a reader is expected, before C is called. The check is
-ctypes' own (done in C, no cost per call), but ctypes reports it as
-ctypes.ArgumentError, which is not a TypeError; declared() wraps the
-prototypes that take handles so that a mismatch raises TypeError naming the
-expected and the given type.
+ctypes' own (done in C), but ctypes reports it as ctypes.ArgumentError,
+which is not a TypeError; declared() wraps the prototypes that take handles
+so that a mismatch raises TypeError naming the expected and the given type.
+The wrapper costs one Python call (about 0.1 us against the 0.5-1 us of a
+ctypes call); the batched record paths make few calls, so it does not show
+there.
 
 A handle type only tells what a pointer is, not whether it is still valid:
 the Python objects drop their handle (None) when closed and raise ValueError

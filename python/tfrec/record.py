@@ -146,18 +146,17 @@ def _closed(obj):
 
 
 class _ClosedIterator:
-    """What a closed TFRecordReader iterates with: every step raises."""
-
-    __slots__ = ("_owner",)
-
-    def __init__(self, owner):
-        self._owner = owner
+    """What a closed TFRecordReader iterates with: every step raises.
+    (It keeps no reference to the reader, which would make a cycle.)"""
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        raise _closed(self._owner)
+        raise ValueError("TFRecordReader is closed")
+
+
+_CLOSED_ITERATOR = _ClosedIterator()
 
 
 class TFRecordReader:
@@ -290,7 +289,7 @@ class TFRecordReader:
             lib.tfrec_reader_close(self._h)
             self._h = self._buffers = None  # batch memory lives on while records use it
             # Iterators handed out end; the reader itself refuses to go on.
-            self._it = _ClosedIterator(self)
+            self._it = _CLOSED_ITERATOR
 
     def __enter__(self):
         return self

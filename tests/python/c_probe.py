@@ -66,9 +66,10 @@ def values(tmpdir, queries):
     body = ["int main(void)", "{"]
     for key, expr, kind in queries:
         if kind == "int":
-            body.append('    printf("%%s\\t%%lld\\n", %s, (long long)(%s));' % (_c_string(key), expr))
+            line = 'printf("%%s\\t%%lld\\n", %s, (long long)(%s));'
         else:
-            body.append('    printf("%%s\\t%%s\\n", %s, %s);' % (_c_string(key), expr))
+            line = 'printf("%%s\\t%%s\\n", %s, %s);'
+        body.append("    " + line % (_c_string(key), expr))
     body += ["    return 0;", "}"]
     exe = os.path.join(str(tmpdir), "probe_values")
     _compile(tmpdir, "probe_values", source("\n".join(body)), ["-o", exe])

@@ -63,7 +63,8 @@ def struct_mirrors(modules):
 
 
 def fields(cls):
-    """(name, ctype) of every field, base classes' first (as ctypes lays them out)."""
+    """(name, ctype, is a bit field) of every field, base classes' first (as
+    ctypes lays them out)."""
     out = []
     for klass in reversed(cls.__mro__):
         for f in vars(klass).get("_fields_", ()):
