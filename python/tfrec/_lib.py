@@ -40,6 +40,10 @@ def _names(part):
     return ("lib%s.so" % part, "lib%s.so.%d" % (part, SOVERSION))
 
 
+from ._handles import (ExampleBuilderHandle, ExampleHandle, ReaderHandle, RecordBatchHandle,
+                       WriterHandle, declared)
+
+
 class LibraryNotFoundError(ImportError):
     """libtfrec.so could not be found or loaded."""
 
@@ -206,6 +210,8 @@ def _proto(name, restype, *argtypes):
     fn = getattr(lib, name)
     fn.restype = restype
     fn.argtypes = list(argtypes)
+    fn = declared(fn)  # a handle of the wrong type raises TypeError
+    setattr(lib, name, fn)
     return fn
 
 
@@ -231,56 +237,57 @@ _proto("tfrec_version", c_char_p)
 _proto("tfrec_free", None, c_void_p)
 
 # record.h
-_proto("tfrec_reader_open", c_int, POINTER(c_void_p), c_char_p, c_void_p)
-_proto("tfrec_reader_next", c_int, c_void_p, POINTER(c_void_p), POINTER(c_size_t))
-_proto("tfrec_reader_offset", c_uint64, c_void_p)
-_proto("tfrec_reader_seek", c_int, c_void_p, c_uint64)
-_proto("tfrec_reader_compression", c_int, c_void_p)
-_proto("tfrec_reader_stats_get", c_int, c_void_p, c_void_p)
-_proto("tfrec_reader_errmsg", c_char_p, c_void_p)
-_proto("tfrec_reader_free", None, c_void_p)
-_proto("tfrec_writer_open", c_int, POINTER(c_void_p), c_char_p, c_void_p)
-_proto("tfrec_writer_write", c_int, c_void_p, c_char_p, c_size_t)
-_proto("tfrec_writer_flush", c_int, c_void_p)
-_proto("tfrec_writer_close", c_int, c_void_p)
-_proto("tfrec_writer_abort", None, c_void_p)
-_proto("tfrec_writer_free", None, c_void_p)
-_proto("tfrec_writer_records", c_uint64, c_void_p)
-_proto("tfrec_writer_bytes_out", c_uint64, c_void_p)
-_proto("tfrec_writer_errmsg", c_char_p, c_void_p)
+_proto("tfrec_reader_open", c_int, POINTER(ReaderHandle), c_char_p, c_void_p)
+_proto("tfrec_reader_next", c_int, ReaderHandle, POINTER(c_void_p), POINTER(c_size_t))
+_proto("tfrec_reader_offset", c_uint64, ReaderHandle)
+_proto("tfrec_reader_seek", c_int, ReaderHandle, c_uint64)
+_proto("tfrec_reader_compression", c_int, ReaderHandle)
+_proto("tfrec_reader_stats_get", c_int, ReaderHandle, c_void_p)
+_proto("tfrec_reader_errmsg", c_char_p, ReaderHandle)
+_proto("tfrec_reader_free", None, ReaderHandle)
+_proto("tfrec_writer_open", c_int, POINTER(WriterHandle), c_char_p, c_void_p)
+_proto("tfrec_writer_write", c_int, WriterHandle, c_char_p, c_size_t)
+_proto("tfrec_writer_flush", c_int, WriterHandle)
+_proto("tfrec_writer_close", c_int, WriterHandle)
+_proto("tfrec_writer_abort", None, WriterHandle)
+_proto("tfrec_writer_free", None, WriterHandle)
+_proto("tfrec_writer_records", c_uint64, WriterHandle)
+_proto("tfrec_writer_bytes_out", c_uint64, WriterHandle)
+_proto("tfrec_writer_errmsg", c_char_p, WriterHandle)
 _proto("tfrec_compression_from_name", c_int, c_char_p)
 _proto("tfrec_compression_name", c_char_p, c_int)
 
 # batch.h
-_proto("tfrec_writer_write_batch", c_int, c_void_p, c_char_p, c_void_p, c_size_t)
-_proto("tfrec_record_batch_new", c_int, POINTER(c_void_p))
-_proto("tfrec_record_batch_free", None, c_void_p)
-_proto("tfrec_reader_read_batch", c_int, c_void_p, c_void_p, c_size_t, c_size_t)
-_proto("tfrec_record_batch_count", c_size_t, c_void_p)
-_proto("tfrec_record_batch_data", c_void_p, c_void_p)
-_proto("tfrec_record_batch_ends", c_void_p, c_void_p)
-_proto("tfrec_reader_skip", c_int, c_void_p, c_uint64, POINTER(c_uint64))
-_proto("tfrec_example_to_batch", c_int, c_void_p, c_void_p)
+_proto("tfrec_writer_write_batch", c_int, WriterHandle, c_char_p, c_void_p, c_size_t)
+_proto("tfrec_record_batch_new", c_int, POINTER(RecordBatchHandle))
+_proto("tfrec_record_batch_free", None, RecordBatchHandle)
+_proto("tfrec_reader_read_batch", c_int, ReaderHandle, RecordBatchHandle, c_size_t, c_size_t)
+_proto("tfrec_record_batch_count", c_size_t, RecordBatchHandle)
+_proto("tfrec_record_batch_data", c_void_p, RecordBatchHandle)
+_proto("tfrec_record_batch_ends", c_void_p, RecordBatchHandle)
+_proto("tfrec_reader_skip", c_int, ReaderHandle, c_uint64, POINTER(c_uint64))
+_proto("tfrec_example_to_batch", c_int, ExampleHandle, RecordBatchHandle)
 
 # example.h
-_proto("tfrec_example_builder_new", c_int, POINTER(c_void_p))
-_proto("tfrec_example_builder_reset", None, c_void_p)
-_proto("tfrec_example_builder_free", None, c_void_p)
-_proto("tfrec_example_add_bytes", c_int, c_void_p, c_char_p, c_char_p, c_size_t)
-_proto("tfrec_example_add_int64_list", c_int, c_void_p, c_char_p, c_void_p, c_size_t)
-_proto("tfrec_example_add_float_list", c_int, c_void_p, c_char_p, c_void_p, c_size_t)
-_proto("tfrec_example_add_empty", c_int, c_void_p, c_char_p, c_int)
-_proto("tfrec_example_serialize_alloc", c_int, c_void_p, POINTER(c_void_p), POINTER(c_size_t))
-_proto("tfrec_example_builder_errmsg", c_char_p, c_void_p)
-_proto("tfrec_example_parse", c_int, POINTER(c_void_p), c_char_p, c_size_t)
-_proto("tfrec_example_free", None, c_void_p)
-_proto("tfrec_example_feature_count", c_size_t, c_void_p)
-_proto("tfrec_example_feature_key", c_char_p, c_void_p, c_size_t)
-_proto("tfrec_example_feature_type", c_int, c_void_p, c_char_p)
-_proto("tfrec_example_value_count", c_size_t, c_void_p, c_char_p)
-_proto("tfrec_example_get_bytes", c_int, c_void_p, c_char_p, c_size_t,
+_proto("tfrec_example_builder_new", c_int, POINTER(ExampleBuilderHandle))
+_proto("tfrec_example_builder_reset", None, ExampleBuilderHandle)
+_proto("tfrec_example_builder_free", None, ExampleBuilderHandle)
+_proto("tfrec_example_add_bytes", c_int, ExampleBuilderHandle, c_char_p, c_char_p, c_size_t)
+_proto("tfrec_example_add_int64_list", c_int, ExampleBuilderHandle, c_char_p, c_void_p, c_size_t)
+_proto("tfrec_example_add_float_list", c_int, ExampleBuilderHandle, c_char_p, c_void_p, c_size_t)
+_proto("tfrec_example_add_empty", c_int, ExampleBuilderHandle, c_char_p, c_int)
+_proto("tfrec_example_serialize_alloc", c_int, ExampleBuilderHandle, POINTER(c_void_p),
+       POINTER(c_size_t))
+_proto("tfrec_example_builder_errmsg", c_char_p, ExampleBuilderHandle)
+_proto("tfrec_example_parse", c_int, POINTER(ExampleHandle), c_char_p, c_size_t)
+_proto("tfrec_example_free", None, ExampleHandle)
+_proto("tfrec_example_feature_count", c_size_t, ExampleHandle)
+_proto("tfrec_example_feature_key", c_char_p, ExampleHandle, c_size_t)
+_proto("tfrec_example_feature_type", c_int, ExampleHandle, c_char_p)
+_proto("tfrec_example_value_count", c_size_t, ExampleHandle, c_char_p)
+_proto("tfrec_example_get_bytes", c_int, ExampleHandle, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
-_proto("tfrec_example_get_int64_list", c_int, c_void_p, c_char_p,
+_proto("tfrec_example_get_int64_list", c_int, ExampleHandle, c_char_p,
        POINTER(c_void_p), POINTER(c_size_t))
-_proto("tfrec_example_get_float_list", c_int, c_void_p, c_char_p,
+_proto("tfrec_example_get_float_list", c_int, ExampleHandle, c_char_p,
        POINTER(c_void_p), POINTER(c_size_t))

@@ -21,18 +21,22 @@ from collections import namedtuple
 from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p, create_string_buffer, string_at)
 
+from . import _constants as C
+from ._handles import BtClientHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _Sized, _proto, lib
 from .errors import BigtableError, error_for
 from .record import TFRecordReader
 
 
 class _ClientOptions(_Sized):
+    _c_type_ = "tfrec_bt_client_options"
     _fields_ = [("struct_size", c_size_t), ("project", c_char_p), ("instance", c_char_p), ("app_profile_id", c_char_p),
                 ("endpoint", c_char_p), ("admin_endpoint", c_char_p),
                 ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64)]
 
 
 class _WriterOptions(_Sized):
+    _c_type_ = "tfrec_bt_writer_options"
     _fields_ = [("struct_size", c_size_t), ("batch_rows", c_size_t), ("batch_mutations", c_size_t),
                 ("batch_bytes", c_size_t), ("max_inflight", c_int),
                 ("max_buffered_bytes", c_size_t), ("timestamp_micros", c_int64),
@@ -45,10 +49,12 @@ _STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "request
 
 
 class _WriterStats(_Sized):
+    _c_type_ = "tfrec_bt_writer_stats"
     _fields_ = [("struct_size", c_size_t)] + [(n, c_uint64) for n in _STAT_FIELDS]
 
 
 class _ReadOptions(_Sized):
+    _c_type_ = "tfrec_bt_read_options"
     _fields_ = [("struct_size", c_size_t), ("prefix", c_char_p), ("prefix_len", c_size_t),
                 ("start_key", c_char_p), ("start_key_len", c_size_t),
                 ("end_key", c_char_p), ("end_key_len", c_size_t),
@@ -56,41 +62,43 @@ class _ReadOptions(_Sized):
 
 
 class _Cell(_Sized):
+    _c_type_ = "tfrec_bt_cell"
     _fields_ = [("struct_size", c_size_t), ("family", c_char_p), ("qualifier", c_void_p), ("qualifier_len", c_size_t),
                 ("timestamp_micros", c_int64), ("value", c_void_p), ("value_len", c_size_t)]
 
 
 class _Row(_Sized):
+    _c_type_ = "tfrec_bt_row"
     # cells: an array of pointers, so that the C cell struct can grow
     _fields_ = [("struct_size", c_size_t), ("key", c_void_p), ("key_len", c_size_t),
                 ("cells", POINTER(POINTER(_Cell))), ("ncells", c_size_t)]
 
 
-_proto("tfrec_bt_client_open", c_int, POINTER(c_void_p), POINTER(_ClientOptions))
-_proto("tfrec_bt_client_free", None, c_void_p)
-_proto("tfrec_bt_client_errmsg", c_char_p, c_void_p)
-_proto("tfrec_bt_client_project", c_char_p, c_void_p)
-_proto("tfrec_bt_client_endpoint", c_char_p, c_void_p)
-_proto("tfrec_bt_client_is_emulator", c_int, c_void_p)
-_proto("tfrec_bt_ensure_table", c_int, c_void_p, c_char_p, c_char_p, c_int)
-_proto("tfrec_bt_writer_open", c_int, POINTER(c_void_p), c_void_p, c_char_p, c_char_p,
+_proto("tfrec_bt_client_open", c_int, POINTER(BtClientHandle), POINTER(_ClientOptions))
+_proto("tfrec_bt_client_free", None, BtClientHandle)
+_proto("tfrec_bt_client_errmsg", c_char_p, BtClientHandle)
+_proto("tfrec_bt_client_project", c_char_p, BtClientHandle)
+_proto("tfrec_bt_client_endpoint", c_char_p, BtClientHandle)
+_proto("tfrec_bt_client_is_emulator", c_int, BtClientHandle)
+_proto("tfrec_bt_ensure_table", c_int, BtClientHandle, c_char_p, c_char_p, c_int)
+_proto("tfrec_bt_writer_open", c_int, POINTER(BtWriterHandle), BtClientHandle, c_char_p, c_char_p,
        POINTER(_WriterOptions))
-_proto("tfrec_bt_writer_put", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t,
+_proto("tfrec_bt_writer_put", c_int, BtWriterHandle, c_char_p, c_size_t, c_char_p, c_size_t,
        c_char_p, c_size_t, c_uint64)
-_proto("tfrec_bt_writer_flush", c_int, c_void_p)
-_proto("tfrec_bt_writer_close", c_int, c_void_p)
-_proto("tfrec_bt_writer_free", None, c_void_p)
-_proto("tfrec_bt_writer_stats_get", c_int, c_void_p, POINTER(_WriterStats))
-_proto("tfrec_bt_writer_errmsg", c_char_p, c_void_p)
-_proto("tfrec_bt_writer_timestamp", c_int64, c_void_p)
-_proto("tfrec_bt_writer_failed_count", c_size_t, c_void_p)
-_proto("tfrec_bt_writer_failed_row", c_int, c_void_p, c_size_t, POINTER(c_void_p),
+_proto("tfrec_bt_writer_flush", c_int, BtWriterHandle)
+_proto("tfrec_bt_writer_close", c_int, BtWriterHandle)
+_proto("tfrec_bt_writer_free", None, BtWriterHandle)
+_proto("tfrec_bt_writer_stats_get", c_int, BtWriterHandle, POINTER(_WriterStats))
+_proto("tfrec_bt_writer_errmsg", c_char_p, BtWriterHandle)
+_proto("tfrec_bt_writer_timestamp", c_int64, BtWriterHandle)
+_proto("tfrec_bt_writer_failed_count", c_size_t, BtWriterHandle)
+_proto("tfrec_bt_writer_failed_row", c_int, BtWriterHandle, c_size_t, POINTER(c_void_p),
        POINTER(c_size_t), POINTER(c_uint64), POINTER(c_int), POINTER(c_char_p))
-_proto("tfrec_bt_reader_open", c_int, POINTER(c_void_p), c_void_p, c_char_p,
+_proto("tfrec_bt_reader_open", c_int, POINTER(BtReaderHandle), BtClientHandle, c_char_p,
        POINTER(_ReadOptions))
-_proto("tfrec_bt_reader_next", c_int, c_void_p, POINTER(_Row))
-_proto("tfrec_bt_reader_errmsg", c_char_p, c_void_p)
-_proto("tfrec_bt_reader_free", None, c_void_p)
+_proto("tfrec_bt_reader_next", c_int, BtReaderHandle, POINTER(_Row))
+_proto("tfrec_bt_reader_errmsg", c_char_p, BtReaderHandle)
+_proto("tfrec_bt_reader_free", None, BtReaderHandle)
 _proto("tfrec_bt_row_key", c_size_t, c_char_p, c_size_t, c_char_p, c_uint64, c_int, c_int)
 _proto("tfrec_bt_key_width", c_int, c_uint64)
 _proto("tfrec_bt_code_name", c_char_p, c_int)
@@ -129,24 +137,30 @@ class _Client:
         o = _ClientOptions(project=self._keep[0], instance=self._keep[1],
                            app_profile_id=self._keep[2], endpoint=self._keep[3],
                            admin_endpoint=self._keep[4], rpc_timeout_ms=rpc_timeout_ms or 0)
-        h = c_void_p()
+        h = BtClientHandle()
         rc = lib.tfrec_bt_client_open(byref(h), byref(o))
         if rc < 0:
             _raise(rc)
         self.h = h
 
+    def _handle(self):
+        if self.h is None:
+            raise ValueError("the Bigtable connection is closed")
+        return self.h
+
     @property
     def project(self):
-        return lib.tfrec_bt_client_project(self.h).decode()
+        return lib.tfrec_bt_client_project(self._handle()).decode()
 
     @property
     def endpoint(self):
-        return lib.tfrec_bt_client_endpoint(self.h).decode()
+        return lib.tfrec_bt_client_endpoint(self._handle()).decode()
 
     def ensure_table(self, table, family, create):
-        rc = lib.tfrec_bt_ensure_table(self.h, _b(table), _b(family), 1 if create else 0)
+        h = self._handle()
+        rc = lib.tfrec_bt_ensure_table(h, _b(table), _b(family), 1 if create else 0)
         if rc < 0:
-            _raise(rc, lib.tfrec_bt_client_errmsg(self.h))
+            _raise(rc, lib.tfrec_bt_client_errmsg(h))
 
     def close(self):
         if self.h is not None:
@@ -186,7 +200,7 @@ class Writer:
                                max_inflight=max_inflight or 0,
                                timestamp_micros=timestamp_micros or 0,
                                retry_timeout_ms=retry_timeout_ms or 0)
-            h = c_void_p()
+            h = BtWriterHandle()
             rc = lib.tfrec_bt_writer_open(byref(h), self._client.h, _b(table), _b(family), byref(o))
             if rc < 0:
                 _raise(rc)
@@ -205,7 +219,7 @@ class Writer:
 
     def _handle(self):
         if self._h is None:
-            raise ValueError("operation on a closed bigtable.Writer")
+            raise ValueError("bigtable.Writer is closed")
         return self._h
 
     def put(self, key, value, column=None):
@@ -228,7 +242,7 @@ class Writer:
         h = self._handle()
         files = sorted(_glob.glob(pattern))
         if not files:
-            raise BigtableError("no files match %r" % (pattern,), -11)
+            raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
         width = key_width(num_records)
         limit = num_records if num_records else None
         prefix = _b(row_prefix)
@@ -348,7 +362,7 @@ class Reader:
                          all_versions=1 if all_versions else 0, family=f)
         if p == b"":
             o.prefix = None  # an empty prefix is every row
-        h = c_void_p()
+        h = BtReaderHandle()
         rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, _b(table), byref(o))
         if rc < 0:
             self._client.close()
@@ -363,7 +377,7 @@ class Reader:
             raise StopIteration
         row = _Row()
         rc = lib.tfrec_bt_reader_next(self._h, byref(row))
-        if rc == 1:
+        if rc == C.TFREC_END:
             self.close()
             raise StopIteration
         if rc < 0:

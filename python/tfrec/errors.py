@@ -5,6 +5,7 @@ row key, server status) as str(e), the numeric code as e.code and the short
 description of the code as e.reason.
 """
 
+from . import _constants as C
 from ._lib import lib
 
 
@@ -24,16 +25,16 @@ class Error(Exception):
 
 
 class InvalidArgumentError(Error, ValueError):
-    code = -1
+    code = C.TFREC_E_INVALID
 
 
 class OutOfMemoryError(Error, MemoryError):
-    code = -2
+    code = C.TFREC_E_NOMEM
 
 
 class IOFailureError(Error, OSError):
     """Open, read, write or rename failed (the errno text is in the message)."""
-    code = -3
+    code = C.TFREC_E_IO
 
 
 class DataLossError(Error):
@@ -41,32 +42,32 @@ class DataLossError(Error):
 
 
 class TruncatedRecordError(DataLossError):
-    code = -4
+    code = C.TFREC_E_TRUNCATED
 
 
 class CorruptRecordError(DataLossError):
     """A CRC does not match (length header: code -5, data: code -6)."""
-    code = -6
+    code = C.TFREC_E_BAD_DATA_CRC
 
 
 class RecordTooLargeError(DataLossError):
-    code = -7
+    code = C.TFREC_E_RECORD_TOO_LARGE
 
 
 class TrailingGarbageError(DataLossError):
-    code = -8
+    code = C.TFREC_E_TRAILING_GARBAGE
 
 
 class CompressionError(DataLossError):
-    code = -9
+    code = C.TFREC_E_COMPRESSION
 
 
 class ParseError(Error, ValueError):
-    code = -10
+    code = C.TFREC_E_PARSE
 
 
 class NotFoundError(Error, LookupError):
-    code = -11
+    code = C.TFREC_E_NOT_FOUND
 
 
 class NoSuchFileError(NotFoundError, FileNotFoundError):
@@ -74,32 +75,30 @@ class NoSuchFileError(NotFoundError, FileNotFoundError):
 
 
 class UnsupportedError(Error):
-    code = -12
+    code = C.TFREC_E_UNSUPPORTED
 
 
 class ImageError(Error):
-    code = -13
+    code = C.TFREC_E_IMAGE
 
 
 class NetworkError(Error):
-    code = -14
+    code = C.TFREC_E_NETWORK
 
 
 class StateError(Error):
-    code = -15
+    code = C.TFREC_E_STATE
 
 
 class BigtableError(Error):
     """Any failure of the Bigtable writer or reader; e.code tells which kind."""
 
 
-_BY_CODE = {
-    -1: InvalidArgumentError, -2: OutOfMemoryError, -3: IOFailureError,
-    -4: TruncatedRecordError, -5: CorruptRecordError, -6: CorruptRecordError,
-    -7: RecordTooLargeError, -8: TrailingGarbageError, -9: CompressionError,
-    -10: ParseError, -11: NotFoundError, -12: UnsupportedError,
-    -13: ImageError, -14: NetworkError, -15: StateError,
-}
+_BY_CODE = {cls.code: cls for cls in (
+    InvalidArgumentError, OutOfMemoryError, IOFailureError, TruncatedRecordError,
+    CorruptRecordError, RecordTooLargeError, TrailingGarbageError, CompressionError, ParseError,
+    NotFoundError, UnsupportedError, ImageError, NetworkError, StateError)}
+_BY_CODE[C.TFREC_E_BAD_LENGTH_CRC] = CorruptRecordError
 
 
 def error_for(code, message=None, cls=None):

@@ -17,10 +17,12 @@ import threading
 from array import array
 from ctypes import byref, c_char, c_size_t, c_void_p, string_at
 
+from . import _constants as C
+from ._handles import ExampleBuilderHandle, ExampleHandle, RecordBatchHandle
 from ._lib import lib
 from .errors import error_for
 
-BYTES, FLOAT, INT64 = 1, 2, 3
+BYTES, FLOAT, INT64 = C.TFREC_FEATURE_BYTES, C.TFREC_FEATURE_FLOAT, C.TFREC_FEATURE_INT64
 _KIND_NAMES = {BYTES: "bytes", FLOAT: "float", INT64: "int64"}
 
 
@@ -94,7 +96,7 @@ def _batch_buffer():
     """One batch buffer per thread for flattening parsed examples."""
     b = getattr(_local, "batch", None)
     if b is None:
-        h = c_void_p()
+        h = RecordBatchHandle()
         rc = lib.tfrec_record_batch_new(byref(h))
         if rc < 0:
             raise error_for(rc)
@@ -106,7 +108,7 @@ def _builder():
     """One C builder per thread, reused (reset) for every serialization."""
     b = getattr(_local, "builder", None)
     if b is None:
-        h = c_void_p()
+        h = ExampleBuilderHandle()
         rc = lib.tfrec_example_builder_new(byref(h))
         if rc < 0:
             raise error_for(rc)
@@ -227,7 +229,7 @@ class Example:
         """Parse serialized bytes (raises tfrec.ParseError if malformed)."""
         if type(data) is not bytes:
             data = bytes(data)
-        h = c_void_p()
+        h = ExampleHandle()
         rc = lib.tfrec_example_parse(byref(h), data, len(data))
         if rc < 0:
             raise error_for(rc)

@@ -7,6 +7,8 @@ import os
 from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_size_t,
                     c_uint32, c_uint64, c_void_p)
 
+from . import _constants as C
+from ._handles import ImagenetResultHandle
 from ._lib import _Sized, _proto, lib
 from .errors import error_for
 from .record import _compression_code
@@ -15,6 +17,7 @@ _progress_fn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64, c_uint64, c
 
 
 class _Options(_Sized):
+    _c_type_ = "tfrec_imagenet_options"
     _fields_ = [("struct_size", c_size_t), ("layout", c_int), ("raw_data_dir", c_char_p), ("csv_path", c_char_p),
                 ("output_dir", c_char_p), ("labels_file", c_char_p),
                 ("validation_labels_file", c_char_p), ("extensions", c_char_p),
@@ -27,22 +30,25 @@ class _Options(_Sized):
 
 
 class _Counts(_Sized):
+    _c_type_ = "tfrec_imagenet_counts"
     _fields_ = [("struct_size", c_size_t), ("images_total", c_uint64), ("images_written", c_uint64),
                 ("images_fixed", c_uint64), ("images_rejected", c_uint64),
                 ("bytes_in", c_uint64), ("bytes_out", c_uint64), ("shards", c_uint32),
                 ("classes", c_uint32), ("seconds", c_double)]
 
 
-_proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(c_void_p))
-_proto("tfrec_imagenet_result_status", c_int, c_void_p)
-_proto("tfrec_imagenet_result_errmsg", c_char_p, c_void_p)
-_proto("tfrec_imagenet_result_counts", c_int, c_void_p, POINTER(_Counts))
-_proto("tfrec_imagenet_result_json", c_char_p, c_void_p)
-_proto("tfrec_imagenet_result_free", None, c_void_p)
+_proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(ImagenetResultHandle))
+_proto("tfrec_imagenet_result_status", c_int, ImagenetResultHandle)
+_proto("tfrec_imagenet_result_errmsg", c_char_p, ImagenetResultHandle)
+_proto("tfrec_imagenet_result_counts", c_int, ImagenetResultHandle, POINTER(_Counts))
+_proto("tfrec_imagenet_result_json", c_char_p, ImagenetResultHandle)
+_proto("tfrec_imagenet_result_free", None, ImagenetResultHandle)
 
-_LAYOUTS = {"imagenet": 0, "folders": 1, "csv": 2}
-_VERIFY = {None: 0, "header": 1, "fast": 2, "full": 3}
-_ON_ERROR = {"stop": 0, "skip": 1}
+_LAYOUTS = {"imagenet": C.TFREC_LAYOUT_IMAGENET, "folders": C.TFREC_LAYOUT_FOLDERS,
+            "csv": C.TFREC_LAYOUT_CSV}
+_VERIFY = {None: C.TFREC_VERIFY_DEFAULT, "header": C.TFREC_VERIFY_HEADER,
+           "fast": C.TFREC_VERIFY_FAST, "full": C.TFREC_VERIFY_FULL}
+_ON_ERROR = {"stop": C.TFREC_ON_ERROR_STOP, "skip": C.TFREC_ON_ERROR_SKIP}
 
 
 def _path(p):
@@ -114,7 +120,7 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                 return 1
         o.progress = _progress_fn(trampoline)
 
-    res = c_void_p()
+    res = ImagenetResultHandle()
     rc = lib.tfrec_imagenet_convert(byref(o), byref(res))
     try:
         text = lib.tfrec_imagenet_result_json(res) if res.value else None

@@ -16,10 +16,12 @@ from collections import namedtuple
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from itertools import accumulate, chain, islice, repeat
 
+from . import _constants as C
+from ._handles import ReaderHandle, RecordBatchHandle, WriterHandle
 from ._lib import _Sized, lib
 from .errors import error_for, open_error
 
-_OK, _END = 0, 1
+_OK, _END = C.TFREC_OK, C.TFREC_END
 
 # Records at least this big skip batching: copying them costs more than a call.
 _LARGE = 16 * 1024
@@ -30,8 +32,11 @@ _WRITE_QUEUE_RECORDS = 2048
 _READ_BATCH_RECORDS = 4096
 _READ_BATCH_BYTES = 256 << 10
 
-_COMPRESSION = {None: 1, "": 1, "NONE": 1, "ZLIB": 2, "GZIP": 3, "AUTO": 0}
-_COMPRESSION_NAMES = {0: None, 1: None, 2: "ZLIB", 3: "GZIP"}
+_COMPRESSION = {None: C.TFREC_COMPRESSION_NONE, "": C.TFREC_COMPRESSION_NONE,
+                "NONE": C.TFREC_COMPRESSION_NONE, "ZLIB": C.TFREC_COMPRESSION_ZLIB,
+                "GZIP": C.TFREC_COMPRESSION_GZIP, "AUTO": C.TFREC_COMPRESSION_AUTO}
+_COMPRESSION_NAMES = {C.TFREC_COMPRESSION_AUTO: None, C.TFREC_COMPRESSION_NONE: None,
+                      C.TFREC_COMPRESSION_ZLIB: "ZLIB", C.TFREC_COMPRESSION_GZIP: "GZIP"}
 
 _memory_view = ctypes.pythonapi.PyMemoryView_FromMemory
 _memory_view.restype = ctypes.py_object
@@ -57,7 +62,7 @@ class _BatchBuffer:
     __slots__ = ("h",)
 
     def __init__(self):
-        h = c_void_p()
+        h = RecordBatchHandle()
         rc = lib.tfrec_record_batch_new(byref(h))
         if rc < 0:
             raise error_for(rc)
@@ -98,17 +103,20 @@ def _batch_records(owner, zero_copy):
 
 
 class _ReaderOptions(_Sized):
+    _c_type_ = "tfrec_reader_options"
     _fields_ = [("struct_size", c_size_t), ("compression", ctypes.c_int),
                 ("buffer_size", c_size_t), ("max_record_size", c_uint64),
                 ("skip_corrupt", ctypes.c_int), ("use_mmap", ctypes.c_int)]
 
 
 class _ReaderStats(_Sized):
+    _c_type_ = "tfrec_reader_stats"
     _fields_ = [("struct_size", c_size_t), ("records", c_uint64), ("bytes", c_uint64),
                 ("skipped_regions", c_uint64), ("skipped_bytes", c_uint64)]
 
 
 class _WriterOptions(_Sized):
+    _c_type_ = "tfrec_writer_options"
     _fields_ = [("struct_size", c_size_t), ("compression", ctypes.c_int),
                 ("level", ctypes.c_int), ("buffer_size", c_size_t)]
 
@@ -116,7 +124,7 @@ class _WriterOptions(_Sized):
 def _compression_code(compression, allow_auto):
     key = compression.upper() if isinstance(compression, str) else compression
     code = _COMPRESSION.get(key)
-    if code is None or (code == 0 and not allow_auto):
+    if code is None or (code == C.TFREC_COMPRESSION_AUTO and not allow_auto):
         raise ValueError("compression must be None, 'ZLIB', 'GZIP'%s, not %r"
                          % (" or 'auto'" if allow_auto else "", compression))
     return code
@@ -126,11 +134,30 @@ def _open_reader(path, compression, skip_corrupt=False, max_record_size=None):
     opts = _ReaderOptions(compression=_compression_code(compression, True),
                           max_record_size=max_record_size or 0,
                           skip_corrupt=1 if skip_corrupt else 0)
-    h = c_void_p()
+    h = ReaderHandle()
     rc = lib.tfrec_reader_open(byref(h), os.fsencode(path), byref(opts))
     if rc < 0:
         raise open_error(rc)
     return h
+
+
+def _closed(obj):
+    """The error for using a closed reader or writer."""
+    return ValueError("%s is closed" % type(obj).__name__)
+
+
+class _ClosedIterator:
+    """What a closed TFRecordReader iterates with: every step raises.
+    (It keeps no reference to the reader, which would make a cycle.)"""
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise ValueError("TFRecordReader is closed")
+
+
+_CLOSED_ITERATOR = _ClosedIterator()
 
 
 class TFRecordReader:
@@ -169,10 +196,11 @@ class TFRecordReader:
     # pieces (map over slices of one buffer), so no Python bytecode runs per
     # small record; that is where the speed over pure Python comes from.
     def __iter__(self):
+        self._check_open()
         return self._it
 
     def __next__(self):
-        return next(self._it)
+        return next(self._it)  # after close(), _it raises ValueError
 
     def _fail(self, rc):
         return error_for(rc, lib.tfrec_reader_errmsg(self._h))
@@ -252,7 +280,7 @@ class TFRecordReader:
 
     def _check_open(self):
         if self._h is None:
-            raise ValueError("I/O operation on a closed TFRecordReader")
+            raise _closed(self)
 
     # -- lifetime
     def close(self):
@@ -261,6 +289,8 @@ class TFRecordReader:
                 g.close()
             lib.tfrec_reader_free(self._h)
             self._h = self._buffers = None  # batch memory lives on while records use it
+            # Iterators handed out end; the reader itself refuses to go on.
+            self._it = _CLOSED_ITERATOR
 
     def __enter__(self):
         return self
@@ -277,7 +307,7 @@ class _Closed(list):
     """The queue of a closed writer: always empty, appending raises."""
 
     def append(self, _):
-        raise ValueError("write to a closed TFRecordWriter")
+        raise ValueError("TFRecordWriter is closed")
 
 
 _CLOSED = _Closed()
@@ -302,7 +332,7 @@ class TFRecordWriter:
             raise ValueError("level must be 1..9 or None, not %r" % (level,))
         opts = _WriterOptions(compression=_compression_code(compression, False),
                               level=level or 0, buffer_size=buffer_size or 0)
-        h = c_void_p()
+        h = WriterHandle()
         rc = lib.tfrec_writer_open(byref(h), os.fsencode(path), byref(opts))
         if rc < 0:
             raise open_error(rc)
@@ -362,7 +392,7 @@ class TFRecordWriter:
 
     def _handle(self):
         if self._h is None:
-            raise ValueError("write to a closed TFRecordWriter")
+            raise _closed(self)
         return self._h
 
     def _drain(self):
@@ -378,9 +408,7 @@ class TFRecordWriter:
         """Push everything written so far to the file (a sync flush when compressed)."""
         if self._queue:
             self._drain()
-        if self._h is None:
-            raise ValueError("flush of a closed TFRecordWriter")
-        rc = lib.tfrec_writer_flush(self._h)
+        rc = lib.tfrec_writer_flush(self._handle())
         if rc < 0:
             raise self._fail(rc)
 
@@ -406,7 +434,6 @@ class TFRecordWriter:
             rc = lib.tfrec_writer_close(self._h)
             if rc < 0:
                 raise self._fail(rc)
-            self._final = (lib.tfrec_writer_records(self._h), lib.tfrec_writer_bytes_out(self._h))
         finally:
             self._release()
 
@@ -415,12 +442,14 @@ class TFRecordWriter:
         if self._h is not None:
             self._queue = _CLOSED
             lib.tfrec_writer_abort(self._h)
-            self._final = (0, 0)
-            self._release()
+            self._release((0, 0))
 
-    def _release(self):
+    def _release(self, final=None):
+        """Free the handle, keeping the counts that records and bytes_out
+        report from now on (also after a failed close)."""
         h, self._h = self._h, None
         self._queue = _CLOSED
+        self._final = final or (lib.tfrec_writer_records(h), lib.tfrec_writer_bytes_out(h))
         lib.tfrec_writer_free(h)
 
     def __enter__(self):

@@ -32,7 +32,8 @@ def test_library_rejects_a_mirror_without_size(tfrec, tmp_path):
     with tfrec.TFRecordWriter(path) as w:
         w.write(b"x")
     opts = record._ReaderOptions()
-    h = ctypes.c_void_p()
+    from tfrec._handles import ReaderHandle
+    h = ReaderHandle()
     assert lib.tfrec_reader_open(ctypes.byref(h), bytes(path), ctypes.byref(opts)) == 0
     lib.tfrec_reader_free(h)
     opts.struct_size = 0
