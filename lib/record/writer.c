@@ -232,15 +232,11 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
         name = "<io>";
     tfrec_writer_options obuf, *o = &obuf;
     rc = TFREC_STRUCT_IN(tfrec_writer_options, o, opts, NULL);
-    const char *bad = NULL;
-    if (rc)
-        ;
-    else if (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP)
-        bad = "unknown compression";
-    else if (o->level < 0 || o->level > 9)
-        bad = "compression level must be 1..9 (0 = default)";
-    if (bad)
-        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: %s", name, bad);
+    if (!rc && (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP))
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: unknown compression", name);
+    else if (!rc && (o->level < 0 || o->level > 9))
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: compression level must be 1..9 (0 = default)",
+                        name);
     if (rc) {
         io->close(io->ctx, 0);
         return rc;

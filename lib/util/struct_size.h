@@ -19,7 +19,11 @@
  *
  * Maintainers: a new member goes at the end, after any tail padding of the
  * previous layout, so that sizeof grows and no old caller's padding bytes
- * are ever read as a field. */
+ * are ever read as a field. In 1.0 two structs end in 4 bytes of padding
+ * (tfrec_image_info: 36 of 40 bytes used, tfrec_image_normalize_options: 20
+ * of 24): their next member must start at offset 40 / 24, e.g. an int after
+ * an explicit `int reserved;`. tests/unit/test_abi.c freezes older layouts
+ * with this rule checked by _Static_assert. */
 #ifndef TFREC_UTIL_STRUCT_SIZE_H
 #define TFREC_UTIL_STRUCT_SIZE_H
 
