@@ -9,17 +9,12 @@
 #include "imagenet/json.h"
 #include "tfrec/image.h"
 #include "tfrec/record.h"
+#include "util/vec.h"
 
 int tfrec_in_notes_add(in_notes *l, const char *path, const char *what)
 {
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 64;
-        in_note *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return TFREC_E_NOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (tfrec_vec_reserve(&l->v, &l->cap, l->n + 1, 64))
+        return TFREC_E_NOMEM;
     char *w = strdup(what ? what : ""), *p = strdup(path);
     if (!w || !p) {
         free(w);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "util/vec.h"
 
 #define MAX_KEYS 100000 /* distinct feature keys tracked; more are counted only */
 
@@ -69,14 +70,8 @@ static key_stat *key_slot(stats_state *s, const char *key)
     }
     if (s->n_keys >= MAX_KEYS)
         return NULL;
-    if (s->n_keys == s->cap_keys) {
-        size_t cap = s->cap_keys ? s->cap_keys * 2 : 32;
-        key_stat *nk = realloc(s->keys, cap * sizeof *nk);
-        if (!nk)
-            return NULL;
-        s->keys = nk;
-        s->cap_keys = cap;
-    }
+    if (tfrec_vec_reserve(&s->keys, &s->cap_keys, s->n_keys + 1, 32))
+        return NULL;
     key_stat *k = &s->keys[s->n_keys];
     memset(k, 0, sizeof *k);
     if (!(k->key = strdup(key)))
@@ -89,15 +84,9 @@ static key_stat *key_slot(stats_state *s, const char *key)
 static int stats_one(void *ctx, const cli_record *rec)
 {
     stats_state *s = ctx;
-    if (s->n_sizes == s->cap_sizes) {
-        size_t cap = s->cap_sizes ? s->cap_sizes * 2 : 1024;
-        uint64_t *ns = realloc(s->sizes, cap * sizeof *ns);
-        if (!ns) {
-            fprintf(stderr, "tfrec: out of memory\n");
-            return EXIT_IO;
-        }
-        s->sizes = ns;
-        s->cap_sizes = cap;
+    if (tfrec_vec_reserve(&s->sizes, &s->cap_sizes, s->n_sizes + 1, 1024)) {
+        fprintf(stderr, "tfrec: out of memory\n");
+        return EXIT_IO;
     }
     s->sizes[s->n_sizes++] = rec->len;
 
