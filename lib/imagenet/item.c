@@ -37,8 +37,7 @@ static void fail_errno(in_result *r, int errnum, const char *what, ...)
     va_start(ap, what);
     tfrec_errno_vmsg(buf, sizeof buf, errnum, NULL, what, ap);
     va_end(ap);
-    r->status = TFREC_E_IO;
-    r->reason = strdup(buf);
+    fail(r, TFREC_E_IO, "%s", buf);
 }
 
 static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
