@@ -6,6 +6,7 @@
 
 #include "batch/batch_internal.h"
 #include "util/errors.h"
+#include "util/vec.h"
 
 int tfrec_writer_write_batch(tfrec_writer *w, const void *data, const uint64_t *ends, size_t n)
 {
@@ -59,31 +60,17 @@ void tfrec_record_batch_free(tfrec_record_batch *b)
 
 int tfrec_batch_reserve(tfrec_record_batch *b, size_t len)
 {
-    if (b->count == b->index_cap) {
-        size_t cap = b->index_cap ? b->index_cap * 2 : 256;
-        uint64_t *ends = realloc(b->ends, cap * sizeof *ends);
-        if (!ends)
-            return TFREC_E_NOMEM;
-        b->ends = ends;
-        uint64_t *offsets = realloc(b->offsets, cap * sizeof *offsets);
-        if (!offsets)
-            return TFREC_E_NOMEM;
-        b->offsets = offsets;
-        b->index_cap = cap;
-    }
+    /* ends and offsets are parallel arrays with one capacity. */
+    size_t ends_cap = b->index_cap, offsets_cap = b->index_cap;
+    int rc = tfrec_vec_reserve(&b->ends, &ends_cap, b->count + 1, 256);
+    if (!rc)
+        rc = tfrec_vec_reserve(&b->offsets, &offsets_cap, b->count + 1, 256);
+    b->index_cap = ends_cap < offsets_cap ? ends_cap : offsets_cap;
+    if (rc)
+        return rc;
     if (len > SIZE_MAX / 2 - b->data_len)
         return TFREC_E_NOMEM;
-    if (b->data_len + len > b->data_cap) {
-        size_t cap = b->data_cap ? b->data_cap : 64 * 1024;
-        while (cap < b->data_len + len)
-            cap *= 2;
-        uint8_t *data = realloc(b->data, cap);
-        if (!data)
-            return TFREC_E_NOMEM;
-        b->data = data;
-        b->data_cap = cap;
-    }
-    return TFREC_OK;
+    return tfrec_vec_reserve(&b->data, &b->data_cap, b->data_len + len, 64 * 1024);
 }
 
 int tfrec_reader_read_batch(tfrec_reader *r, tfrec_record_batch *b, size_t max_records,

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/vec.h"
+
 void tfrec_bt_merger_init(bt_merger *m)
 {
     memset(m, 0, sizeof *m);
@@ -20,22 +22,10 @@ void tfrec_bt_merger_free(bt_merger *m)
     memset(m, 0, sizeof *m);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 /* Append n bytes to the arena; offset in *off. */
 static int arena_add(bt_merger *m, const void *data, size_t n, int nul, size_t *off)
 {
-    if (grow((void **)&m->arena, &m->arena_cap, m->arena_len + n + (size_t)nul, 1)) return -1;
+    if (tfrec_vec_reserve(&m->arena, &m->arena_cap, m->arena_len + n + (size_t)nul, 64)) return -1;
     if (off) *off = m->arena_len;
     if (n) memcpy(m->arena + m->arena_len, data, n);
     m->arena_len += n;
@@ -64,9 +54,9 @@ static int violation(tfrec_err *err, const char *what)
 
 static int commit(bt_merger *m, tfrec_err *err)
 {
-    if (grow((void **)&m->out_cells, &m->out_cap, m->ncells ? m->ncells : 1, sizeof *m->out_cells) ||
-        grow((void **)&m->out_ptrs, &m->ptrs_cap, m->ncells ? m->ncells : 1, sizeof *m->out_ptrs) ||
-        grow((void **)&m->last_key, &m->last_cap, m->key_len ? m->key_len : 1, 1))
+    if (tfrec_vec_reserve(&m->out_cells, &m->out_cap, m->ncells ? m->ncells : 1, 64) ||
+        tfrec_vec_reserve(&m->out_ptrs, &m->ptrs_cap, m->ncells ? m->ncells : 1, 64) ||
+        tfrec_vec_reserve(&m->last_key, &m->last_cap, m->key_len ? m->key_len : 1, 64))
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory merging a row");
     for (size_t i = 0; i < m->ncells; i++) {
         const bt_cell_rec *r = &m->cells[i];
@@ -102,7 +92,7 @@ static int start_row(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse_
         return violation(err, "a new row without family and qualifier");
     if (m->have_last && keycmp(ch->row_key.data, ch->row_key.len, m->last_key, m->last_len) <= 0)
         return violation(err, "row keys out of order");
-    if (grow((void **)&m->key, &m->key_cap, ch->row_key.len, 1))
+    if (tfrec_vec_reserve(&m->key, &m->key_cap, ch->row_key.len, 64))
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory merging a row");
     memcpy(m->key, ch->row_key.data, ch->row_key.len);
     m->key_len = ch->row_key.len;
@@ -153,14 +143,14 @@ int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsRespo
             m->have_qualifier = 1;
         }
         if (!m->have_family || !m->have_qualifier) return violation(err, "cell without column");
-        if (grow((void **)&m->cells, &m->cells_cap, m->ncells + 1, sizeof *m->cells)) goto nomem;
+        if (tfrec_vec_reserve(&m->cells, &m->cells_cap, m->ncells + 1, 64)) goto nomem;
         bt_cell_rec *c = &m->cells[m->ncells++];
         c->family_off = m->family_off;
         c->qualifier_off = m->qualifier_off;
         c->qualifier_len = m->qualifier_len;
         c->timestamp = ch->timestamp_micros;
         if (ch->value_size > 0 &&
-            grow((void **)&m->arena, &m->arena_cap, m->arena_len + (size_t)ch->value_size, 1))
+            tfrec_vec_reserve(&m->arena, &m->arena_cap, m->arena_len + (size_t)ch->value_size, 64))
             goto nomem;
         if (arena_add(m, ch->value.data, ch->value.len, 0, &c->value_off)) goto nomem;
         c->value_len = ch->value.len;

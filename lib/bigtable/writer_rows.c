@@ -8,6 +8,7 @@
 
 #include "bigtable/writer_internal.h"
 #include "util/struct_size.h"
+#include "util/vec.h"
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_bt_writer_options)
 TFREC_DEFINE_STRUCT_INIT(tfrec_bt_writer_stats)
@@ -31,13 +32,7 @@ int tfrec_bt_w_track(tfrec_bt_writer *w)
         w->win_len -= w->win_off;
         w->win_off = 0;
     }
-    if (w->win_len == w->win_cap) {
-        size_t cap = w->win_cap ? w->win_cap * 2 : 4096;
-        uint8_t *p = realloc(w->win, cap);
-        if (!p) return TFREC_E_NOMEM;
-        w->win = p;
-        w->win_cap = cap;
-    }
+    if (tfrec_vec_reserve(&w->win, &w->win_cap, w->win_len + 1, 4096)) return TFREC_E_NOMEM;
     w->win[w->win_len++] = ROW_PENDING;
     return TFREC_OK;
 }
@@ -63,14 +58,8 @@ void tfrec_bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (w->nfailed == w->failed_cap) {
-        size_t cap = w->failed_cap ? w->failed_cap * 2 : 64;
-        failed_row *p = realloc(w->failed, cap * sizeof *p);
-        if (p) {
-            w->failed = p;
-            w->failed_cap = cap;
-        }
-    }
+    /* Out of memory here only loses this row's details, not its count. */
+    (void)tfrec_vec_reserve(&w->failed, &w->failed_cap, w->nfailed + 1, 64);
     if (w->nfailed < w->failed_cap) {
         failed_row *f = &w->failed[w->nfailed++];
         f->key = malloc(e->key_len ? e->key_len : 1);

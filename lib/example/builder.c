@@ -19,6 +19,7 @@
 #include "tfrec/example.h"
 #include "example/arena.h"
 #include "util/errors.h"
+#include "util/vec.h"
 
 /* protobuf-c encodes lengths as 32-bit varints and protobuf itself caps
  * messages at 2 GiB, so refuse to build anything that could exceed that. */
@@ -116,25 +117,6 @@ void tfrec_example_builder_free(tfrec_example_builder *b)
     free(b);
 }
 
-/* Grow *arr (elements of size elem) to hold at least need; doubles. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 4;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / elem)
-            return -1;
-        n *= 2;
-    }
-    void *p = realloc(*arr, n * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 /* Binary search over the sorted entries: index of key, or where it goes. */
 static size_t lower_bound(const tfrec_example_builder *b, const char *key, int *found)
 {
@@ -159,7 +141,7 @@ static bfeature *new_slot(tfrec_example_builder *b)
 {
     if (b->n_used < b->n_slots)
         return b->slots[b->n_used];
-    if (grow((void **)&b->slots, &b->slots_cap, b->n_slots + 1, sizeof *b->slots))
+    if (tfrec_vec_reserve(&b->slots, &b->slots_cap, b->n_slots + 1, 4))
         return NULL;
     bfeature *f = calloc(1, sizeof *f);
     if (!f)
@@ -213,8 +195,8 @@ static int find_feature(tfrec_example_builder *b, const char *key, int type, uin
     if (rc)
         return rc;
     bfeature *f = new_slot(b);
-    if (!f || grow((void **)&f->key, &f->key_cap, klen + 1, 1) ||
-        grow((void **)&b->sorted, &b->sorted_cap, b->n_used + 1, sizeof *b->sorted))
+    if (!f || tfrec_vec_reserve(&f->key, &f->key_cap, klen + 1, 4) ||
+        tfrec_vec_reserve(&b->sorted, &b->sorted_cap, b->n_used + 1, 4))
         return tfrec_fail(&b->err, TFREC_E_NOMEM, "out of memory adding feature '%s'", key);
     memcpy(f->key, key, klen + 1);
     f->entry.key = f->key;
@@ -253,8 +235,7 @@ static int add_bytes(tfrec_example_builder *b, const char *key, const void *data
     int rc = find_feature(b, key, TFREC_FEATURE_BYTES, (uint64_t)len + 6, &f);
     if (rc)
         return rc;
-    if (grow((void **)&f->bytes.value, &f->bytes_cap, f->bytes.n_value + 1,
-             sizeof *f->bytes.value))
+    if (tfrec_vec_reserve(&f->bytes.value, &f->bytes_cap, f->bytes.n_value + 1, 4))
         return tfrec_fail(&b->err, TFREC_E_NOMEM, "out of memory adding to feature '%s'", key);
     const void *stored = data;
     if (copy && len) {
@@ -300,7 +281,7 @@ int tfrec_example_add_int64_list(tfrec_example_builder *b, const char *key,
     int rc = find_feature(b, key, TFREC_FEATURE_INT64, cost, &f);
     if (rc)
         return rc;
-    if (grow((void **)&f->ints.value, &f->ints_cap, f->ints.n_value + n, sizeof *values))
+    if (tfrec_vec_reserve(&f->ints.value, &f->ints_cap, f->ints.n_value + n, 4))
         return tfrec_fail(&b->err, TFREC_E_NOMEM, "out of memory adding to feature '%s'", key);
     if (n)
         memcpy(f->ints.value + f->ints.n_value, values, n * sizeof *values);
@@ -319,7 +300,7 @@ int tfrec_example_add_float_list(tfrec_example_builder *b, const char *key, cons
     int rc = find_feature(b, key, TFREC_FEATURE_FLOAT, cost, &f);
     if (rc)
         return rc;
-    if (grow((void **)&f->floats.value, &f->floats_cap, f->floats.n_value + n, sizeof *values))
+    if (tfrec_vec_reserve(&f->floats.value, &f->floats_cap, f->floats.n_value + n, 4))
         return tfrec_fail(&b->err, TFREC_E_NOMEM, "out of memory adding to feature '%s'", key);
     if (n)
         memcpy(f->floats.value + f->floats.n_value, values, n * sizeof *values);

@@ -5,6 +5,8 @@
 
 #include <jerror.h>
 
+#include "util/vec.h"
+
 static void on_error_exit(j_common_ptr c)
 {
     img_jerr *e = (img_jerr *)c->err;
@@ -72,14 +74,11 @@ static boolean dest_grow(j_compress_ptr c)
 {
     img_mem_dest *d = (img_mem_dest *)c->dest;
     /* libjpeg calls this only when the whole buffer is full. */
-    size_t ncap = d->cap * 2;
-    uint8_t *nb = realloc(d->buf, ncap);
-    if (!nb)
+    size_t full = d->cap;
+    if (tfrec_vec_reserve(&d->buf, &d->cap, full + 1, 4096))
         ERREXIT1(c, JERR_OUT_OF_MEMORY, 10);
-    d->pub.next_output_byte = nb + d->cap;
-    d->pub.free_in_buffer = ncap - d->cap;
-    d->buf = nb;
-    d->cap = ncap;
+    d->pub.next_output_byte = d->buf + full;
+    d->pub.free_in_buffer = d->cap - full;
     return TRUE;
 }
 

@@ -21,6 +21,7 @@
 
 #include "tfrec/image.h"
 #include "tfrec/record.h"
+#include "util/ioerr.h"
 #include "util/struct_size.h"
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_counts)
@@ -352,7 +353,7 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
         if (!staging)
             rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
         else if (mkdir(staging, 0777) != 0)
-            rc = tfrec_fail(&res->err, TFREC_E_IO, "cannot create %s: %s", staging, strerror(errno));
+            rc = tfrec_fail_errno(&res->err, TFREC_E_IO, errno, staging, "cannot create directory");
         if (!rc) {
             rc = run_pool(&o, &plan, staging, res, &fixed, &rejected);
             if (!rc)

@@ -64,9 +64,8 @@ static char *resolve(const char *base, const char *path)
 int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     const char *csv = o->o.csv_path;
-    char **lines;
-    size_t n;
-    int rc = tfrec_in_read_lines(csv, 0, &lines, &n, err);
+    tfrec_strlist lines = { 0 };
+    int rc = tfrec_in_read_lines(csv, 0, &lines, err);
     if (rc)
         return rc;
     char *base = o->o.raw_data_dir ? strdup(o->o.raw_data_dir) : strdup(csv);
@@ -77,9 +76,9 @@ int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
         else
             strcpy(base, ".");
     }
-    for (size_t i = 0; i < n && !rc; i++) {
+    for (size_t i = 0; i < lines.n && !rc; i++) {
         char *f[CSV_MAX_FIELDS];
-        int nf = split_fields(lines[i], f);
+        int nf = split_fields(lines.v[i], f);
         if (i == 0 && nf >= 1 &&
             (!strcasecmp(f[0], "path") || !strcasecmp(f[0], "image_uri") || !strcasecmp(f[0], "filename")))
             continue;
@@ -119,7 +118,7 @@ int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
     }
     if (!rc && p->nsplits == 0)
         rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "%s lists no images", csv);
-    tfrec_in_free_names(lines, n);
+    tfrec_strlist_free(&lines);
     free(base);
     return rc;
 }

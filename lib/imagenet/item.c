@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "tfrec/image.h"
+#include "util/ioerr.h"
+#include "util/vec.h"
 
 static void fail(in_result *r, int code, const char *fmt, ...) TFREC_PRINTF(3, 4);
 static void fail(in_result *r, int code, const char *fmt, ...)
@@ -26,11 +28,23 @@ static void fail(in_result *r, int code, const char *fmt, ...)
     r->reason = strdup(buf);
 }
 
+/* The file's path is already in the note the reason goes to. */
+static void fail_errno(in_result *r, int errnum, const char *what, ...) TFREC_PRINTF(3, 4);
+static void fail_errno(in_result *r, int errnum, const char *what, ...)
+{
+    va_list ap;
+    char buf[TFREC_ERRMSG_MAX];
+    va_start(ap, what);
+    tfrec_errno_vmsg(buf, sizeof buf, errnum, NULL, what, ap);
+    va_end(ap);
+    fail(r, TFREC_E_IO, "%s", buf);
+}
+
 static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        fail(r, TFREC_E_IO, "cannot open: %s", strerror(errno));
+        fail_errno(r, errno, "cannot open");
         return -1;
     }
     struct stat st;
@@ -41,25 +55,23 @@ static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
         return -1;
     }
     size_t n = (size_t)st.st_size, got = 0;
-    if (n > b->cap) {
-        size_t ncap = n + n / 4;
-        uint8_t *nb = realloc(b->data, ncap);
-        if (!nb) {
-            fail(r, TFREC_E_NOMEM, "out of memory reading %zu bytes", n);
-            close(fd);
-            return -1;
-        }
-        b->data = nb;
-        b->cap = ncap;
+    if (tfrec_vec_fit(&b->data, &b->cap, n)) {
+        fail(r, TFREC_E_NOMEM, "out of memory reading %zu bytes", n);
+        close(fd);
+        return -1;
     }
     uint8_t *buf = b->data;
     while (got < n) {
         ssize_t k = read(fd, buf + got, n - got);
         if (k < 0 && errno == EINTR)
             continue;
-        if (k <= 0) {
-            fail(r, TFREC_E_IO, "read failed after %zu of %zu bytes: %s", got, n,
-                 k < 0 ? strerror(errno) : "file shrank");
+        if (k < 0) {
+            fail_errno(r, errno, "read failed after %zu of %zu bytes", got, n);
+            close(fd);
+            return -1;
+        }
+        if (k == 0) {
+            fail(r, TFREC_E_IO, "read failed after %zu of %zu bytes: file shrank", got, n);
             close(fd);
             return -1;
         }
@@ -92,14 +104,8 @@ static int build(tfrec_example_builder *b, const in_item *it, const uint8_t *jpe
 static int serialize_into(tfrec_example_builder *b, in_buf *rec, in_result *r)
 {
     size_t need = tfrec_example_serialized_size(b);
-    if (need > rec->cap) {
-        size_t ncap = need + need / 4;
-        uint8_t *nb = realloc(rec->data, ncap);
-        if (!nb)
-            return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory for a %zu-byte record", need);
-        rec->data = nb;
-        rec->cap = ncap;
-    }
+    if (tfrec_vec_fit(&rec->data, &rec->cap, need))
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory for a %zu-byte record", need);
     int rc = tfrec_example_serialize(b, rec->data, rec->cap, &r->record_len);
     if (rc)
         return rc;

@@ -1,91 +1,9 @@
-/* Text files of names (synset_labels.txt, --labels_file) and the label
- * mapping: 1..K over the sorted union of synsets, exactly like
+/* The label mapping: 1..K over the sorted union of synsets, exactly like
  * imagenet_to_gcs.py, or the line numbers of a labels file. */
 #include "imagenet/plan.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#define IN_MAX_TEXT_FILE ((long)256 * 1024 * 1024)
-
-int tfrec_in_read_lines(const char *path, int first_token, char ***lines, size_t *n, tfrec_err *err)
-{
-    *lines = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tfrec_fail(err, errno == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO, "cannot open %s: %s",
-                          path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || st.st_size > IN_MAX_TEXT_FILE) {
-        fclose(f);
-        return tfrec_fail(err, TFREC_E_INVALID, "%s: not a readable text file under 256 MiB", path);
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t len = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-    int bad = !buf || ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return tfrec_fail(err, TFREC_E_IO, "cannot read %s", path);
-    }
-    buf[len] = '\0';
-    char **v = NULL;
-    size_t cnt = 0, cap = 0, blank_run = 0, lineno = 0;
-    int rc = TFREC_OK;
-    for (char *s = buf; s < buf + len && !rc;) {
-        char *nl = memchr(s, '\n', (size_t)(buf + len - s));
-        char *end = nl ? nl : buf + len;
-        char *next = nl ? nl + 1 : buf + len;
-        lineno++;
-        while (s < end && isspace((unsigned char)*s))
-            s++;
-        while (end > s && isspace((unsigned char)end[-1]))
-            end--;
-        if (first_token) {
-            char *sp = s;
-            while (sp < end && !isspace((unsigned char)*sp))
-                sp++;
-            end = sp;
-        }
-        if (s == end) {
-            blank_run++;
-        } else if (blank_run && cnt) {
-            rc = tfrec_fail(err, TFREC_E_INVALID, "%s: line %zu is empty", path, lineno - blank_run);
-        } else {
-            blank_run = 0;
-            if (cnt == cap) {
-                size_t ncap = cap ? cap * 2 : 1024;
-                char **nv = realloc(v, ncap * sizeof *nv);
-                if (!nv) {
-                    rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory reading %s", path);
-                    break;
-                }
-                v = nv;
-                cap = ncap;
-            }
-            v[cnt] = strndup(s, (size_t)(end - s));
-            if (!v[cnt]) {
-                rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory reading %s", path);
-                break;
-            }
-            cnt++;
-        }
-        s = next;
-    }
-    free(buf);
-    if (rc) {
-        tfrec_in_free_names(v, cnt);
-        return rc;
-    }
-    *lines = v;
-    *n = cnt;
-    return TFREC_OK;
-}
 
 typedef struct label_ix {
     const char *name;
@@ -95,11 +13,6 @@ typedef struct label_ix {
 static int cmp_ix(const void *a, const void *b)
 {
     return strcmp(((const label_ix *)a)->name, ((const label_ix *)b)->name);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Classes from the data: sorted, duplicates removed. */
@@ -115,7 +28,7 @@ static int classes_from_items(in_plan *p, tfrec_err *err)
     for (int s = 0; s < p->nsplits; s++)
         for (size_t i = 0; i < p->splits[s].items.n; i++)
             v[n++] = (char *)p->splits[s].items.v[i].synset;
-    qsort(v, n, sizeof *v, cmp_str);
+    tfrec_strv_sort(v, n);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (k == 0 || strcmp(v[k - 1], v[i]) != 0)
@@ -127,18 +40,23 @@ static int classes_from_items(in_plan *p, tfrec_err *err)
 
 static int classes_from_file(in_plan *p, const char *path, tfrec_err *err)
 {
-    char **lines;
-    size_t n;
-    int rc = tfrec_in_read_lines(path, 1, &lines, &n, err);
+    tfrec_strlist lines = { 0 };
+    int rc = tfrec_in_read_lines(path, 1, &lines, err);
     if (rc)
         return rc;
-    if (n == 0) {
-        free(lines);
+    if (lines.n == 0)
         return tfrec_fail(err, TFREC_E_INVALID, "labels file %s is empty", path);
+    char **v = malloc(lines.n * sizeof *v);
+    if (v)
+        memcpy(v, lines.v, lines.n * sizeof *v);
+    size_t n = lines.n;
+    /* The names move to the plan's pool; classes only points at them. */
+    if (!v || tfrec_strlist_move_all(&p->pool, &lines)) {
+        free(v);
+        tfrec_strlist_free(&lines);
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        tfrec_in_plan_own(p, lines[i]);
-    p->classes = lines;
+    p->classes = v;
     p->nclasses = n;
     return TFREC_OK;
 }

@@ -6,20 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imagenet/json.h"
 #include "tfrec/image.h"
 #include "tfrec/record.h"
+#include "util/json_writer.h"
+#include "util/vec.h"
 
 int tfrec_in_notes_add(in_notes *l, const char *path, const char *what)
 {
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 64;
-        in_note *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return TFREC_E_NOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (tfrec_vec_reserve(&l->v, &l->cap, l->n + 1, 64))
+        return TFREC_E_NOMEM;
     char *w = strdup(what ? what : ""), *p = strdup(path);
     if (!w || !p) {
         free(w);
@@ -51,93 +46,91 @@ static const char *layout_name(int layout)
     }
 }
 
-static void options(jbuf *b, const in_opts *o)
+static void options(tfrec_json *j, const in_opts *o)
 {
-    tfrec_jb_key(b, "options");
-    tfrec_jb_open(b, '{');
-    tfrec_jb_key(b, "layout"); tfrec_jb_str(b, layout_name(o->o.layout));
-    tfrec_jb_key(b, "raw_data_dir"); tfrec_jb_str(b, o->o.raw_data_dir);
-    tfrec_jb_key(b, "csv"); tfrec_jb_str(b, o->o.csv_path);
-    tfrec_jb_key(b, "output_dir"); tfrec_jb_str(b, o->o.output_dir);
-    tfrec_jb_key(b, "labels_file"); tfrec_jb_str(b, o->o.labels_file);
-    tfrec_jb_key(b, "extensions"); tfrec_jb_str(b, o->o.extensions);
-    tfrec_jb_key(b, "train_shards"); tfrec_jb_int(b, o->o.train_shards);
-    tfrec_jb_key(b, "validation_shards"); tfrec_jb_int(b, o->o.validation_shards);
-    tfrec_jb_key(b, "seed"); tfrec_jb_uint(b, o->o.seed);
-    tfrec_jb_key(b, "shuffle"); tfrec_jb_bool(b, !o->o.no_shuffle);
-    tfrec_jb_key(b, "verify"); tfrec_jb_str(b, tfrec_verify_level_name(o->o.verify));
-    tfrec_jb_key(b, "on_error"); tfrec_jb_str(b, o->o.on_error == TFREC_ON_ERROR_SKIP ? "skip" : "stop");
-    tfrec_jb_key(b, "quality"); tfrec_jb_int(b, o->o.quality);
-    tfrec_jb_key(b, "grayscale_to_rgb"); tfrec_jb_bool(b, o->o.grayscale_to_rgb);
-    tfrec_jb_key(b, "compression"); tfrec_jb_str(b, tfrec_compression_name(o->o.compression));
-    tfrec_jb_close(b, '}');
+    tfrec_json_key(j, "options");
+    tfrec_json_object_begin(j);
+    tfrec_json_field_str(j, "layout", layout_name(o->o.layout));
+    tfrec_json_field_str(j, "raw_data_dir", o->o.raw_data_dir);
+    tfrec_json_field_str(j, "csv", o->o.csv_path);
+    tfrec_json_field_str(j, "output_dir", o->o.output_dir);
+    tfrec_json_field_str(j, "labels_file", o->o.labels_file);
+    tfrec_json_field_str(j, "extensions", o->o.extensions);
+    tfrec_json_field_int(j, "train_shards", o->o.train_shards);
+    tfrec_json_field_int(j, "validation_shards", o->o.validation_shards);
+    tfrec_json_field_uint(j, "seed", o->o.seed);
+    tfrec_json_field_bool(j, "shuffle", !o->o.no_shuffle);
+    tfrec_json_field_str(j, "verify", tfrec_verify_level_name(o->o.verify));
+    tfrec_json_field_str(j, "on_error", o->o.on_error == TFREC_ON_ERROR_SKIP ? "skip" : "stop");
+    tfrec_json_field_int(j, "quality", o->o.quality);
+    tfrec_json_field_bool(j, "grayscale_to_rgb", o->o.grayscale_to_rgb);
+    tfrec_json_field_str(j, "compression", tfrec_compression_name(o->o.compression));
+    tfrec_json_object_end(j);
 }
 
-static void notes(jbuf *b, const char *key, const char *field, const in_notes *l)
+static void notes(tfrec_json *j, const char *key, const char *field, const in_notes *l)
 {
-    tfrec_jb_key(b, key);
-    tfrec_jb_open(b, '[');
+    tfrec_json_key(j, key);
+    tfrec_json_array_begin(j);
     for (size_t i = 0; i < l->n; i++) {
-        tfrec_jb_open(b, '{');
-        tfrec_jb_key(b, "path"); tfrec_jb_str(b, l->v[i].path);
-        tfrec_jb_key(b, field); tfrec_jb_str(b, l->v[i].what);
-        tfrec_jb_close(b, '}');
+        tfrec_json_object_begin(j);
+        tfrec_json_field_str(j, "path", l->v[i].path);
+        tfrec_json_field_str(j, field, l->v[i].what);
+        tfrec_json_object_end(j);
     }
-    tfrec_jb_close(b, ']');
+    tfrec_json_array_end(j);
 }
 
 void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
-                       const in_notes *fixed, const in_notes *rejected)
+                             const in_notes *fixed, const in_notes *rejected)
 {
-    jbuf b = { 0 };
+    tfrec_json j;
+    tfrec_json_init(&j, NULL);
     const tfrec_imagenet_counts *c = &r->counts;
-    tfrec_jb_open(&b, '{');
-    tfrec_jb_key(&b, "tool"); tfrec_jb_str(&b, "libtfrec imagenet converter");
-    tfrec_jb_key(&b, "version"); tfrec_jb_str(&b, tfrec_version());
-    tfrec_jb_key(&b, "status"); tfrec_jb_str(&b, r->status == TFREC_OK ? "ok" : "failed");
-    tfrec_jb_key(&b, "error"); tfrec_jb_str(&b, r->status == TFREC_OK ? NULL : r->err.msg);
-    options(&b, o);
-    tfrec_jb_key(&b, "counts");
-    tfrec_jb_open(&b, '{');
-    tfrec_jb_key(&b, "images_total"); tfrec_jb_uint(&b, c->images_total);
-    tfrec_jb_key(&b, "images_written"); tfrec_jb_uint(&b, c->images_written);
-    tfrec_jb_key(&b, "images_fixed"); tfrec_jb_uint(&b, c->images_fixed);
-    tfrec_jb_key(&b, "images_rejected"); tfrec_jb_uint(&b, c->images_rejected);
-    tfrec_jb_key(&b, "bytes_in"); tfrec_jb_uint(&b, c->bytes_in);
-    tfrec_jb_key(&b, "bytes_out"); tfrec_jb_uint(&b, c->bytes_out);
-    tfrec_jb_key(&b, "shards"); tfrec_jb_uint(&b, c->shards);
-    tfrec_jb_key(&b, "classes"); tfrec_jb_uint(&b, c->classes);
-    tfrec_jb_key(&b, "seconds"); tfrec_jb_num(&b, c->seconds);
-    tfrec_jb_close(&b, '}');
-    tfrec_jb_key(&b, "labels");
-    tfrec_jb_open(&b, '[');
+    tfrec_json_object_begin(&j);
+    tfrec_json_field_str(&j, "tool", "libtfrec imagenet converter");
+    tfrec_json_field_str(&j, "version", tfrec_version());
+    tfrec_json_field_str(&j, "status", r->status == TFREC_OK ? "ok" : "failed");
+    tfrec_json_field_str(&j, "error", r->status == TFREC_OK ? NULL : r->err.msg);
+    options(&j, o);
+    tfrec_json_key(&j, "counts");
+    tfrec_json_object_begin(&j);
+    tfrec_json_field_uint(&j, "images_total", c->images_total);
+    tfrec_json_field_uint(&j, "images_written", c->images_written);
+    tfrec_json_field_uint(&j, "images_fixed", c->images_fixed);
+    tfrec_json_field_uint(&j, "images_rejected", c->images_rejected);
+    tfrec_json_field_uint(&j, "bytes_in", c->bytes_in);
+    tfrec_json_field_uint(&j, "bytes_out", c->bytes_out);
+    tfrec_json_field_uint(&j, "shards", c->shards);
+    tfrec_json_field_uint(&j, "classes", c->classes);
+    tfrec_json_key(&j, "seconds");
+    tfrec_json_fixed(&j, c->seconds, 3);
+    tfrec_json_object_end(&j);
+    tfrec_json_key(&j, "labels");
+    tfrec_json_array_begin(&j);
     for (size_t i = 0; i < p->nclasses; i++) {
-        tfrec_jb_open(&b, '{');
-        tfrec_jb_key(&b, "label"); tfrec_jb_uint(&b, i + 1);
-        tfrec_jb_key(&b, "synset"); tfrec_jb_str(&b, p->classes[i]);
-        tfrec_jb_close(&b, '}');
+        tfrec_json_object_begin(&j);
+        tfrec_json_field_uint(&j, "label", i + 1);
+        tfrec_json_field_str(&j, "synset", p->classes[i]);
+        tfrec_json_object_end(&j);
     }
-    tfrec_jb_close(&b, ']');
-    tfrec_jb_key(&b, "shards");
-    tfrec_jb_open(&b, '[');
+    tfrec_json_array_end(&j);
+    tfrec_json_key(&j, "shards");
+    tfrec_json_array_begin(&j);
     /* Shards are listed only when the run committed them. */
     for (size_t i = 0; r->status == TFREC_OK && i < p->nshards; i++) {
         const in_shard *s = &p->shards[i];
-        tfrec_jb_open(&b, '{');
-        tfrec_jb_key(&b, "split"); tfrec_jb_str(&b, p->splits[s->split].name);
-        tfrec_jb_key(&b, "file"); tfrec_jb_str(&b, s->file);
-        tfrec_jb_key(&b, "records"); tfrec_jb_uint(&b, s->records);
-        tfrec_jb_key(&b, "bytes"); tfrec_jb_uint(&b, s->bytes);
-        tfrec_jb_close(&b, '}');
+        tfrec_json_object_begin(&j);
+        tfrec_json_field_str(&j, "split", p->splits[s->split].name);
+        tfrec_json_field_str(&j, "file", s->file);
+        tfrec_json_field_uint(&j, "records", s->records);
+        tfrec_json_field_uint(&j, "bytes", s->bytes);
+        tfrec_json_object_end(&j);
     }
-    tfrec_jb_close(&b, ']');
-    notes(&b, "fixed", "from", fixed);
-    notes(&b, "rejected", "reason", rejected);
-    tfrec_jb_close(&b, '}');
-    tfrec_jb_raw(&b, "\n");
-    if (b.oom) {
-        free(b.s);
-        b.s = NULL;
-    }
-    r->json = b.s;
+    tfrec_json_array_end(&j);
+    notes(&j, "fixed", "from", fixed);
+    notes(&j, "rejected", "reason", rejected);
+    tfrec_json_object_end(&j);
+    tfrec_json_newline(&j);
+    r->json = tfrec_json_take(&j); /* NULL when memory ran out */
 }

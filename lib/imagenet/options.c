@@ -76,7 +76,7 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
     o->exts = calloc(cap, sizeof *o->exts);
     if (!o->exts)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-    for (char *tok = strtok(copy, ", "); tok; tok = strtok(NULL, ", "))
+    for (char *save, *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
         o->exts[o->nexts++] = tok[0] == '.' ? tok + 1 : tok;
     if (o->nexts == 0)
         return tfrec_fail(err, TFREC_E_INVALID, "no extensions in \"%s\"", x->extensions);

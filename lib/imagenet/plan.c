@@ -8,22 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/vec.h"
+
 char *tfrec_in_plan_own(in_plan *p, char *s)
 {
-    if (!s)
-        return NULL;
-    if (p->npool == p->pool_cap) {
-        size_t ncap = p->pool_cap ? p->pool_cap * 2 : 1024;
-        char **np = realloc(p->pool, ncap * sizeof *np);
-        if (!np) {
-            free(s);
-            return NULL;
-        }
-        p->pool = np;
-        p->pool_cap = ncap;
-    }
-    p->pool[p->npool++] = s;
-    return s;
+    return tfrec_strlist_take(&p->pool, s);
 }
 
 char *tfrec_in_plan_strdup(in_plan *p, const char *s)
@@ -33,14 +22,8 @@ char *tfrec_in_plan_strdup(in_plan *p, const char *s)
 
 int tfrec_in_list_push(in_list *l, const in_item *it)
 {
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 256;
-        in_item *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (tfrec_vec_reserve(&l->v, &l->cap, l->n + 1, 256))
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     l->v[l->n++] = *it;
     return TFREC_OK;
 }
@@ -68,9 +51,7 @@ void tfrec_in_plan_free(in_plan *p)
 {
     for (int i = 0; i < p->nsplits; i++)
         free(p->splits[i].items.v);
-    for (size_t i = 0; i < p->npool; i++)
-        free(p->pool[i]);
-    free(p->pool);
+    tfrec_strlist_free(&p->pool);
     free(p->classes);
     free(p->order);
     free(p->shards);

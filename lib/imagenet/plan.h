@@ -9,6 +9,7 @@
 
 #include "tfrec/imagenet.h"
 #include "util/errors.h"
+#include "util/strlist.h"
 
 typedef struct in_item {
     char *path;         /* path to open */
@@ -42,10 +43,9 @@ typedef struct in_shard {
 typedef struct in_plan {
     in_split splits[IN_MAX_SPLITS];
     int nsplits;
-    char **classes; /* label k is classes[k - 1] */
+    char **classes; /* label k is classes[k - 1]; the strings are in the pool */
     size_t nclasses;
-    char **pool;    /* every string the plan owns, freed together */
-    size_t npool, pool_cap;
+    tfrec_strlist pool; /* every string the plan owns, freed together */
     in_item **order; /* all items in output order */
     size_t nitems;
     in_shard *shards;
@@ -71,14 +71,17 @@ in_split *tfrec_in_plan_split(in_plan *p, const char *name, tfrec_err *err);
 int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
-/* Sorted regular files of dir whose extension is accepted; names only. */
-int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
-                tfrec_err *err);
-void tfrec_in_free_names(char **names, size_t n);
+/* Byte-wise sorted names in dir: its subdirectories (want_dirs) or its
+ * regular files whose extension is accepted. names starts empty. */
+int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_strlist *names,
+                      tfrec_err *err);
 
-/* labels.c: read a text file into trimmed lines (first field when
- * first_token), assign labels to every item. */
-int tfrec_in_read_lines(const char *path, int first_token, char ***lines, size_t *n, tfrec_err *err);
+/* lines.c: a text file of names (synset_labels.txt, --labels_file, CSV)
+ * as trimmed, non-empty lines (only the first field when first_token).
+ * lines starts empty. */
+int tfrec_in_read_lines(const char *path, int first_token, tfrec_strlist *lines, tfrec_err *err);
+
+/* labels.c: assign labels to every item. */
 int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err);
 
 /* shuffle.c: the documented deterministic shuffle. */

@@ -12,17 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void tfrec_in_free_names(char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-}
+#include "util/ioerr.h"
 
 static int ext_ok(const char *name, const in_opts *o)
 {
@@ -35,18 +25,13 @@ static int ext_ok(const char *name, const in_opts *o)
     return 0;
 }
 
-int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***names, size_t *n,
-                tfrec_err *err)
+int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_strlist *names,
+                      tfrec_err *err)
 {
-    *names = NULL;
-    *n = 0;
     DIR *d = opendir(dir);
     if (!d)
-        return tfrec_fail(err, errno == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO,
-                          "cannot open directory %s: %s", dir, strerror(errno));
+        return tfrec_fail_errno(err, tfrec_errno_code(errno), errno, dir, "cannot open directory");
     int fd = dirfd(d);
-    char **v = NULL;
-    size_t cnt = 0, cap = 0;
     struct dirent *e;
     int rc = TFREC_OK;
     while ((e = readdir(d)) != NULL) {
@@ -66,31 +51,17 @@ int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, char ***
         }
         if (is_dir != want_dirs || (!want_dirs && !ext_ok(e->d_name, o)))
             continue;
-        if (cnt == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            char **nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", dir);
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        if (!(v[cnt] = strdup(e->d_name))) {
+        if (tfrec_strlist_add(names, e->d_name)) {
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", dir);
             break;
         }
-        cnt++;
     }
     closedir(d);
     if (rc) {
-        tfrec_in_free_names(v, cnt);
+        tfrec_strlist_free(names);
         return rc;
     }
-    if (cnt)
-        qsort(v, cnt, sizeof *v, cmp_str);
-    *names = v;
-    *n = cnt;
+    tfrec_strlist_sort(names);
     return TFREC_OK;
 }
 
@@ -120,7 +91,7 @@ static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file,
     it.synset = synset;
     struct stat st;
     if (stat(it.path, &st) != 0)
-        return tfrec_fail(err, TFREC_E_IO, "cannot stat %s: %s", it.path, strerror(errno));
+        return tfrec_fail_errno(err, TFREC_E_IO, errno, it.path, "cannot stat");
     it.size = (uint64_t)st.st_size;
     return tfrec_in_list_push(&sp->items, &it);
 }
@@ -139,26 +110,24 @@ static int need_dir(const char *path, const char *what, tfrec_err *err)
 static int scan_class_tree(in_plan *p, in_split *sp, const char *root, const in_opts *o,
                            tfrec_err *err)
 {
-    char **classes;
-    size_t nclasses;
-    int rc = tfrec_in_list_dir(root, o, 1, &classes, &nclasses, err);
+    tfrec_strlist classes = { 0 };
+    int rc = tfrec_in_list_dir(root, o, 1, &classes, err);
     if (rc)
         return rc;
-    for (size_t c = 0; c < nclasses && !rc; c++) {
-        char *dir = join(root, classes[c]);
-        const char *synset = tfrec_in_plan_strdup(p, classes[c]);
-        char **files = NULL;
-        size_t nfiles = 0;
+    for (size_t c = 0; c < classes.n && !rc; c++) {
+        char *dir = join(root, classes.v[c]);
+        const char *synset = tfrec_in_plan_strdup(p, classes.v[c]);
+        tfrec_strlist files = { 0 };
         if (!dir || !synset)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
         else
-            rc = tfrec_in_list_dir(dir, o, 0, &files, &nfiles, err);
-        for (size_t f = 0; f < nfiles && !rc; f++)
-            rc = add_item(p, sp, dir, files[f], synset, err);
-        tfrec_in_free_names(files, nfiles);
+            rc = tfrec_in_list_dir(dir, o, 0, &files, err);
+        for (size_t f = 0; f < files.n && !rc; f++)
+            rc = add_item(p, sp, dir, files.v[f], synset, err);
+        tfrec_strlist_free(&files);
         free(dir);
     }
-    tfrec_in_free_names(classes, nclasses);
+    tfrec_strlist_free(&classes);
     return rc;
 }
 
@@ -171,8 +140,7 @@ int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
     char *train = join(raw, "train"), *val = join(raw, "validation");
     char *labels = o->o.validation_labels_file ? strdup(o->o.validation_labels_file)
                                                : join(raw, "synset_labels.txt");
-    char **vnames = NULL, **vlabels = NULL;
-    size_t nv = 0, nl = 0;
+    tfrec_strlist vnames = { 0 }, vlabels = { 0 };
     in_split *tr = NULL, *va = NULL;
     if (!train || !val || !labels) {
         rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
@@ -183,22 +151,22 @@ int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
         (rc = need_dir(val, "validation directory", err)))
         goto out;
     if (access(labels, R_OK) != 0) {
-        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "validation labels file %s: %s", labels,
-                        strerror(errno));
+        rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, labels,
+                              "validation labels file not readable");
         goto out;
     }
-    if ((rc = tfrec_in_list_dir(val, o, 0, &vnames, &nv, err)) ||
-        (rc = tfrec_in_read_lines(labels, 1, &vlabels, &nl, err)))
+    if ((rc = tfrec_in_list_dir(val, o, 0, &vnames, err)) ||
+        (rc = tfrec_in_read_lines(labels, 1, &vlabels, err)))
         goto out;
-    if (nv == 0) {
+    if (vnames.n == 0) {
         rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s (extensions: %s)", val,
                         o->o.extensions);
         goto out;
     }
-    if (nl != nv) {
+    if (vlabels.n != vnames.n) {
         rc = tfrec_fail(err, TFREC_E_INVALID,
                         "%s has %zu labels but %s has %zu images: they must match one to one "
-                        "(sorted file-name order)", labels, nl, val, nv);
+                        "(sorted file-name order)", labels, vlabels.n, val, vnames.n);
         goto out;
     }
     if (!(tr = tfrec_in_plan_split(p, "train", err)) || !(va = tfrec_in_plan_split(p, "validation", err))) {
@@ -212,14 +180,14 @@ int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
                         train, o->o.extensions);
         goto out;
     }
-    for (size_t i = 0; i < nv && !rc; i++) {
-        const char *syn = tfrec_in_plan_strdup(p, vlabels[i]);
-        rc = syn ? add_item(p, va, val, vnames[i], syn, err)
+    for (size_t i = 0; i < vnames.n && !rc; i++) {
+        const char *syn = tfrec_in_plan_strdup(p, vlabels.v[i]);
+        rc = syn ? add_item(p, va, val, vnames.v[i], syn, err)
                  : tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     }
 out:
-    tfrec_in_free_names(vnames, nv);
-    tfrec_in_free_names(vlabels, nl);
+    tfrec_strlist_free(&vnames);
+    tfrec_strlist_free(&vlabels);
     free(train);
     free(val);
     free(labels);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/ioerr.h"
+
 int tfrec_in_mkdir_p(const char *path, tfrec_err *err)
 {
     char *p = strdup(path);
@@ -21,7 +23,7 @@ int tfrec_in_mkdir_p(const char *path, tfrec_err *err)
             if (mkdir(p, 0777) != 0 && errno != EEXIST) {
                 int e = errno;
                 free(p);
-                return tfrec_fail(err, TFREC_E_IO, "cannot create directory %s: %s", path, strerror(e));
+                return tfrec_fail_errno(err, TFREC_E_IO, e, path, "cannot create directory");
             }
             *s = c;
             if (!c)
@@ -65,8 +67,8 @@ int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan 
         free(from);
         free(to);
         if (!ok)
-            return tfrec_fail(err, TFREC_E_IO, "cannot move shard %s into %s: %s",
-                              p->shards[i].file, out, strerror(e));
+            return tfrec_fail_errno(err, TFREC_E_IO, e, out, "cannot move shard %s into it",
+                                    p->shards[i].file);
     }
     rmdir(staging);
     return TFREC_OK;
@@ -78,12 +80,13 @@ int tfrec_in_write_manifest_file(const char *path, const char *json, tfrec_err *
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f)
-        return tfrec_fail(err, TFREC_E_IO, "cannot write manifest %s: %s", tmp, strerror(errno));
+        return tfrec_fail_errno(err, TFREC_E_IO, errno, tmp, "cannot write manifest");
     int ok = fputs(json, f) >= 0;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
         unlink(tmp);
-        return tfrec_fail(err, TFREC_E_IO, "cannot write manifest %s", path);
+        return tfrec_fail_errno(err, TFREC_E_IO, e, path, "cannot write manifest");
     }
     return TFREC_OK;
 }

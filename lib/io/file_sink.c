@@ -18,6 +18,7 @@
 #include "io/io_util.h"
 #include "tfrec/io.h"
 #include "util/errors.h"
+#include "util/ioerr.h"
 #include "util/struct_size.h"
 
 typedef struct file_sink {
@@ -41,8 +42,8 @@ static int sink_write(void *ctx, const void *buf, size_t n)
         if (put < 0) {
             if (errno == EINTR)
                 continue;
-            return tfrec_fail(&s->err, TFREC_E_IO, "%s: write failed at offset %llu: %s", s->path,
-                              (unsigned long long)s->written, strerror(errno));
+            return tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->path,
+                                    "write failed at offset %llu", (unsigned long long)s->written);
         }
         p += put;
         n -= (size_t)put;
@@ -61,10 +62,10 @@ static int sink_close(void *ctx, int commit)
         /* stdout cannot be taken back; nothing to discard or rename. */
     } else {
         if (close(s->fd) != 0 && commit)
-            rc = tfrec_fail(&s->err, TFREC_E_IO, "%s: close failed: %s", s->path, strerror(errno));
+            rc = tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->path, "close failed");
         if (commit && rc == TFREC_OK && rename(s->tmp_path, s->path) != 0)
-            rc = tfrec_fail(&s->err, TFREC_E_IO, "%s: cannot rename %s into place: %s", s->path,
-                            s->tmp_path, strerror(errno));
+            rc = tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->path, "cannot rename %s into place",
+                                  s->tmp_path);
         if (!commit || rc != TFREC_OK)
             unlink(s->tmp_path);
     }
@@ -106,11 +107,11 @@ int tfrec_io_open_sink(tfrec_io *io, const char *name)
         s->fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (s->fd < 0) {
             int e = errno;
-            tfrec_fail(NULL, e == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO,
-                       "%s: cannot create %s: %s", name, s->tmp_path, strerror(e));
+            int rc = tfrec_fail_errno(NULL, tfrec_errno_code(e), e, name, "cannot create %s",
+                                      s->tmp_path);
             free(s->tmp_path);
             free(s);
-            return e == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO;
+            return rc;
         }
     }
     const tfrec_io made = {

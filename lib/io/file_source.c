@@ -13,6 +13,7 @@
 #include "io/io_util.h"
 #include "tfrec/io.h"
 #include "util/errors.h"
+#include "util/ioerr.h"
 #include "util/struct_size.h"
 
 /* tfrec_io belongs to every transport; its _init lives with the first one. */
@@ -41,8 +42,8 @@ static ptrdiff_t fs_read(void *ctx, void *buf, size_t n)
             return got;
         }
         if (errno != EINTR)
-            return tfrec_fail(&s->err, TFREC_E_IO, "%s: read failed at offset %llu: %s", s->name,
-                              (unsigned long long)s->pos, strerror(errno));
+            return tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->name, "read failed at offset %llu",
+                                    (unsigned long long)s->pos);
     }
 }
 
@@ -50,8 +51,8 @@ static int fs_seek(void *ctx, uint64_t offset)
 {
     file_source *s = ctx;
     if (offset > (uint64_t)INT64_MAX - s->base || lseek(s->fd, (off_t)(s->base + offset), SEEK_SET) < 0)
-        return tfrec_fail(&s->err, TFREC_E_IO, "%s: cannot seek to offset %llu: %s", s->name,
-                          (unsigned long long)offset, strerror(errno ? errno : EINVAL));
+        return tfrec_fail_errno(&s->err, TFREC_E_IO, errno ? errno : EINVAL, s->name,
+                                "cannot seek to offset %llu", (unsigned long long)offset);
     s->pos = offset;
     return TFREC_OK;
 }
@@ -93,15 +94,14 @@ int tfrec_io_open_source(tfrec_io *io, const char *name)
     const char *shown = is_stdin ? "<stdin>" : name;
     int fd = is_stdin ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return tfrec_fail(NULL, errno == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO,
-                          "%s: cannot open: %s", name, strerror(errno));
+        return tfrec_fail_errno(NULL, tfrec_errno_code(errno), errno, name, "cannot open");
     struct stat st;
     if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
         int e = errno;
         if (!is_stdin)
             close(fd);
-        return tfrec_fail(NULL, TFREC_E_IO, "%s: cannot read: %s", shown,
-                          S_ISDIR(st.st_mode) ? "is a directory" : strerror(e));
+        return tfrec_fail_errno(NULL, TFREC_E_IO, S_ISDIR(st.st_mode) ? EISDIR : e, shown,
+                                "cannot read");
     }
     file_source *s = calloc(1, sizeof *s + strlen(shown) + 1);
     if (!s) {

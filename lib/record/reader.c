@@ -6,6 +6,7 @@
 
 #include "record/framing.h"
 #include "record/reader_internal.h"
+#include "util/vec.h"
 
 enum { ROOMY_LIMIT = 16 << 20 };
 
@@ -15,17 +16,16 @@ static int source_error(tfrec_reader *r, int code)
     return tfrec_fail(&r->err, code, "%s", why && *why ? why : tfrec_strerror(code));
 }
 
+/* One doubling step, never past need: a length field is not trusted to
+ * size the buffer before the data it announces has arrived. */
 static int grow(tfrec_reader *r, size_t need)
 {
     size_t cap = r->cap > SIZE_MAX / 2 ? SIZE_MAX : r->cap * 2;
     if (cap > need)
         cap = need;
-    uint8_t *p = realloc(r->buf, cap);
-    if (!p)
+    if (tfrec_vec_resize(&r->buf, &r->cap, cap))
         return tfrec_fail(&r->err, TFREC_E_NOMEM, "%s: out of memory for a %zu-byte read buffer",
                           r->name, cap);
-    r->buf = p;
-    r->cap = cap;
     return TFREC_OK;
 }
 
@@ -46,11 +46,7 @@ int tfrec_reader_fill(tfrec_reader *r, size_t need)
         } else if (r->start == 0 && r->roomy_cap > r->cap) {
             /* Records are large next to the buffer: make room for several,
              * so moving partial records to the front stays rare. */
-            uint8_t *p = realloc(r->buf, r->roomy_cap);
-            if (p) {
-                r->buf = p;
-                r->cap = r->roomy_cap;
-            }
+            (void)tfrec_vec_resize(&r->buf, &r->cap, r->roomy_cap); /* an optimisation only */
         }
         ptrdiff_t got = r->inflater
                             ? tfrec_inflate_source_read(r->inflater, r->buf + r->end, r->cap - r->end, &r->err)

@@ -491,3 +491,56 @@ def test_summary_names_rejected_images(tool, bad_tree, tmp_path):
     for rel, k in kinds.items():
         if k in ("truncated", "empty", "text"):
             assert "rejected %s: " % os.path.join(root, rel) in p.stderr
+
+
+# ----------------------------------------------------------------- file names that are not UTF-8
+
+def _manifest_strict(out):
+    """manifest.json read as strict UTF-8 text (a raw non-UTF-8 byte fails)."""
+    with open(os.path.join(out, "manifest.json"), "rb") as f:
+        return json.loads(f.read().decode("utf-8", "strict"))
+
+
+def _fsdecode(b):
+    return b.decode("utf-8", "surrogateescape")
+
+
+def test_names_that_are_not_utf8_keep_the_manifest_valid_and_lossless(tool, tmp_path, pb2):
+    root = os.path.join(os.fsencode(str(tmp_path)), b"raw\xe9")  # Latin-1 directory name
+    cls = os.path.join(root, b"cl\xff")
+    os.makedirs(cls)
+    good = b"\xff\xfe.JPEG"
+    bad = b"bad\xc0\xaf\xed\xa0\x80\xe2\x82.JPEG"  # overlong, surrogate, truncated sequence
+    buf = io.BytesIO()
+    Image.new("RGB", (12, 8), (200, 30, 10)).save(buf, "JPEG")
+    with open(os.path.join(cls, good), "wb") as f:
+        f.write(buf.getvalue())
+    with open(os.path.join(cls, bad), "wb") as f:
+        f.write(b"this is not an image\n")
+
+    def convert(out, *extra):
+        return subprocess.run([tool, "--quiet", "--layout", "folders", "--raw_data_dir", root,
+                               "--output_dir", out, "--train_shards", "1", *extra],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+
+    out = str(tmp_path / "skip")
+    p = convert(out, "--on_error", "skip")
+    assert p.returncode == 0, p.stderr
+    man = _manifest_strict(out)
+    assert man["status"] == "ok"
+    assert man["options"]["raw_data_dir"] == _fsdecode(root)
+    assert man["labels"] == [{"label": 1, "synset": _fsdecode(b"cl\xff")}]
+    assert [r["path"] for r in man["rejected"]] == [_fsdecode(os.path.join(cls, bad))]
+    # lossless: the escapes give back the exact bytes of the path
+    assert man["rejected"][0]["path"].encode("utf-8", "surrogateescape") == os.path.join(cls, bad)
+    recs = read_shards(out, pb2)["train-00000-of-00001"]
+    assert [feat(e, "image/filename") for e in recs] == [good]
+    assert feat(recs[0], "image/class/synset") == b"cl\xff"
+
+    # a failed run: the error message quotes the path, the manifest still parses
+    out = str(tmp_path / "stop")
+    p = convert(out)
+    assert p.returncode == 1
+    man = _manifest_strict(out)
+    assert man["status"] == "failed"
+    assert _fsdecode(os.path.join(cls, bad)) in man["error"]

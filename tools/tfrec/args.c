@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "util/vec.h"
 
 int cli_exit_for(int rc)
 {
@@ -48,14 +49,8 @@ void cli_bad_option(char **argv)
 
 static int push(cli_files *f, const char *p)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 16;
-        char **np = realloc(f->paths, cap * sizeof *np);
-        if (!np)
-            return -1;
-        f->paths = np;
-        f->cap = cap;
-    }
+    if (tfrec_vec_reserve(&f->paths, &f->cap, f->n + 1, 16))
+        return -1;
     if (!(f->paths[f->n] = strdup(p)))
         return -1;
     f->n++;

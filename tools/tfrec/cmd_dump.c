@@ -10,98 +10,95 @@
  * same fields instead of "example".
  */
 #include <getopt.h>
-#include <inttypes.h>
 #include <string.h>
 
 #include "cli.h"
-#include "json.h"
+#include "util/json_writer.h"
 
 #define PREFIX_BYTES 24
 #define TEXT_MAX 80 /* longer values get no "text" unless --full */
 
-static void bytes_value(FILE *out, const uint8_t *d, size_t len, int full)
+static void bytes_value(tfrec_json *j, const uint8_t *d, size_t len, int full)
 {
-    fprintf(out, "{\"len\":%zu,", len);
-    if (full || len <= PREFIX_BYTES) {
-        json_key(out, "b64");
-        json_base64(out, d, len);
-    } else {
-        json_key(out, "b64_prefix");
-        json_base64(out, d, PREFIX_BYTES);
+    tfrec_json_object_begin(j);
+    tfrec_json_field_uint(j, "len", len);
+    tfrec_json_key(j, full || len <= PREFIX_BYTES ? "b64" : "b64_prefix");
+    tfrec_json_base64(j, d, full || len <= PREFIX_BYTES ? len : PREFIX_BYTES);
+    if ((full || len <= TEXT_MAX) && tfrec_json_is_text(d, len)) {
+        tfrec_json_key(j, "text");
+        tfrec_json_str_n(j, (const char *)d, len);
     }
-    if ((full || len <= TEXT_MAX) && json_is_text(d, len)) {
-        putc(',', out);
-        json_key(out, "text");
-        json_string(out, (const char *)d, len);
-    }
-    putc('}', out);
+    tfrec_json_object_end(j);
 }
 
-static void feature_json(FILE *out, const tfrec_example *ex, const char *key, int full)
+static void feature_json(tfrec_json *j, const tfrec_example *ex, const char *key, int full)
 {
     size_t n = tfrec_example_value_count(ex, key);
+    tfrec_json_object_begin(j); /* stays empty for a Feature with no list set */
     switch (tfrec_example_feature_type(ex, key)) {
     case TFREC_FEATURE_BYTES:
-        fputs("{\"bytes\":[", out);
+        tfrec_json_key(j, "bytes");
+        tfrec_json_array_begin(j);
         for (size_t i = 0; i < n; i++) {
             const uint8_t *d;
             size_t len;
             tfrec_example_get_bytes(ex, key, i, &d, &len);
-            if (i)
-                putc(',', out);
-            bytes_value(out, d, len, full);
+            bytes_value(j, d, len, full);
         }
-        fputs("]}", out);
+        tfrec_json_array_end(j);
         break;
     case TFREC_FEATURE_INT64: {
         const int64_t *v;
         tfrec_example_get_int64_list(ex, key, &v, &n);
-        fputs("{\"int64\":[", out);
+        tfrec_json_key(j, "int64");
+        tfrec_json_array_begin(j);
         for (size_t i = 0; i < n; i++)
-            fprintf(out, i ? ",%" PRId64 : "%" PRId64, v[i]);
-        fputs("]}", out);
+            tfrec_json_int(j, v[i]);
+        tfrec_json_array_end(j);
         break;
     }
     case TFREC_FEATURE_FLOAT: {
         const float *v;
         tfrec_example_get_float_list(ex, key, &v, &n);
-        fputs("{\"float\":[", out);
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                putc(',', out);
-            json_float(out, v[i]);
-        }
-        fputs("]}", out);
+        tfrec_json_key(j, "float");
+        tfrec_json_array_begin(j);
+        for (size_t i = 0; i < n; i++)
+            tfrec_json_float32(j, v[i]);
+        tfrec_json_array_end(j);
         break;
     }
     default:
-        fputs("{}", out); /* a Feature with no list set */
+        break;
     }
+    tfrec_json_object_end(j);
 }
 
 void dump_record_json(FILE *out, const cli_record *rec, const dump_opts *d)
 {
-    fputs("{\"file\":", out);
-    json_cstr(out, rec->file);
-    fprintf(out, ",\"index\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"length\":%zu,", rec->index,
-            rec->offset, rec->len);
+    tfrec_json j;
+    tfrec_json_init(&j, out);
+    tfrec_json_object_begin(&j);
+    tfrec_json_field_str(&j, "file", rec->file);
+    tfrec_json_field_uint(&j, "index", rec->index);
+    tfrec_json_field_uint(&j, "offset", rec->offset);
+    tfrec_json_field_uint(&j, "length", rec->len);
     tfrec_example *ex = NULL;
     if (!d->raw && tfrec_example_parse(&ex, rec->data, rec->len) == TFREC_OK) {
-        fputs("\"example\":{", out);
+        tfrec_json_key(&j, "example");
+        tfrec_json_object_begin(&j);
         for (size_t i = 0; i < tfrec_example_feature_count(ex); i++) {
             const char *key = tfrec_example_feature_key(ex, i);
-            if (i)
-                putc(',', out);
-            json_key(out, key);
-            feature_json(out, ex, key, d->full);
+            tfrec_json_key(&j, key);
+            feature_json(&j, ex, key, d->full);
         }
-        fputs("}}\n", out);
+        tfrec_json_object_end(&j);
         tfrec_example_free(ex);
-        return;
+    } else {
+        tfrec_json_key(&j, "raw");
+        bytes_value(&j, rec->data, rec->len, d->full);
     }
-    fputs("\"raw\":", out);
-    bytes_value(out, rec->data, rec->len, d->full);
-    fputs("}\n", out);
+    tfrec_json_object_end(&j);
+    tfrec_json_newline(&j);
 }
 
 static const char dump_help[] =

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "json.h"
+#include "util/json_writer.h"
+#include "util/vec.h"
 
 #define MAX_KEYS 100000 /* distinct feature keys tracked; more are counted only */
 
@@ -69,14 +70,8 @@ static key_stat *key_slot(stats_state *s, const char *key)
     }
     if (s->n_keys >= MAX_KEYS)
         return NULL;
-    if (s->n_keys == s->cap_keys) {
-        size_t cap = s->cap_keys ? s->cap_keys * 2 : 32;
-        key_stat *nk = realloc(s->keys, cap * sizeof *nk);
-        if (!nk)
-            return NULL;
-        s->keys = nk;
-        s->cap_keys = cap;
-    }
+    if (tfrec_vec_reserve(&s->keys, &s->cap_keys, s->n_keys + 1, 32))
+        return NULL;
     key_stat *k = &s->keys[s->n_keys];
     memset(k, 0, sizeof *k);
     if (!(k->key = strdup(key)))
@@ -89,15 +84,9 @@ static key_stat *key_slot(stats_state *s, const char *key)
 static int stats_one(void *ctx, const cli_record *rec)
 {
     stats_state *s = ctx;
-    if (s->n_sizes == s->cap_sizes) {
-        size_t cap = s->cap_sizes ? s->cap_sizes * 2 : 1024;
-        uint64_t *ns = realloc(s->sizes, cap * sizeof *ns);
-        if (!ns) {
-            fprintf(stderr, "tfrec: out of memory\n");
-            return EXIT_IO;
-        }
-        s->sizes = ns;
-        s->cap_sizes = cap;
+    if (tfrec_vec_reserve(&s->sizes, &s->cap_sizes, s->n_sizes + 1, 1024)) {
+        fprintf(stderr, "tfrec: out of memory\n");
+        return EXIT_IO;
     }
     s->sizes[s->n_sizes++] = rec->len;
 
@@ -145,17 +134,17 @@ static uint64_t percentile(const stats_state *s, unsigned p)
     return s->sizes[rank ? rank - 1 : 0];
 }
 
-/* "int64", or "bytes|int64" when records disagree; JSON: "\"int64\"". */
-static void type_names(char *buf, size_t cap, unsigned types, int as_json)
+static const char *const type_name[] = { "none", "bytes", "float", "int64" };
+
+/* "int64", or "bytes|int64" when records disagree. */
+static void type_names(char *buf, size_t cap, unsigned types)
 {
-    static const char *names[] = { "none", "bytes", "float", "int64" };
     size_t o = 0;
     buf[0] = '\0';
     for (int t = 0; t < 4; t++) {
         if (!(types & (1u << t)))
             continue;
-        o += (size_t)snprintf(buf + o, cap - o, as_json ? "%s\"%s\"" : "%s%s",
-                              o ? (as_json ? "," : "|") : "", names[t]);
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "|" : "", type_name[t]);
     }
 }
 
@@ -190,7 +179,7 @@ static void print_text(const stats_state *s, const totals *t)
     for (size_t i = 0; i < s->n_keys; i++) {
         const key_stat *k = &s->keys[i];
         char types[64];
-        type_names(types, sizeof types, k->types, 0);
+        type_names(types, sizeof types, k->types);
         printf("  %-*s  %-6s %10" PRIu64 "  %" PRIu64 "/%.2f/%" PRIu64 "\n", (int)w, k->key,
                types, k->records, k->min_values, (double)k->values / (double)k->records,
                k->max_values);
@@ -202,26 +191,50 @@ static void print_text(const stats_state *s, const totals *t)
 
 static void print_json(const stats_state *s, const totals *t)
 {
-    printf("{\"files\":%zu,\"records\":%zu,\"bytes\":%" PRIu64, t->files, s->n_sizes, t->bytes);
-    if (s->n_sizes)
-        printf(",\"size\":{\"min\":%" PRIu64 ",\"mean\":%.3f,\"p50\":%" PRIu64 ",\"p90\":%" PRIu64
-               ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}", s->sizes[0],
-               (double)t->bytes / (double)s->n_sizes, percentile(s, 50), percentile(s, 90),
-               percentile(s, 99), s->sizes[s->n_sizes - 1]);
-    printf(",\"examples\":%" PRIu64 ",\"non_examples\":%" PRIu64 ",\"skipped_regions\":%" PRIu64
-           ",\"skipped_bytes\":%" PRIu64 ",\"features\":[", s->examples, s->non_examples,
-           t->skipped_regions, t->skipped_bytes);
+    tfrec_json j;
+    tfrec_json_init(&j, stdout);
+    tfrec_json_object_begin(&j);
+    tfrec_json_field_uint(&j, "files", t->files);
+    tfrec_json_field_uint(&j, "records", s->n_sizes);
+    tfrec_json_field_uint(&j, "bytes", t->bytes);
+    if (s->n_sizes) {
+        tfrec_json_key(&j, "size");
+        tfrec_json_object_begin(&j);
+        tfrec_json_field_uint(&j, "min", s->sizes[0]);
+        tfrec_json_key(&j, "mean");
+        tfrec_json_fixed(&j, (double)t->bytes / (double)s->n_sizes, 3);
+        tfrec_json_field_uint(&j, "p50", percentile(s, 50));
+        tfrec_json_field_uint(&j, "p90", percentile(s, 90));
+        tfrec_json_field_uint(&j, "p99", percentile(s, 99));
+        tfrec_json_field_uint(&j, "max", s->sizes[s->n_sizes - 1]);
+        tfrec_json_object_end(&j);
+    }
+    tfrec_json_field_uint(&j, "examples", s->examples);
+    tfrec_json_field_uint(&j, "non_examples", s->non_examples);
+    tfrec_json_field_uint(&j, "skipped_regions", t->skipped_regions);
+    tfrec_json_field_uint(&j, "skipped_bytes", t->skipped_bytes);
+    tfrec_json_key(&j, "features");
+    tfrec_json_array_begin(&j);
     for (size_t i = 0; i < s->n_keys; i++) {
         const key_stat *k = &s->keys[i];
-        printf("%s{\"key\":", i ? "," : "");
-        json_cstr(stdout, k->key);
-        char types[64];
-        type_names(types, sizeof types, k->types, 1);
-        printf(",\"types\":[%s],\"records\":%" PRIu64 ",\"values\":%" PRIu64 ",\"min_values\":%" PRIu64
-               ",\"max_values\":%" PRIu64 "}", types, k->records, k->values, k->min_values,
-               k->max_values);
+        tfrec_json_object_begin(&j);
+        tfrec_json_field_str(&j, "key", k->key);
+        tfrec_json_key(&j, "types");
+        tfrec_json_array_begin(&j);
+        for (int ty = 0; ty < 4; ty++)
+            if (k->types & (1u << ty))
+                tfrec_json_str(&j, type_name[ty]);
+        tfrec_json_array_end(&j);
+        tfrec_json_field_uint(&j, "records", k->records);
+        tfrec_json_field_uint(&j, "values", k->values);
+        tfrec_json_field_uint(&j, "min_values", k->min_values);
+        tfrec_json_field_uint(&j, "max_values", k->max_values);
+        tfrec_json_object_end(&j);
     }
-    printf("],\"untracked_keys\":%" PRIu64 "}\n", s->untracked_keys);
+    tfrec_json_array_end(&j);
+    tfrec_json_field_uint(&j, "untracked_keys", s->untracked_keys);
+    tfrec_json_object_end(&j);
+    tfrec_json_newline(&j);
 }
 
 static const char stats_help[] =
