@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int current_failed;
@@ -83,4 +84,39 @@ int harness_main(int argc, char **argv, const harness_test *tests, size_t n)
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
+}
+
+int harness_run_self(const char *const *argv, const char *const *envs, size_t nenv, char *out,
+                     size_t cap)
+{
+    int fds[2];
+    if (cap == 0 || pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        for (size_t i = 0; i < nenv; i++) {
+            if (envs[2 * i + 1])
+                setenv(envs[2 * i], envs[2 * i + 1], 1);
+            else
+                unsetenv(envs[2 * i]);
+        }
+        execv("/proc/self/exe", (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t n;
+    while (got + 1 < cap && (n = read(fds[0], out + got, cap - 1 - got)) > 0)
+        got += (size_t)n;
+    out[got] = '\0';
+    close(fds[0]);
+    int st;
+    if (waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

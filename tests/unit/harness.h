@@ -26,6 +26,13 @@ int harness_main(int argc, char **argv, const harness_test *tests, size_t n);
 const char *harness_tmpdir(void);
 /* Path inside harness_tmpdir(); returns a static buffer rotated over 8 slots. */
 const char *harness_path(const char *name);
+/* Run this test binary again as argv (argv[0] is its name) with the
+ * environment variables envs[0..2*nenv) (name, value; a NULL value unsets
+ * it), and capture its standard output, NUL-terminated, in out. Settings
+ * read once per process are tested this way. Returns the child's exit
+ * status, or -1 if it could not run or did not exit. */
+int harness_run_self(const char *const *argv, const char *const *envs, size_t nenv, char *out,
+                     size_t cap);
 /* Deterministic pseudo-random bytes (xorshift), for reproducible data. */
 void harness_random(void *buf, size_t len, uint64_t seed);
 

@@ -243,37 +243,9 @@ static int report_switches(const char *path)
 
 static int run_child(const char *deflate, const char *mmap, const char *path, char *out, size_t cap)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        if (deflate)
-            setenv("TFREC_DEFLATE", deflate, 1);
-        else
-            unsetenv("TFREC_DEFLATE");
-        if (mmap)
-            setenv("TFREC_MMAP", mmap, 1);
-        else
-            unsetenv("TFREC_MMAP");
-        execl("/proc/self/exe", "test_api", "--report-switches", path, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    ssize_t n;
-    while (got + 1 < cap && (n = read(fds[0], out + got, cap - 1 - got)) > 0)
-        got += (size_t)n;
-    out[got] = '\0';
-    close(fds[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const char *argv[] = { "test_api", "--report-switches", path, NULL };
+    const char *envs[] = { "TFREC_DEFLATE", deflate, "TFREC_MMAP", mmap };
+    return harness_run_self(argv, envs, 2, out, cap);
 }
 
 static void test_environment_read_once(void)

@@ -314,33 +314,9 @@ static void test_force_impl(void)
 
 static int child_report(const char *env_value, char *out, size_t cap)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        if (env_value)
-            setenv("TFREC_CRC32C", env_value, 1);
-        else
-            unsetenv("TFREC_CRC32C");
-        execl("/proc/self/exe", "test_crc32c", "--report-impl", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    ssize_t r;
-    while (got + 1 < cap && (r = read(fds[0], out + got, cap - 1 - got)) > 0)
-        got += (size_t)r;
-    out[got] = '\0';
-    close(fds[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const char *argv[] = { "test_crc32c", "--report-impl", NULL };
+    const char *envs[] = { "TFREC_CRC32C", env_value };
+    return harness_run_self(argv, envs, 1, out, cap);
 }
 
 static void test_env_var(void)
