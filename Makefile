@@ -118,6 +118,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/unit/harness.o 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The tools' flag parser is tested on its own, linked with tools/common.
+$(BUILD)/tests/test_flags: $(BUILD)/obj/tests/unit/test_flags.o $(BUILD)/obj/tests/unit/harness.o \
+                           $(COMMON_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # The public headers must compile as C++ too.
 $(BUILD)/tests/test_cxx_headers: tests/unit/cxx_headers.cpp $(BUILD)/obj/tests/unit/harness.o $(STATIC_LIB)
 	@mkdir -p $(dir $@)

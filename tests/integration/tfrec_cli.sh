@@ -76,7 +76,7 @@ expect_status "help exits 0" 0 "$TFREC" --help
 for c in count verify cat head dump stats convert; do
     contains "help lists $c" "$T/out" "  $c "
 done
-contains "help documents exit status 3" "$T/out" "3 I/O error"
+contains "help documents exit status 3" "$T/out" "3 I/O or network error"
 for c in count verify cat head dump stats convert; do
     expect_status "$c --help exits 0" 0 "$TFREC" "$c" --help
     contains "$c --help shows usage" "$T/out" "Usage: tfrec $c"

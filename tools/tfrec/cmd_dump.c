@@ -9,7 +9,6 @@
  * complete value. A record that is not a valid Example shows "raw" with the
  * same fields instead of "example".
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -105,19 +104,14 @@ void dump_record_json(FILE *out, const cli_record *rec, const dump_opts *d)
 }
 
 static const char dump_help[] =
-    "Usage: tfrec dump [OPTIONS] FILE...\n"
+    "Usage: tfrec dump [FLAGS] FILE...\n"
     "Print every record as one JSON object per line:\n"
     "  {\"file\":F,\"index\":I,\"offset\":O,\"length\":L,\"example\":{KEY:FEATURE,...}}\n"
     "FEATURE is {\"int64\":[...]}, {\"float\":[...]} or {\"bytes\":[VALUE,...]} with VALUE\n"
     "{\"len\":N,\"b64\":...} (complete) or {\"len\":N,\"b64_prefix\":...} (first 24\n"
     "bytes), plus \"text\" for short printable UTF-8. Non-finite floats are the\n"
     "strings \"NaN\", \"Infinity\", \"-Infinity\". A record that is not a tf.Example\n"
-    "has \"raw\":VALUE instead of \"example\".\n\n"
-    "Options:\n" CLI_READ_HELP
-    "  -S, --skip-corrupt    skip corrupt regions (reported on stderr) and go on\n"
-    "  -f, --full            bytes values in full (b64 and text, any length)\n"
-    "  -r, --raw             do not decode records as tf.Example\n"
-    "  -h, --help            this help\n\n" EXIT_STATUS_HELP;
+    "has \"raw\":VALUE instead of \"example\".\n";
 
 typedef struct dump_state {
     dump_opts d;
@@ -130,34 +124,35 @@ static int dump_one(void *ctx, const cli_record *rec)
     return ferror(stdout) ? EXIT_IO : CLI_CONTINUE;
 }
 
-int cmd_dump(int argc, char **argv)
+static int dump_files(const cli_read_opts *o, dump_state *s, const cli_files *files)
 {
-    static const struct option longopts[] = {
-        CLI_READ_LONGOPTS, { "full", no_argument, NULL, 'f' }, { "raw", no_argument, NULL, 'r' },
-        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
-    };
-    cli_read_opts o = { 0 };
-    dump_state s = { { 0, 0 } };
-    int opt;
-    while ((opt = cli_next_option(argc, argv, "c:SM:frh", longopts, &o)) != -1) {
-        switch (opt) {
-        case CLI_OPT_BAD: return EXIT_USAGE;
-        case 'f': s.d.full = 1; break;
-        case 'r': s.d.raw = 1; break;
-        case 'h': fputs(dump_help, stdout); return EXIT_OK;
-        default: cli_bad_option(argv); return EXIT_USAGE;
-        }
-    }
-    cli_files files;
-    int st = cli_expand_files(&files, argv + optind, argc - optind, argv[0]);
-    if (st != EXIT_OK)
-        return st;
     int status = EXIT_OK;
-    for (size_t i = 0; i < files.n && status == EXIT_OK; i++) {
+    for (size_t i = 0; i < files->n && status == EXIT_OK; i++) {
         cli_file_result res;
-        cli_read_file(files.paths[i], &o, dump_one, &s, &res);
+        cli_read_file(files->paths[i], o, dump_one, s, &res);
         status = cli_worst(status, res.status);
     }
-    cli_files_free(&files);
     return cli_worst(status, cli_flush_stdout());
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    cli_read_opts o = { 0 };
+    dump_state s = { { 0, 0 } };
+    cli_flag flags[] = {
+        CLI_READ_FLAGS(&o), CLI_SKIP_FLAG(&o),
+        { .name = "full", .short_name = 'f', .type = CLI_BOOL, .dest = &s.d.full,
+          .help = "bytes values in full (b64 and text, any length)" },
+        { .name = "raw", .short_name = 'r', .type = CLI_BOOL, .dest = &s.d.raw,
+          .help = "do not decode records as tf.Example" },
+        { 0 }
+    };
+    cli_cmdline cl;
+    cli_files files = { 0 };
+    int st = cli_cmd_parse(&cl, "tfrec dump", dump_help, flags, argc, argv);
+    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
+        st = dump_files(&o, &s, &files);
+    cli_files_free(&files);
+    cli_cmdline_free(&cl);
+    return st;
 }
