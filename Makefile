@@ -61,7 +61,8 @@ TOOLS      := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t)/*.c),$(t)))
 COMMON_OBJS:= $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/common/*.c))
 TOOL_BINS  := $(TOOLS:%=$(BUILD)/bin/%)
 TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
-TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_cxx_headers
+TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_cxx_headers \
+              $(BUILD)/tests/tfrec2bt-testing
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
@@ -121,6 +122,18 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/unit/harness.o 
 # The tools' flag parser is tested on its own, linked with tools/common.
 $(BUILD)/tests/test_flags: $(BUILD)/obj/tests/unit/test_flags.o $(BUILD)/obj/tests/unit/harness.o \
                            $(COMMON_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# tfrec2bt with its test machinery (fault injection through the writer's
+# internal status hook, read from TFREC2BT_INJECT_RETRY): compiled only into
+# this copy, which the integration tests use; bin/tfrec2bt has none of it.
+T2B_TESTING_OBJS := $(patsubst %.c,$(BUILD)/obj-testing/%.o,$(wildcard tools/tfrec2bt/*.c))
+$(BUILD)/obj-testing/%.o: %.c | $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/tfrec2bt-testing: $(T2B_TESTING_OBJS) $(COMMON_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -188,4 +201,4 @@ install: all
 clean:
 	rm -rf build build-asan
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-testing -name '*.d' 2>/dev/null)

@@ -10,6 +10,7 @@
 #include "batch.h"
 #include "example.h"
 #include "bigtable.h"
+#include "bigtable_load.h"
 #include "image.h"
 #include "imagenet.h"
 

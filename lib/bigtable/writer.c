@@ -11,6 +11,7 @@
 
 #include "bigtable/retry.h"
 #include "bigtable/writer_internal.h"
+#include "bigtable/writer_testing.h"
 #include "google/bigtable/v2/bigtable.pb-c.h"
 
 /* ------------------------------------------------------------ retry */
@@ -272,6 +273,12 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
     w->hdr_len = (size_t)(p - w->hdr);
     *out = w;
     return TFREC_OK;
+}
+
+void tfrec_bt_writer_set_status_hook(tfrec_bt_writer *w, tfrec_bt_status_hook hook, void *ctx)
+{
+    w->o.status_hook = hook;
+    w->o.status_hook_ctx = ctx;
 }
 
 int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_len,

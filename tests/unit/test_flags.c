@@ -446,7 +446,7 @@ static void test_help_and_version(void)
     CHECK(strstr(out, "usage: tool [flags] FILE...\n"));
     CHECK(strstr(out, "  -q, --[no]quiet"));
     char want[256];
-    snprintf(want, sizeof want, "      --source_glob=GLOB%6sfiles to load\n%30ssecond line\n", "", "");
+    snprintf(want, sizeof want, "      --source_glob=GLOB%8sfiles to load\n%32ssecond line\n", "", "");
     CHECKF(strstr(out, want), "%s", out);
     CHECK(strstr(out, "      --row_key_order=sequential|reversed"));
     CHECK(strstr(out, "\nTuning:\n  -b, --batch_bytes=SIZE"));

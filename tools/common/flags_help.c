@@ -4,7 +4,7 @@
 
 #include "flags.h"
 
-#define HELP_COLUMN 30
+#define HELP_COLUMN 32
 
 static void value_name(const cli_flag *f, char *buf, size_t cap)
 {

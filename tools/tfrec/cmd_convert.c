@@ -54,6 +54,8 @@ static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const
     }
     cli_progress_update(&s.progress, s.records, s.bytes);
     cli_progress_finish(&s.progress);
+    if (cli_interrupted) /* also when the signal came during the last read */
+        status = cli_worst(status, EXIT_INTERRUPTED);
     if (status != EXIT_OK) {
         tfrec_writer_abort(s.w);
         fprintf(stderr, "tfrec: %s not written\n", output);

@@ -64,7 +64,11 @@ int main(int argc, char **argv)
         printf("tfrec (libtfrec) %s\n", tfrec_version());
         return EXIT_OK;
     }
-    cli_catch_interrupts();
+    /* Only convert has something to clean up (its temporary output). */
+    if (!strcmp(cmd, "convert"))
+        cli_catch_interrupts();
+    else
+        cli_exit_on_interrupt();
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
