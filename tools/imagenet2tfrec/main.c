@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/exit_codes.h"
+#include "../common/flag_types.h"
 #include "../common/flags.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
@@ -38,28 +39,6 @@ typedef struct cli {
     int gcs_upload;
     uint64_t max_inflight_mb;
 } cli;
-
-static int parse_verify(const char *v, void *dest, char *err, size_t errcap)
-{
-    int lv = tfrec_verify_level_from_name(v);
-    if (lv <= 0) {
-        snprintf(err, errcap, "'%s' is not one of header, fast, full", v);
-        return -1;
-    }
-    *(int *)dest = lv;
-    return 0;
-}
-
-static int parse_compression(const char *v, void *dest, char *err, size_t errcap)
-{
-    int c = tfrec_compression_from_name(v);
-    if (c < 0 || !*v || c == TFREC_COMPRESSION_AUTO) {
-        snprintf(err, errcap, "'%s' is not one of NONE, ZLIB, GZIP", v);
-        return -1;
-    }
-    *(int *)dest = c;
-    return 0;
-}
 
 static const char *const layouts[] = { "imagenet", "folders", "csv", NULL };  /* TFREC_LAYOUT_* */
 static const char *const on_errors[] = { "stop", "skip", NULL };              /* TFREC_ON_ERROR_* */
@@ -247,7 +226,7 @@ int main(int argc, char **argv)
         { .name = "validation_shards", .type = CLI_INT, .dest = &o->validation_shards, .min = 1,
           .max = 99999, .help = "[128]" },
         { .name = "compression", .type = CLI_CUSTOM, .dest = &o->compression,
-          .parse = parse_compression, .value_name = "NONE|ZLIB|GZIP", .help = "[NONE]" },
+          .parse = cli_parse_output_compression, .value_name = "NONE|ZLIB|GZIP", .help = "[NONE]" },
         { .name = "manifest", .type = CLI_STRING, .dest = &c.manifest, .value_name = "FILE",
           .help = "JSON manifest [OUTPUT/manifest.json]; --manifest= for none" },
         { .name = "num_threads", .type = CLI_INT, .dest = &o->num_threads, .min = 1, .max = 256,
@@ -255,7 +234,7 @@ int main(int argc, char **argv)
         { .name = "seed", .type = CLI_UINT64, .dest = &o->seed, .help = "train shuffle seed [0]" },
         { .name = "no_shuffle", .type = CLI_BOOL, .dest = &o->no_shuffle,
           .help = "keep the train images in sorted order" },
-        { .name = "verify", .type = CLI_CUSTOM, .dest = &o->verify, .parse = parse_verify,
+        { .name = "verify", .type = CLI_CUSTOM, .dest = &o->verify, .parse = cli_parse_verify_level,
           .value_name = "header|fast|full", .help = "[header]" },
         { .name = "on_error", .type = CLI_CHOICE, .dest = &o->on_error, .choices = on_errors,
           .help = "[stop]" },

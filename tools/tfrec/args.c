@@ -1,5 +1,5 @@
 /* Command-line pieces shared by the subcommands: flag parsing, input
- * files, compression names, stdout. */
+ * files, stdout. */
 #include <errno.h>
 #include <string.h>
 
@@ -16,6 +16,19 @@ int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag
     cl->footer = "FILE may be '-' for standard input; a quoted glob pattern is expanded by\n"
                  "tfrec (sorted by name).\n";
     return cli_parse(cl, argc, argv);
+}
+
+int cli_cmd_run(const char *prog, const char *usage, cli_flag *flags, int argc, char **argv,
+                cli_cmd_fn fn, void *ctx)
+{
+    cli_cmdline cl;
+    cli_files files = { 0 };
+    int st = cli_cmd_parse(&cl, prog, usage, flags, argc, argv);
+    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
+        st = fn(ctx, &files);
+    cli_files_free(&files);
+    cli_cmdline_free(&cl);
+    return st;
 }
 
 int cli_input_files(cli_files *out, const cli_cmdline *cl)
@@ -36,28 +49,6 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl)
         return EXIT_USAGE;
     }
     return EXIT_OK;
-}
-
-int cli_parse_compression(const char *v, void *dest, char *err, size_t errcap)
-{
-    int c = tfrec_compression_from_name(v);
-    if (c < 0 || !*v) {
-        snprintf(err, errcap, "unknown compression '%s' (AUTO, NONE, ZLIB or GZIP)", v);
-        return -1;
-    }
-    *(int *)dest = c;
-    return 0;
-}
-
-int cli_parse_output_compression(const char *v, void *dest, char *err, size_t errcap)
-{
-    int c = tfrec_compression_from_name(v);
-    if (c < 0 || !*v || c == TFREC_COMPRESSION_AUTO) {
-        snprintf(err, errcap, "output compression must be NONE, ZLIB or GZIP, not '%s'", v);
-        return -1;
-    }
-    *(int *)dest = c;
-    return 0;
 }
 
 int cli_flush_stdout(void)

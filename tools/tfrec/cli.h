@@ -8,6 +8,7 @@
 
 #include "../common/exit_codes.h"
 #include "../common/files.h"
+#include "../common/flag_types.h"
 #include "../common/flags.h"
 #include "../common/signals.h"
 #include "tfrec/tfrec.h"
@@ -64,10 +65,11 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl);
 int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag *flags,
                   int argc, char **argv);
 
-/* CLI_CUSTOM parsers: a compression name (any of AUTO, NONE, ZLIB, GZIP)
- * and an output compression (not AUTO), into an int. */
-int cli_parse_compression(const char *v, void *dest, char *err, size_t errcap);
-int cli_parse_output_compression(const char *v, void *dest, char *err, size_t errcap);
+/* The usual subcommand: parse, expand the input files, run fn over them
+ * (fn returns the exit status). */
+typedef int (*cli_cmd_fn)(void *ctx, const cli_files *files);
+int cli_cmd_run(const char *prog, const char *usage, cli_flag *flags, int argc, char **argv,
+                cli_cmd_fn fn, void *ctx);
 
 /* Flags shared by the reading subcommands, as cli_flag table entries. */
 #define CLI_READ_FLAGS(o)                                                              \

@@ -10,6 +10,8 @@ enum { OUT_RAW, OUT_FRAMED, OUT_JSON };
 
 typedef struct emit_state {
     int mode;
+    int raw, framed; /* the flags, turned into mode once parsed */
+    cli_read_opts o;
     dump_opts d;
     tfrec_writer *w; /* OUT_FRAMED: an uncompressed TFRecord stream on stdout */
     uint64_t limit;  /* records to emit; UINT64_MAX for all */
@@ -42,8 +44,13 @@ static int emit_one(void *ctx, const cli_record *rec)
 }
 
 /* Read the files in order into s; stops at the first error. */
-static int run(emit_state *s, const cli_read_opts *o, const cli_files *files)
+static int run(void *ctx, const cli_files *files)
 {
+    emit_state *s = ctx;
+    const cli_read_opts *o = &s->o;
+    /* both: --framed (the stricter format) wins */
+    if (s->raw || s->framed)
+        s->mode = s->framed ? OUT_FRAMED : OUT_RAW;
     if (s->mode == OUT_FRAMED) {
         tfrec_writer_options wo = { 0 };
         wo.compression = TFREC_COMPRESSION_NONE;
@@ -87,59 +94,36 @@ static const char head_help[] =
 
 int cmd_cat(int argc, char **argv)
 {
-    cli_read_opts o = { 0 };
-    emit_state s = { 0 };
+    emit_state s;
+    memset(&s, 0, sizeof s);
     s.mode = OUT_RAW;
     s.limit = UINT64_MAX;
-    int framed = 0;
     cli_flag flags[] = {
-        CLI_READ_FLAGS(&o), CLI_SKIP_FLAG(&o),
-        { .name = "framed", .type = CLI_BOOL, .dest = &framed,
+        CLI_READ_FLAGS(&s.o), CLI_SKIP_FLAG(&s.o),
+        { .name = "framed", .type = CLI_BOOL, .dest = &s.framed,
           .help = "TFRecord framing (length, CRCs) around each record" },
         { 0 }
     };
-    cli_cmdline cl;
-    cli_files files = { 0 };
-    int st = cli_cmd_parse(&cl, "tfrec cat", cat_help, flags, argc, argv);
-    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK) {
-        if (framed)
-            s.mode = OUT_FRAMED;
-        st = run(&s, &o, &files);
-    }
-    cli_files_free(&files);
-    cli_cmdline_free(&cl);
-    return st;
+    return cli_cmd_run("tfrec cat", cat_help, flags, argc, argv, run, &s);
 }
 
 int cmd_head(int argc, char **argv)
 {
-    cli_read_opts o = { 0 };
-    emit_state s = { 0 };
+    emit_state s;
+    memset(&s, 0, sizeof s);
     s.mode = OUT_JSON;
     s.limit = 10;
-    int raw = 0, framed = 0;
     cli_flag flags[] = {
         { .name = "records", .short_name = 'n', .type = CLI_UINT64, .dest = &s.limit,
           .help = "how many records (default 10)" },
-        CLI_READ_FLAGS(&o), CLI_SKIP_FLAG(&o),
+        CLI_READ_FLAGS(&s.o), CLI_SKIP_FLAG(&s.o),
         { .name = "full", .short_name = 'f', .type = CLI_BOOL, .dest = &s.d.full,
           .help = "bytes values in full in the JSON" },
-        { .name = "raw", .type = CLI_BOOL, .dest = &raw,
+        { .name = "raw", .type = CLI_BOOL, .dest = &s.raw,
           .help = "payload bytes back to back instead of JSON" },
-        { .name = "framed", .type = CLI_BOOL, .dest = &framed,
+        { .name = "framed", .type = CLI_BOOL, .dest = &s.framed,
           .help = "an uncompressed TFRecord stream instead of JSON" },
         { 0 }
     };
-    cli_cmdline cl;
-    cli_files files = { 0 };
-    int st = cli_cmd_parse(&cl, "tfrec head", head_help, flags, argc, argv);
-    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK) {
-        /* both: --framed (the stricter format) wins */
-        if (raw || framed)
-            s.mode = framed ? OUT_FRAMED : OUT_RAW;
-        st = run(&s, &o, &files);
-    }
-    cli_files_free(&files);
-    cli_cmdline_free(&cl);
-    return st;
+    return cli_cmd_run("tfrec head", head_help, flags, argc, argv, run, &s);
 }

@@ -16,8 +16,9 @@ static const char verify_help[] =
     "file and byte offset, resynchronising after each one. One line per file:\n"
     "'OK FILE: N records' or 'BAD FILE: ...'. Exits 1 if anything is wrong.\n";
 
-static int count_files(const cli_read_opts *o, const cli_files *files)
+static int count_files(void *ctx, const cli_files *files)
 {
+    const cli_read_opts *o = ctx;
     uint64_t total = 0;
     int status = EXIT_OK;
     for (size_t i = 0; i < files->n; i++) {
@@ -43,14 +44,7 @@ int cmd_count(int argc, char **argv)
 {
     cli_read_opts o = { 0 };
     cli_flag flags[] = { CLI_READ_FLAGS(&o), CLI_SKIP_FLAG(&o), { 0 } };
-    cli_cmdline cl;
-    cli_files files = { 0 };
-    int st = cli_cmd_parse(&cl, "tfrec count", count_help, flags, argc, argv);
-    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
-        st = count_files(&o, &files);
-    cli_files_free(&files);
-    cli_cmdline_free(&cl);
-    return st;
+    return cli_cmd_run("tfrec count", count_help, flags, argc, argv, count_files, &o);
 }
 
 typedef struct verify_state {
@@ -67,8 +61,16 @@ static void report_region(void *ctx, const char *file, uint64_t offset, uint64_t
            why && *why ? ": " : "", why ? why : "");
 }
 
-static int verify_files(cli_read_opts *o, const cli_files *files, int quiet)
+typedef struct verify_cmd {
+    cli_read_opts o;
+    int quiet, skip;
+} verify_cmd;
+
+static int verify_files(void *ctx, const cli_files *files)
 {
+    verify_cmd *c = ctx;
+    cli_read_opts *o = &c->o;
+    int quiet = c->quiet;
     o->skip_corrupt = 1; /* report every region, not just the first */
     o->on_skip = report_region;
     o->keep_errors = 1; /* part of the report, on stdout */
@@ -105,22 +107,14 @@ static int verify_files(cli_read_opts *o, const cli_files *files, int quiet)
 
 int cmd_verify(int argc, char **argv)
 {
-    cli_read_opts o = { 0 };
-    int quiet = 0, skip = 0;
+    verify_cmd c = { { 0 }, 0, 0 };
     cli_flag flags[] = {
-        CLI_READ_FLAGS(&o),
-        { .name = "quiet", .short_name = 'q', .type = CLI_BOOL, .dest = &quiet,
+        CLI_READ_FLAGS(&c.o),
+        { .name = "quiet", .short_name = 'q', .type = CLI_BOOL, .dest = &c.quiet,
           .help = "print only the problems" },
-        { .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL, .dest = &skip,
+        { .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL, .dest = &c.skip,
           .help = "accepted: verify always reports every region" },
         { 0 }
     };
-    cli_cmdline cl;
-    cli_files files = { 0 };
-    int st = cli_cmd_parse(&cl, "tfrec verify", verify_help, flags, argc, argv);
-    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
-        st = verify_files(&o, &files, quiet);
-    cli_files_free(&files);
-    cli_cmdline_free(&cl);
-    return st;
+    return cli_cmd_run("tfrec verify", verify_help, flags, argc, argv, verify_files, &c);
 }

@@ -115,6 +115,7 @@ static const char dump_help[] =
 
 typedef struct dump_state {
     dump_opts d;
+    cli_read_opts o;
 } dump_state;
 
 static int dump_one(void *ctx, const cli_record *rec)
@@ -124,12 +125,13 @@ static int dump_one(void *ctx, const cli_record *rec)
     return ferror(stdout) ? EXIT_IO : CLI_CONTINUE;
 }
 
-static int dump_files(const cli_read_opts *o, dump_state *s, const cli_files *files)
+static int dump_files(void *ctx, const cli_files *files)
 {
+    dump_state *s = ctx;
     int status = EXIT_OK;
     for (size_t i = 0; i < files->n && status == EXIT_OK; i++) {
         cli_file_result res;
-        cli_read_file(files->paths[i], o, dump_one, s, &res);
+        cli_read_file(files->paths[i], &s->o, dump_one, s, &res);
         status = cli_worst(status, res.status);
     }
     return cli_worst(status, cli_flush_stdout());
@@ -137,22 +139,15 @@ static int dump_files(const cli_read_opts *o, dump_state *s, const cli_files *fi
 
 int cmd_dump(int argc, char **argv)
 {
-    cli_read_opts o = { 0 };
-    dump_state s = { { 0, 0 } };
+    dump_state s;
+    memset(&s, 0, sizeof s);
     cli_flag flags[] = {
-        CLI_READ_FLAGS(&o), CLI_SKIP_FLAG(&o),
+        CLI_READ_FLAGS(&s.o), CLI_SKIP_FLAG(&s.o),
         { .name = "full", .short_name = 'f', .type = CLI_BOOL, .dest = &s.d.full,
           .help = "bytes values in full (b64 and text, any length)" },
         { .name = "raw", .short_name = 'r', .type = CLI_BOOL, .dest = &s.d.raw,
           .help = "do not decode records as tf.Example" },
         { 0 }
     };
-    cli_cmdline cl;
-    cli_files files = { 0 };
-    int st = cli_cmd_parse(&cl, "tfrec dump", dump_help, flags, argc, argv);
-    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
-        st = dump_files(&o, &s, &files);
-    cli_files_free(&files);
-    cli_cmdline_free(&cl);
-    return st;
+    return cli_cmd_run("tfrec dump", dump_help, flags, argc, argv, dump_files, &s);
 }

@@ -230,8 +230,16 @@ static const char stats_help[] =
     "and for every feature key its type(s), the number of records that have it\n"
     "and the number of values per record.\n";
 
-static int stats_files(const cli_read_opts *o, const cli_files *files, int as_json)
+typedef struct stats_cmd {
+    cli_read_opts o;
+    int as_json;
+} stats_cmd;
+
+static int stats_files(void *ctx, const cli_files *files)
 {
+    const stats_cmd *c = ctx;
+    const cli_read_opts *o = &c->o;
+    int as_json = c->as_json;
     int status = EXIT_OK;
     stats_state s = { 0 };
     totals t = { files->n, 0, 0, 0 };
@@ -263,20 +271,12 @@ static int stats_files(const cli_read_opts *o, const cli_files *files, int as_js
 
 int cmd_stats(int argc, char **argv)
 {
-    cli_read_opts o = { 0 };
-    int as_json = 0;
+    stats_cmd c = { { 0 }, 0 };
     cli_flag flags[] = {
-        CLI_READ_FLAGS(&o), CLI_SKIP_FLAG(&o),
-        { .name = "json", .short_name = 'j', .type = CLI_BOOL, .dest = &as_json,
+        CLI_READ_FLAGS(&c.o), CLI_SKIP_FLAG(&c.o),
+        { .name = "json", .short_name = 'j', .type = CLI_BOOL, .dest = &c.as_json,
           .help = "one JSON object instead of text" },
         { 0 }
     };
-    cli_cmdline cl;
-    cli_files files = { 0 };
-    int st = cli_cmd_parse(&cl, "tfrec stats", stats_help, flags, argc, argv);
-    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
-        st = stats_files(&o, &files, as_json);
-    cli_files_free(&files);
-    cli_cmdline_free(&cl);
-    return st;
+    return cli_cmd_run("tfrec stats", stats_help, flags, argc, argv, stats_files, &c);
 }
