@@ -20,7 +20,7 @@ TFREC_PRIVATE_API int tfrec_errno_code(int errnum);
 /* Format the message into buf (cap bytes, always NUL-terminated). path
  * may be NULL when the context already names the file: then the message
  * starts at <what>. what is a printf format. */
-TFREC_PRIVATE_API void tfrec_errno_msg(char *buf, size_t cap, int errnum, const char *path, const char *what, ...)
+void tfrec_errno_msg(char *buf, size_t cap, int errnum, const char *path, const char *what, ...)
     TFREC_PRINTF(5, 6);
 TFREC_PRIVATE_API void tfrec_errno_vmsg(char *buf, size_t cap, int errnum, const char *path, const char *what,
                       va_list ap);

@@ -24,7 +24,10 @@
  *   so nothing is lost: json.loads(text) gives the same str that
  *   os.fsdecode() gives for the original bytes, and
  *   s.encode("utf-8", "surrogateescape") gives the bytes back. Parsers that
- *   refuse lone surrogates are rare; most read them as U+FFFD. */
+ *   refuse lone surrogates are rare; most read them as U+FFFD.
+ *
+ * Only the functions the image part calls are exported from libtfrec.so
+ * (TFREC_PRIVATE_API); the rest serve the tools, which link libtfrec.a. */
 #ifndef TFREC_UTIL_JSON_WRITER_H
 #define TFREC_UTIL_JSON_WRITER_H
 
@@ -48,8 +51,8 @@ TFREC_PRIVATE_API void tfrec_json_init(tfrec_json *j, FILE *out);
  * empty and ready for reuse. */
 TFREC_PRIVATE_API char *tfrec_json_take(tfrec_json *j);
 /* Release the memory buffer (if any); the writer is left empty. */
-TFREC_PRIVATE_API void tfrec_json_reset(tfrec_json *j);
-TFREC_PRIVATE_API int tfrec_json_failed(const tfrec_json *j);
+void tfrec_json_reset(tfrec_json *j);
+int tfrec_json_failed(const tfrec_json *j);
 
 TFREC_PRIVATE_API void tfrec_json_object_begin(tfrec_json *j);
 TFREC_PRIVATE_API void tfrec_json_object_end(tfrec_json *j);
@@ -58,31 +61,31 @@ TFREC_PRIVATE_API void tfrec_json_array_end(tfrec_json *j);
 /* Inside an object, before each value. */
 TFREC_PRIVATE_API void tfrec_json_key(tfrec_json *j, const char *key);
 
-TFREC_PRIVATE_API void tfrec_json_str(tfrec_json *j, const char *s); /* NULL writes null */
-TFREC_PRIVATE_API void tfrec_json_str_n(tfrec_json *j, const char *s, size_t len);
-TFREC_PRIVATE_API void tfrec_json_int(tfrec_json *j, int64_t v);
-TFREC_PRIVATE_API void tfrec_json_uint(tfrec_json *j, uint64_t v);
+void tfrec_json_str(tfrec_json *j, const char *s); /* NULL writes null */
+void tfrec_json_str_n(tfrec_json *j, const char *s, size_t len);
+void tfrec_json_int(tfrec_json *j, int64_t v);
+void tfrec_json_uint(tfrec_json *j, uint64_t v);
 /* v with a fixed number of decimals ("%.*f"); null when not finite. */
 TFREC_PRIVATE_API void tfrec_json_fixed(tfrec_json *j, double v, int decimals);
 /* The shortest decimal that reads back as the same float32 (0.1f is 0.1);
  * NaN and the infinities as the strings "NaN", "Infinity", "-Infinity"
  * (the protobuf JSON mapping), since JSON numbers cannot hold them. */
-TFREC_PRIVATE_API void tfrec_json_float32(tfrec_json *j, float v);
-TFREC_PRIVATE_API void tfrec_json_bool(tfrec_json *j, int v);
-TFREC_PRIVATE_API void tfrec_json_null(tfrec_json *j);
+void tfrec_json_float32(tfrec_json *j, float v);
+void tfrec_json_bool(tfrec_json *j, int v);
+void tfrec_json_null(tfrec_json *j);
 /* A key and its value in one call, inside objects. */
 TFREC_PRIVATE_API void tfrec_json_field_str(tfrec_json *j, const char *key, const char *s);
 TFREC_PRIVATE_API void tfrec_json_field_int(tfrec_json *j, const char *key, int64_t v);
 TFREC_PRIVATE_API void tfrec_json_field_uint(tfrec_json *j, const char *key, uint64_t v);
 TFREC_PRIVATE_API void tfrec_json_field_bool(tfrec_json *j, const char *key, int v);
 /* Base64 (RFC 4648, padded) of data, as a string. */
-TFREC_PRIVATE_API void tfrec_json_base64(tfrec_json *j, const void *data, size_t len);
+void tfrec_json_base64(tfrec_json *j, const void *data, size_t len);
 /* End a top-level value with a newline (JSON Lines): the next value starts
  * a new document, without a comma. */
 TFREC_PRIVATE_API void tfrec_json_newline(tfrec_json *j);
 
 /* 1 if data is valid UTF-8 (as above) without control characters or DEL:
  * text a person can read as it is. */
-TFREC_PRIVATE_API int tfrec_json_is_text(const void *data, size_t len);
+int tfrec_json_is_text(const void *data, size_t len);
 
 #endif

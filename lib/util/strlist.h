@@ -28,7 +28,7 @@ TFREC_PRIVATE_API void tfrec_strlist_sort(tfrec_strlist *l);
 TFREC_PRIVATE_API void tfrec_strv_sort(char **v, size_t n);
 /* The array itself, handed to the caller (free each string, then the
  * array); the list is left empty. NULL when the list is empty. */
-TFREC_PRIVATE_API char **tfrec_strlist_release(tfrec_strlist *l, size_t *n);
+char **tfrec_strlist_release(tfrec_strlist *l, size_t *n);
 /* Free every string and the array; the list is left empty. */
 TFREC_PRIVATE_API void tfrec_strlist_free(tfrec_strlist *l);
 
