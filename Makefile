@@ -108,7 +108,7 @@ $(1)_LIBS    := $$(shell pkg-config --libs $$($(1)_PKGS) 2>/dev/null)
 endef
 $(foreach p,$(PARTS),$(eval $(call part_vars,$(p))))
 OPTIONAL_PARTS := $(filter-out tfrec,$(ALL_PARTS))
-$(foreach p,$(OPTIONAL_PARTS),$(eval $(p)_HEADERS := $(foreach m,$($(p)_MODULES),$(wildcard include/tfrec/$(m).h))))
+$(foreach p,$(OPTIONAL_PARTS),$(eval $(p)_HEADERS := $(foreach m,$($(p)_MODULES),$(wildcard include/tfrec/$(m).h include/tfrec/$(m)_*.h))))
 tfrec_HEADERS := $(filter-out $(foreach p,$(OPTIONAL_PARTS),$($(p)_HEADERS)),$(wildcard include/tfrec/*.h))
 
 OPT      ?= -O2 -g

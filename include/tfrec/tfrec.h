@@ -15,6 +15,9 @@
 #if __has_include("bigtable.h")
 #include "bigtable.h"
 #endif
+#if __has_include("bigtable_load.h")
+#include "bigtable_load.h"
+#endif
 #if __has_include("image.h")
 #include "image.h"
 #endif
@@ -23,6 +26,7 @@
 #endif
 #else
 #include "bigtable.h"
+#include "bigtable_load.h"
 #include "image.h"
 #include "imagenet.h"
 #endif

@@ -24,7 +24,10 @@
  *   so nothing is lost: json.loads(text) gives the same str that
  *   os.fsdecode() gives for the original bytes, and
  *   s.encode("utf-8", "surrogateescape") gives the bytes back. Parsers that
- *   refuse lone surrogates are rare; most read them as U+FFFD. */
+ *   refuse lone surrogates are rare; most read them as U+FFFD.
+ *
+ * Only the functions the image part calls are exported from libtfrec.so
+ * (TFREC_PRIVATE_API); the rest serve the tools, which link libtfrec.a. */
 #ifndef TFREC_UTIL_JSON_WRITER_H
 #define TFREC_UTIL_JSON_WRITER_H
 

@@ -1,7 +1,8 @@
 """Cloud Bigtable loading and scanning (include/tfrec/bigtable.h).
 
     with tfrec.bigtable.Writer("my-project", "my-instance", "imagenet") as w:
-        w.write_tfrecords("/data/train-*", row_prefix="train_")
+        w.write_tfrecords("/data/train-*", row_prefix="train_",
+                          progress=lambda p: print(p.next_index))
     stats = w.stats               # rows_acked, requests, retried_entries, ...
 
     for row in tfrec.bigtable.Reader("my-project", "my-instance", "imagenet",
@@ -17,15 +18,16 @@ happens inside its calls, which release the GIL.
 """
 
 import glob as _glob
+import os
 from collections import namedtuple
-from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
+from ctypes import (CFUNCTYPE, POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p, create_string_buffer, string_at)
 
 from . import _constants as C
 from ._handles import BtClientHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _Sized, _proto, lib
 from .errors import BigtableError, error_for
-from .record import TFRecordReader
+from .record import _compression_code
 
 
 class _ClientOptions(_Sized):
@@ -51,6 +53,46 @@ _STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "request
 class _WriterStats(_Sized):
     _c_type_ = "tfrec_bt_writer_stats"
     _fields_ = [("struct_size", c_size_t)] + [(n, c_uint64) for n in _STAT_FIELDS]
+
+
+_LOAD_STAT_FIELDS = ("records_read", "bytes_read", "records_skipped", "rows_acked", "bytes_acked",
+                     "rows_failed", "next_index")
+
+
+class _LoadStats(_Sized):
+    _c_type_ = "tfrec_bt_load_stats"
+    _fields_ = ([("struct_size", c_size_t)] + [(n, c_uint64) for n in _LOAD_STAT_FIELDS]
+                + [("seconds", c_double)])
+
+
+class _LoadProgress(_Sized):
+    _c_type_ = "tfrec_bt_load_progress"
+    _fields_ = [("struct_size", c_size_t), ("stats", POINTER(_LoadStats)),
+                ("file_index", c_size_t), ("file", c_char_p), ("done", c_int)]
+
+
+_LOAD_PROGRESS_FN = CFUNCTYPE(c_int, c_void_p, POINTER(_LoadProgress))
+
+
+class _LoadOptions(_Sized):
+    _c_type_ = "tfrec_bt_load_options"
+    _fields_ = [("struct_size", c_size_t), ("row_prefix", c_char_p), ("column", c_char_p),
+                ("num_records", c_uint64), ("start_index", c_uint64), ("key_width", c_int),
+                ("reversed_keys", c_int), ("max_rows_per_sec", c_double), ("compression", c_int),
+                ("max_record_size", c_uint64), ("progress_interval", c_double),
+                ("progress", _LOAD_PROGRESS_FN), ("progress_ctx", c_void_p)]
+
+
+LoadProgress = namedtuple("LoadProgress", _LOAD_STAT_FIELDS + ("seconds", "file", "done"))
+LoadProgress.__doc__ = """What a write_tfrecords progress callback receives: the figures so
+far (next_index: every record below it is acknowledged), the file being read
+(None at the end) and done (True on the final call)."""
+
+
+def _load_stats_dict(st):
+    d = {n: getattr(st, n) for n in _LOAD_STAT_FIELDS}
+    d["seconds"] = st.seconds
+    return d
 
 
 class _ReadOptions(_Sized):
@@ -94,6 +136,8 @@ _proto("tfrec_bt_writer_timestamp", c_int64, BtWriterHandle)
 _proto("tfrec_bt_writer_failed_count", c_size_t, BtWriterHandle)
 _proto("tfrec_bt_writer_failed_row", c_int, BtWriterHandle, c_size_t, POINTER(c_void_p),
        POINTER(c_size_t), POINTER(c_uint64), POINTER(c_int), POINTER(c_char_p))
+_proto("tfrec_bt_load", c_int, BtWriterHandle, POINTER(c_char_p), c_size_t, POINTER(_LoadOptions),
+       POINTER(_LoadStats))
 _proto("tfrec_bt_reader_open", c_int, POINTER(BtReaderHandle), BtClientHandle, c_char_p,
        POINTER(_ReadOptions))
 _proto("tfrec_bt_reader_next", c_int, BtReaderHandle, POINTER(_Row))
@@ -194,6 +238,7 @@ class Writer:
                                rpc_timeout_ms)
         self._h = None
         self.stats = None
+        self.load_stats = None
         try:
             self._client.ensure_table(table, family, create_table)
             o = _WriterOptions(batch_rows=batch_rows or 0, batch_bytes=batch_bytes or 0,
@@ -233,35 +278,63 @@ class Writer:
             self._fail(rc)
 
     def write_tfrecords(self, pattern, row_prefix="train_", num_records=None, start_index=0,
-                        reversed_keys=False, compression="auto"):
+                        reversed_keys=False, compression="auto", max_rows_per_sec=None,
+                        progress=None, progress_interval=None):
         """Load the records of the files matching pattern (sorted, read in
         order) as rows row_prefix + zero-padded global index, like
         tfrecords_to_bigtable.py: keys are padded to the digits of
         num_records - 1 (10 digits without num_records), and at most
-        num_records records are written. Returns the number of rows put."""
+        num_records records are written. Records below start_index are read
+        but not written (resume: their keys keep their index). This is the
+        library's tfrec_bt_load, the loop tfrec2bt runs.
+
+        progress(p), if given, is called a few times a second (every
+        progress_interval seconds, default 0.25) and once at the end with a
+        LoadProgress; a true return value stops the load, which then raises
+        BigtableError (code TFREC_E_STATE). An exception in the callback
+        (KeyboardInterrupt included) stops the load and is re-raised.
+        Either way what was put is flushed first, so the error's .stats
+        ["next_index"] is where to resume. Returns the number of rows put;
+        the figures are in self.load_stats."""
         h = self._handle()
         files = sorted(_glob.glob(pattern))
         if not files:
             raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
-        width = key_width(num_records)
-        limit = num_records if num_records else None
-        prefix = _b(row_prefix)
-        q = self._column
-        put = lib.tfrec_bt_writer_put
-        index = start_index
-        for path in files:
-            if limit is not None and index >= limit:
-                break
-            with TFRecordReader(path, compression=compression) as reader:
-                for record in reader:
-                    if limit is not None and index >= limit:
-                        break
-                    k = row_key(prefix, index, width, reversed_keys)
-                    rc = put(h, k, len(k), q, len(q), record, len(record), index)
-                    if rc < 0:
-                        self._fail(rc)
-                    index += 1
-        return index - start_index
+        keep = [_b(row_prefix), self._column] + [os.fsencode(f) for f in files]
+        paths = (c_char_p * len(files))(*keep[2:])
+        o = _LoadOptions(row_prefix=keep[0], column=keep[1],
+                         num_records=num_records or 0, start_index=start_index,
+                         reversed_keys=1 if reversed_keys else 0,
+                         max_rows_per_sec=max_rows_per_sec or 0,
+                         compression=_compression_code(compression, True),
+                         progress_interval=progress_interval or 0)
+        raised = []
+        if progress is not None:
+            def on_progress(_ctx, p):
+                try:
+                    c = p.contents
+                    st = c.stats.contents
+                    info = LoadProgress(*[getattr(st, n) for n in _LOAD_STAT_FIELDS],
+                                        seconds=st.seconds,
+                                        file=c.file.decode("utf-8", "surrogateescape")
+                                        if c.file else None,
+                                        done=bool(c.done))
+                    return 1 if progress(info) else 0
+                except BaseException as e:  # KeyboardInterrupt too: stop, re-raise below
+                    raised.append(e)
+                    return 1
+            o.progress = _LOAD_PROGRESS_FN(on_progress)
+        st = _LoadStats()
+        rc = lib.tfrec_bt_load(h, paths, len(files), byref(o), byref(st))
+        self.load_stats = _load_stats_dict(st)
+        self._next_index += st.records_read
+        if raised:
+            raise raised[0]
+        if rc < 0:
+            err = error_for(rc, cls=BigtableError)
+            err.stats = self.load_stats
+            raise err
+        return st.records_read
 
     def flush(self):
         """Wait until every queued row is acknowledged or failed."""
@@ -410,4 +483,4 @@ class Reader:
             self.close()
 
 
-__all__ = ["Writer", "Reader", "Row", "Cell", "FailedRow", "row_key", "key_width"]
+__all__ = ["Writer", "Reader", "Row", "Cell", "FailedRow", "LoadProgress", "row_key", "key_width"]

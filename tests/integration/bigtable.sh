@@ -27,8 +27,8 @@ pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
 
 if ! command -v cbt >/dev/null; then echo "FAIL setup: cbt CLI not installed"; exit 1; fi
-for b in tfrec2bt bt2tfrec; do
-    [ -x "$BIN/$b" ] || { echo "FAIL setup: $BIN/$b not built"; exit 1; }
+for b in "$BIN/tfrec2bt" "$BIN/bt2tfrec"; do
+    [ -x "$b" ] || { echo "FAIL setup: $b not built"; exit 1; }
 done
 [ -x "$TEST_BIN/tfrec2bt" ] || { echo "FAIL setup: $TEST_BIN/tfrec2bt not built (make tests)"; exit 1; }
 
@@ -71,14 +71,44 @@ check_usage() { # name expected-message args...
 check_usage flags_missing_source "source_glob is required" --bigtable_table=t
 check_usage flags_missing_table "bigtable_table is required" --source_glob="$T/d1/data-*"
 check_usage flags_bad_number "num_records: 'abc'" --source_glob=x --bigtable_table=t --num_records=abc
-check_usage flags_bad_order "row_key_order must be" --source_glob=x --bigtable_table=t --row_key_order=random
-check_usage flags_unknown "unknown or incomplete flag" --source_glob=x --bigtable_table=t --frobnicate=1
+check_usage flags_bad_order "row_key_order: 'random' is not one of sequential, reversed" --source_glob=x --bigtable_table=t --row_key_order=random
+check_usage flags_unknown "unknown flag --frobnicate" --source_glob=x --bigtable_table=t --frobnicate=1
+check_usage flags_unknown_did_you_mean "unknown flag --num_record (did you mean --num_records?)" --source_glob=x --bigtable_table=t --num_record=5
+check_usage flags_size_overflow "batch_bytes: '20000000000G' is too large" --source_glob=x --bigtable_table=t --batch_bytes=20000000000G
+check_usage flags_range "max_inflight: 65 is out of range 1..64" --source_glob=x --bigtable_table=t --max_inflight=65
+check_usage flags_bad_bool "create_table: 'maybe' is not a boolean" --source_glob=x --bigtable_table=t --create_table=maybe
+check_usage flags_missing_value "bigtable_table needs a value" --source_glob=x --bigtable_table
+check_usage flags_positional_refused "unexpected argument 'extra'" --source_glob=x --bigtable_table=t extra
 check_usage flags_resume_and_start "either --resume or --start_index" --source_glob=x --bigtable_table=t --resume --start_index=5
+# gs:// sources need the storage module: a clear error naming the flag
+check_usage flags_gcs_source_not_built "source_glob=gs://bucket/train-\*: reading from Cloud Storage needs the storage module, which is not built yet" --source_glob='gs://bucket/train-*' --bigtable_table=t
+printf -- '--bigtable_table=t\n--nosuch_flag=1\n' >"$T/bad.flags"
+check_usage flagfile_error_names_file_and_line "$T/bad.flags:2: unknown flag --nosuch_flag" --source_glob=x --flagfile="$T/bad.flags"
+
+# --help documents the flags and the exit-code table; --helpfull the common flags
+"$BIN/tfrec2bt" --help >"$T/help" 2>&1
+st=$?
+if [ $st -eq 0 ] && grep -q -- "--source_glob=GLOB" "$T/help" && grep -q -- "--\[no\]create_table" "$T/help" &&
+   grep -q "2 usage error" "$T/help" && grep -q "3 I/O or network error" "$T/help" &&
+   grep -q "130 interrupted" "$T/help" && ! grep -q -- "--flagfile=FILE  " "$T/help"; then
+    pass help_lists_flags_and_exit_codes
+else fail help_lists_flags_and_exit_codes "exit $st: $(head -c 400 "$T/help")"; fi
+"$BIN/tfrec2bt" --helpfull >"$T/help" 2>&1
+if grep -q -- "--flagfile=FILE" "$T/help" && grep -q -- "--version" "$T/help"; then pass helpfull_lists_common_flags
+else fail helpfull_lists_common_flags "$(head -c 300 "$T/help")"; fi
+for b in tfrec2bt bt2tfrec; do
+    out=$("$BIN/$b" --version 2>&1)
+    case "$out" in "$b (libtfrec) "[0-9]*) pass "${b}_version" ;; *) fail "${b}_version" "$out" ;; esac
+done
+"$BIN/bt2tfrec" --bigtable_instance=i --bigtable_table=t --output=x --bogus >"$T/out" 2>"$T/err"
+st=$?
+if [ $st -eq 2 ] && grep -q "unknown flag --bogus" "$T/err"; then pass bt2tfrec_unknown_flag_exit_2
+else fail bt2tfrec_unknown_flag_exit_2 "exit $st: $(head -c 300 "$T/err")"; fi
 
 t2b --source_glob="$T/nothing-*" --bigtable_table=t >"$T/out" 2>"$T/err"
 st=$?
-if [ $st -eq 1 ] && grep -q "no files match --source_glob=$T/nothing-\*" "$T/err"; then pass no_matching_files
-else fail no_matching_files "exit $st: $(cat "$T/err")"; fi
+if [ $st -eq 3 ] && grep -q "no files match --source_glob=$T/nothing-\*" "$T/err"; then pass no_matching_files_exit_3
+else fail no_matching_files_exit_3 "exit $st: $(cat "$T/err")"; fi
 
 # ------------------------------------------------------------ server faults
 # A loopback port nothing listens on: bind one, note it, close it.
@@ -88,20 +118,20 @@ BIGTABLE_EMULATOR_HOST=127.0.0.1:$DEAD_PORT t2b --source_glob="$T/small/data-*" 
     >"$T/out" 2>"$T/err"
 st=$?
 took=$(($(date +%s) - start))
-if [ $st -eq 1 ] && grep -q "cannot reach Bigtable at 127.0.0.1:$DEAD_PORT" "$T/err" && [ $took -lt 60 ]; then
+if [ $st -eq 3 ] && grep -q "cannot reach Bigtable at 127.0.0.1:$DEAD_PORT" "$T/err" && [ $took -lt 60 ]; then
     pass server_not_listening
 else fail server_not_listening "exit $st after ${took}s: $(head -c 400 "$T/err")"; fi
 
 t2b --source_glob="$T/small/data-*" --bigtable_table=missing >"$T/out" 2>"$T/err"
 st=$?
-if [ $st -eq 1 ] && grep -q "table projects/p/instances/i/tables/missing does not exist" "$T/err" &&
+if [ $st -eq 3 ] && grep -q "table projects/p/instances/i/tables/missing does not exist" "$T/err" &&
    grep -q -- "--create_table" "$T/err"; then pass missing_table
 else fail missing_table "exit $st: $(head -c 400 "$T/err")"; fi
 
 bt createtable nofam
 t2b --source_glob="$T/small/data-*" --bigtable_table=nofam >"$T/out" 2>"$T/err"
 st=$?
-if [ $st -eq 1 ] && grep -q "has no column family 'tfexample'" "$T/err"; then pass missing_family
+if [ $st -eq 3 ] && grep -q "has no column family 'tfexample'" "$T/err"; then pass missing_family
 else fail missing_family "exit $st: $(head -c 400 "$T/err")"; fi
 
 # --create_table adds the missing family to the existing table
@@ -146,7 +176,7 @@ else fail project_from_metadata_server "exit $st count '$n': $(head -c 300 "$T/e
 GCE_METADATA_HOST=127.0.0.1:$DEAD_PORT "$BIN/tfrec2bt" --bigtable_instance=i --quiet \
     --source_glob="$T/small/data-00000-*" --bigtable_table=meta >"$T/out" 2>"$T/err"
 st=$?
-if [ $st -eq 1 ] && grep -q "no project given and the GCE metadata server" "$T/err" &&
+if [ $st -eq 2 ] && grep -q "no project given and the GCE metadata server" "$T/err" &&
    grep -q -- "--project" "$T/err"; then pass no_project_clear_error
 else fail no_project_clear_error "exit $st: $(head -c 300 "$T/err")"; fi
 
@@ -243,14 +273,84 @@ if [ $st -eq 0 ] && [ "$retried" = 286 ] &&
     pass retried_rows_replaced_not_duplicated
 else fail retried_rows_replaced_not_duplicated "exit $st retried=$retried: $(cat "$T/err" "$T/v" | head -c 500)"; fi
 
-# The production tfrec2bt has no fault injection: the same variable does nothing.
+# The production binary carries no fault injection: the variable is ignored.
 TFREC2BT_INJECT_RETRY=7 "$BIN/tfrec2bt" --project=p --bigtable_instance=i --source_glob="$T/small/data-*" \
-    --bigtable_table=noinject --num_records=2000 --create_table >"$T/out" 2>"$T/err"
+    --bigtable_table=notinjected --num_records=2000 --create_table >"$T/out" 2>"$T/err"
 st=$?
 retried=$(sed -n 's/.*requests, \([0-9]*\) retried entries.*/\1/p' "$T/err")
-if [ $st -eq 0 ] && [ "$retried" = 0 ]; then
-    pass production_tool_ignores_injection
-else fail production_tool_ignores_injection "exit $st retried=$retried: $(head -c 400 "$T/err")"; fi
+if [ $st -eq 0 ] && [ "$retried" = 0 ]; then pass production_build_has_no_fault_injection
+else fail production_build_has_no_fault_injection "exit $st retried=$retried: $(head -c 300 "$T/err")"; fi
+
+# ------------------------------------------------------------ flag forms
+# A flagfile (comments, blank lines, "--name value" lines, a nested
+# flagfile), overridden by a later command-line flag.
+cat >"$T/inner.flags" <<EOF
+--row_prefix ff_
+--num_records=1000
+EOF
+cat >"$T/load.flags" <<EOF
+# the table and its source
+--project=p
+--bigtable_instance i
+
+--bigtable_table=flagfile
+--source_glob=$T/small/data-00000-*
+// flags may say --flag, --noflag or --flag=false
+--create_table
+--quiet=false
+--flagfile=$T/inner.flags
+EOF
+"$BIN/tfrec2bt" --flagfile="$T/load.flags" --quiet >"$T/out" 2>"$T/err"
+st=$?
+bt read flagfile >"$T/ff.dump"
+if [ $st -eq 0 ] && [ ! -s "$T/err" ] && $CHECK verify "$T/ff.dump" "$T/small/manifest.txt" ff_ 1000 0 1000 >"$T/v"; then
+    pass flagfile_nested_with_comments
+else fail flagfile_nested_with_comments "exit $st: $(cat "$T/err" "$T/v" | head -c 500)"; fi
+# "--flag value" (two arguments) and single-dash forms
+"$BIN/tfrec2bt" --project p -bigtable_instance i --bigtable_table spaced --source_glob "$T/small/data-00001-*" \
+    -num_records 1000 --create_table --quiet >"$T/out" 2>"$T/err"
+st=$?
+n=$(bt count spaced | tr -dc 0-9)
+if [ $st -eq 0 ] && [ "$n" = 1000 ]; then pass flag_value_as_next_argument
+else fail flag_value_as_next_argument "exit $st count '$n': $(head -c 300 "$T/err")"; fi
+# --noflag: the later --nocreate_table wins, so the missing table is an error
+t2b --source_glob="$T/small/data-00000-*" --bigtable_table=never --create_table --nocreate_table \
+    >"$T/out" 2>"$T/err"
+st=$?
+if [ $st -eq 3 ] && grep -q "tables/never does not exist" "$T/err"; then pass noflag_negates
+else fail noflag_negates "exit $st: $(head -c 300 "$T/err")"; fi
+
+# ------------------------------------------------------------ interrupted
+# SIGINT/SIGTERM in the middle of a throttled load: what was sent is flushed, the
+# progress file says exactly how far the table got, exit 130; --resume
+# then completes it with every row once.
+PROG3="$T/intr.progress"
+# (SIGTERM: a script's background jobs ignore SIGINT, and so does the tool then)
+"$BIN/tfrec2bt" --project=p --bigtable_instance=i --quiet --source_glob="$T/small/data-*" \
+    --bigtable_table=intr --num_records=2000 --create_table --max_rows_per_sec=500 --batch_rows=50 \
+    --progress_file="$PROG3" >"$T/out" 2>"$T/intr.err" &
+LOADER=$!
+for _ in $(seq 1 400); do
+    n=$(sed -n 's/^next_index \([0-9]*\)/\1/p' "$PROG3" 2>/dev/null)
+    [ "${n:-0}" -ge 200 ] && break
+    sleep 0.02
+done
+kill -TERM $LOADER
+wait $LOADER
+st=$?
+N=$(sed -n 's/^next_index \([0-9]*\)/\1/p' "$PROG3")
+n=$(bt count intr | tr -dc 0-9)
+if [ $st -eq 130 ] && [ -n "$N" ] && [ "$N" -lt 2000 ] && [ "$n" = "$N" ] &&
+   grep -q "interrupted; every record below $N is acknowledged" "$T/intr.err"; then
+    pass interrupt_flushes_and_saves_progress_exit_130
+else fail interrupt_flushes_and_saves_progress_exit_130 "exit $st N=$N rows=$n: $(head -c 400 "$T/intr.err")"; fi
+t2b --source_glob="$T/small/data-*" --bigtable_table=intr --num_records=2000 --resume \
+    --progress_file="$PROG3" >"$T/out" 2>"$T/err"
+st=$?
+bt read intr >"$T/intr.dump"
+if [ $st -eq 0 ] && $CHECK verify "$T/intr.dump" "$T/small/manifest.txt" train_ 2000 0 2000 >"$T/v"; then
+    pass resume_after_interrupt_every_row_once
+else fail resume_after_interrupt_every_row_once "exit $st: $(cat "$T/err" "$T/v" | head -c 400)"; fi
 
 # A channel limit of 64 KiB makes gRPC refuse the 1 MiB requests as too
 # large: they must be split and re-sent, not failed.
@@ -363,7 +463,7 @@ nfailed=$(wc -l <"$PROG.failed" 2>/dev/null || echo 0)
 acked=$(sed -n 's/^tfrec2bt: \([0-9]*\) rows .*/\1/p' "$T/kill.err")
 X=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) rows not written.*/\1/p' "$T/kill.err")
 Y=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) rows not written.*/\2/p' "$T/kill.err")
-if [ $st -eq 1 ] && [ -n "$N" ] && [ "$N" -gt 0 ] && [ "$N" -lt 2000 ] &&
+if [ $st -eq 3 ] && [ -n "$N" ] && [ "$N" -gt 0 ] && [ "$N" -lt 2000 ] &&
    grep -q "every record below $N is acknowledged" "$T/kill.err" &&
    grep -q "rows not written" "$T/kill.err" && [ "$first_failed" = "$N" ] &&
    [ "$nfailed" = "$X" ] && [ $((nfailed + acked)) = "$Y" ] && [ "$(cut -f2 "$PROG.failed" | sort -n | head -1)" = "$N" ]; then
@@ -389,7 +489,7 @@ else fail resume_after_kill_every_row_once "exit $st: $(cat "$T/resume.err" "$T/
 t2b --source_glob="$T/small/data-*" --bigtable_table=train --num_records=2000 --row_prefix=other_ \
     --resume --progress_file="$PROG" >"$T/out" 2>"$T/err"
 st=$?
-if [ $st -eq 1 ] && grep -q "was written for row_prefix k_, not row_prefix other_" "$T/err"; then
+if [ $st -eq 2 ] && grep -q "was written for row_prefix k_, not row_prefix other_" "$T/err"; then
     pass resume_refuses_foreign_progress_file
 else fail resume_refuses_foreign_progress_file "exit $st: $(head -c 300 "$T/err")"; fi
 wrote=$(sed -n 's/^tfrec2bt: \([0-9]*\) rows .*/\1/p' "$T/resume.err")

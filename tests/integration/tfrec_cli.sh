@@ -76,7 +76,7 @@ expect_status "help exits 0" 0 "$TFREC" --help
 for c in count verify cat head dump stats convert; do
     contains "help lists $c" "$T/out" "  $c "
 done
-contains "help documents exit status 3" "$T/out" "3 I/O error"
+contains "help documents exit status 3" "$T/out" "3 I/O or network error"
 for c in count verify cat head dump stats convert; do
     expect_status "$c --help exits 0" 0 "$TFREC" "$c" --help
     contains "$c --help shows usage" "$T/out" "Usage: tfrec $c"
@@ -178,6 +178,59 @@ expect_status "convert of a corrupt file exits 1" 1 "$TFREC" convert -q "$T/corr
 expect_status "convert --skip-corrupt" 0 "$TFREC" convert -q --skip-corrupt "$T/corrupt" "$T/salvaged"
 expect_out "salvaged records" "8" "$TFREC" count "$T/salvaged"
 expect_status "verify salvaged" 0 "$TFREC" verify "$T/salvaged"
+
+# ---------------------------------------------------------------- flag forms
+# absl's forms through the shared flag module (tools/common/flags.c)
+printf -- '# count GZIP input\n\n--compression GZIP\n// and say nothing else\n' >"$T/gzip.flags"
+expect_out "--flagfile with comments and '--name value' lines" "30" "$TFREC" count --flagfile="$T/gzip.flags" "$T/part-2"
+printf -- '--flagfile=%s\n' "$T/gzip.flags" >"$T/outer.flags"
+expect_out "nested --flagfile" "30" "$TFREC" count --flagfile "$T/outer.flags" "$T/part-2"
+expect_out "a later flag overrides the flagfile" "10" "$TFREC" count --flagfile="$T/gzip.flags" -c AUTO "$T/part-0"
+printf -- '--flagfile=%s\n' "$T/self.flags" >"$T/self.flags"
+expect_status "a flagfile including itself is a usage error" 2 "$TFREC" count --flagfile="$T/self.flags" "$T/part-0"
+contains "the nesting limit is explained" "$T/err" "nested more than 8 deep"
+printf -- '--compression=GZIP\n--bogus\n' >"$T/bad.flags"
+expect_status "unknown flag in a flagfile is a usage error" 2 "$TFREC" count --flagfile="$T/bad.flags" "$T/part-2"
+contains "the flagfile error names file and line" "$T/err" "$T/bad.flags:2: unknown flag --bogus"
+expect_status "missing flagfile is a usage error" 2 "$TFREC" count --flagfile="$T/none.flags" "$T/part-0"
+expect_out "--flag value form" "2" sh -c "'$TFREC' head --records 2 '$T/part-0' | wc -l"
+expect_out "single-dash long form" "3" sh -c "'$TFREC' head -records=3 '$T/part-0' | wc -l"
+expect_out "flags after the files" "8" "$TFREC" count "$T/corrupt" --skip-corrupt
+expect_out "--flag=yes" "8" "$TFREC" count --skip-corrupt=yes "$T/corrupt"
+expect_status "--noflag negates" 1 "$TFREC" count --skip-corrupt --noskip-corrupt "$T/corrupt"
+expect_status "bad boolean is a usage error" 2 "$TFREC" count --skip-corrupt=maybe "$T/corrupt"
+contains "bad boolean is named" "$T/err" "--skip-corrupt: 'maybe' is not a boolean"
+expect_status "unknown flag is a usage error" 2 "$TFREC" count --skip-corupt "$T/corrupt"
+contains "unknown flag suggests the nearest" "$T/err" "unknown flag --skip-corupt (did you mean --skip-corrupt?)"
+expect_status "size overflow is a usage error" 2 "$TFREC" count --max-record-size=20000000000G "$T/part-0"
+contains "size overflow is named" "$T/err" "'20000000000G' is too large"
+expect_status "missing value is a usage error" 2 "$TFREC" head "$T/part-0" -n
+contains "missing value is named" "$T/err" "-n needs a value"
+expect_out "-- ends the flags" "10" "$TFREC" count -- "$T/part-0"
+expect_status "count --helpfull" 0 "$TFREC" count --helpfull
+contains "helpfull lists --flagfile" "$T/out" "--flagfile=FILE"
+contains "help lists the exit-code table" "$T/out" "130 interrupted"
+expect_status "count --version" 0 "$TFREC" count --version
+
+# ---------------------------------------------------------------- interrupted
+# SIGTERM (a script's background jobs ignore SIGINT) while reading: 130; a
+# convert interrupted half-way leaves no output and no temporary file.
+sleep 5 | "$TFREC" count - >"$T/out" 2>"$T/err" &
+pid=$!
+sleep 0.3
+kill -TERM $pid
+wait $pid
+st=$?
+[ $st -eq 130 ] && pass "interrupted count exits 130" || fail "interrupted count exits 130" "exit $st"
+mkdir "$T/intr"
+(cat "$T/part-0"; sleep 2; cat "$T/part-0") | "$TFREC" convert -q - "$T/intr/out" >"$T/out" 2>"$T/err" &
+pid=$!
+sleep 0.5
+kill -TERM $pid
+wait $pid
+st=$?
+if [ $st -eq 130 ] && [ -z "$(ls "$T/intr")" ]; then pass "interrupted convert exits 130, no partial output"
+else fail "interrupted convert exits 130, no partial output" "exit $st: $(ls "$T/intr") $(head -c 200 "$T/err")"; fi
 
 echo "tfrec_cli: $fails failed"
 [ "$fails" -eq 0 ]

@@ -132,6 +132,41 @@ def test_num_records_limits_and_pads(tfrec, emulator, tmp_path):
     assert rows == {"validation_%d" % i: {"tfexample:example": records[i]} for i in range(7)}
 
 
+def test_write_tfrecords_progress_stop_and_resume(tfrec, emulator, tmp_path):
+    """The load loop is the library's (tfrec_bt_load): a Python progress
+    callback sees the figures, can stop the load, and start_index resumes."""
+    records = [b"rec-%04d" % i for i in range(500)]
+    tfrecord_ref.write_records(str(tmp_path / "p-0"), records[:250])
+    tfrecord_ref.write_records(str(tmp_path / "p-1"), records[250:], "GZIP")
+    pattern = str(tmp_path / "p-*")
+    seen = []
+
+    def stop_at_100(p):
+        seen.append(p)
+        return p.records_read >= 100
+
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "resumed", create_table=True,
+                               batch_rows=10) as w:
+        with pytest.raises(tfrec.BigtableError) as e:
+            w.write_tfrecords(pattern, row_prefix="r_", num_records=500, progress=stop_at_100,
+                              progress_interval=-1)
+        assert e.value.code == -15 and "load stopped at record 100" in str(e.value)
+        assert e.value.stats["next_index"] == 100 == w.load_stats["next_index"]
+        assert seen[0].file.endswith("p-0") and not seen[0].done
+        assert seen[-1].done and seen[-1].file is None and seen[-1].rows_acked == 100
+        assert all(a.records_read <= b.records_read for a, b in zip(seen, seen[1:]))
+        assert w.write_tfrecords(pattern, row_prefix="r_", num_records=500, start_index=100) == 400
+        assert w.load_stats["records_skipped"] == 100 and w.load_stats["next_index"] == 500
+    rows = cbt_rows(emulator, "resumed")
+    assert rows == {"r_%03d" % i: {"tfexample:example": records[i]} for i in range(500)}
+
+    # an exception raised by the callback stops the load and comes through
+    with pytest.raises(ZeroDivisionError):
+        with tfrec.bigtable.Writer(PROJECT, INSTANCE, "resumed") as w:
+            w.write_tfrecords(pattern, progress=lambda p: 1 / 0, progress_interval=-1)
+    assert w.load_stats["records_read"] == 1
+
+
 def test_put_and_scan_ranges(tfrec, emulator):
     with tfrec.bigtable.Writer(PROJECT, INSTANCE, "puts", family="f", column="c",
                                create_table=True) as w:

@@ -437,6 +437,85 @@ def test_missing_flags_are_clear_errors(tool, tmp_path):
     assert p.returncode == 2 and "bogus_flag" in p.stderr
 
 
+# ----------------------------------------------------------------- reference flags
+
+@pytest.mark.parametrize("args,flag,says", [
+    # upload is on by default, as in imagenet_to_gcs.py: a gs:// path asks for it
+    (["--gcs_output_path=gs://bucket/imagenet"], "--gcs_output_path=gs://bucket/imagenet",
+     "needs the storage module, which is not built yet"),
+    (["--gcs_output_path", "/local/dir"], "--gcs_output_path", "must start with gs://"),
+    (["--gcs_upload", "--project=p"], "--gcs_upload", "--nogcs_upload"),
+    (["--gcs_upload=true"], "--gcs_upload", "uploading is not built yet"),
+])
+def test_upload_flags_are_known_but_not_built(tool, tmp_path, args, flag, says):
+    p = run(tool, "--raw_data_dir", tmp_path, "--local_scratch_dir", tmp_path / "o", *args)
+    assert p.returncode == 2, p.stderr
+    assert flag in p.stderr and says in p.stderr, p.stderr
+    assert "unknown flag" not in p.stderr
+    assert not os.path.exists(tmp_path / "o")
+
+
+def test_download_flags_are_known_but_not_built(tool, tmp_path):
+    p = run(tool, "--local_scratch_dir", tmp_path / "o", "--imagenet_username=me",
+            "--imagenet_access_key=k")
+    assert p.returncode == 2
+    assert "--imagenet_username: downloading ImageNet is not built yet" in p.stderr, p.stderr
+
+
+def test_reference_command_lines_convert_locally(tool, tree, tmp_path):
+    """What the reference accepts with --nogcs_upload converts here; upload
+    and download flags it would ignore are ignored, as it does."""
+    root, _ = tree
+    out = tmp_path / "ref"
+    p = run(tool, "--raw_data_dir=" + root, "--local_scratch_dir=" + str(out), "--nogcs_upload",
+            "--gcs_output_path=gs://ignored/without/upload", "--project=p",
+            "--imagenet_username=u", "--imagenet_access_key=k", "--train_shards=2",
+            "--validation_shards=1")
+    assert p.returncode == 0, p.stderr
+    assert "train-00001-of-00002" in os.listdir(out)
+
+
+def test_flagfile_and_flag_forms(tool, tree, tmp_path):
+    root, _ = tree
+    flags = tmp_path / "convert.flags"
+    flags.write_text("# an imagenet_to_gcs.py-style flagfile\n"
+                     "--raw_data_dir %s\n--nogcs_upload\n\n--train_shards=3\n"
+                     "--validation_shards 1\n--noquiet\n" % root)
+    out = tmp_path / "ff"
+    # a later --quiet overrides the flagfile's --noquiet; single-dash works too
+    p = subprocess.run([tool, "--flagfile=%s" % flags, "-local_scratch_dir", str(out), "--quiet"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert sorted(n for n in os.listdir(out) if n.startswith("train-")) == \
+        ["train-%05d-of-00003" % i for i in range(3)]
+
+
+@pytest.mark.parametrize("args,status,says", [
+    (["--num_threads=0"], 2, "--num_threads: 0 is out of range 1..256"),
+    (["--train_shard=4"], 2, "unknown flag --train_shard (did you mean --train_shards?)"),
+    (["--max_inflight_mb=99999999999999999999"], 2, "is too large"),
+    (["--no_shuffle=perhaps"], 2, "'perhaps' is not a boolean"),
+    (["--layout=tree"], 2, "'tree' is not one of imagenet, folders, csv"),
+    (["extra"], 2, "unexpected argument 'extra'"),
+])
+def test_flag_errors_exit_2(tool, tmp_path, args, status, says):
+    p = run(tool, "--raw_data_dir", tmp_path, "--output_dir", tmp_path / "o", *args)
+    assert p.returncode == status and says in p.stderr, p.stderr
+
+
+def test_help_and_exit_codes(tool, tree, tmp_path):
+    p = subprocess.run([tool, "--help"], capture_output=True, text=True)
+    assert p.returncode == 0
+    for text in ("--[no]gcs_upload", "--imagenet_access_key", "--train_shards=N",
+                 "1 bad data", "2 usage error", "3 I/O or network error", "130 interrupted"):
+        assert text in p.stdout, text
+    assert "--flagfile=FILE" in subprocess.run([tool, "--helpfull"], capture_output=True,
+                                               text=True).stdout
+    # 3: the input directory does not exist
+    p = run(tool, "--raw_data_dir", tmp_path / "nowhere", "--output_dir", tmp_path / "o")
+    assert p.returncode == 3 and "does not exist" in p.stderr, p.stderr
+
+
 # ----------------------------------------------------------------- other layouts
 
 def test_folders_layout(tool, tree, tmp_path, pb2):

@@ -10,7 +10,8 @@ from bindings_env import load_tfrec
 MIRRORS = [("record", "_ReaderOptions"), ("record", "_ReaderStats"), ("record", "_WriterOptions"),
            ("bigtable", "_ClientOptions"), ("bigtable", "_WriterOptions"),
            ("bigtable", "_WriterStats"), ("bigtable", "_ReadOptions"), ("bigtable", "_Row"),
-           ("bigtable", "_Cell"), ("imagenet", "_Options"), ("imagenet", "_Counts")]
+           ("bigtable", "_Cell"), ("bigtable", "_LoadOptions"), ("bigtable", "_LoadStats"),
+           ("imagenet", "_Options"), ("imagenet", "_Counts")]
 
 
 @pytest.fixture(scope="module")

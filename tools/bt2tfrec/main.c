@@ -1,152 +1,163 @@
 /* bt2tfrec: read rows by prefix back out of Bigtable into a TFRecord file,
  * one record per row (the value of column_family:column), in key order.
  * The way back for verification, and for moving a table to files. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/exit_codes.h"
+#include "../common/flags.h"
 #include "../common/progress.h"
+#include "../common/signals.h"
 #include "tfrec/tfrec.h"
 
-static void usage(FILE *out)
-{
-    fputs("usage: bt2tfrec --bigtable_instance=I --bigtable_table=T --output=FILE [flags]\n"
-          "  --project=P          project (default: from the GCE metadata server)\n"
-          "  --row_prefix=P       rows whose key starts with P [train_]; '' for all rows\n"
-          "  --column_family=F    [tfexample]\n"
-          "  --column=C           [example]\n"
-          "  --max_rows=N         stop after N rows [all]\n"
-          "  --keys_file=FILE     also write each row key on its own line\n"
-          "  --quiet              no progress display\n"
-          "BIGTABLE_EMULATOR_HOST=host:port selects the emulator.\n",
-          out);
-}
+static const char usage[] =
+    "usage: bt2tfrec --bigtable_instance=I --bigtable_table=T --output=FILE [flags]\n"
+    "\n"
+    "Read the rows whose key starts with --row_prefix, in key order, into one\n"
+    "TFRecord file: one record per row, the value of <column_family>:<column>.\n"
+    "The output appears only when every row was read (written under a\n"
+    "temporary name and renamed).\n";
+
+typedef struct bt2_flags {
+    const char *instance, *table, *project, *prefix, *family, *column, *output, *keys_path;
+    int64_t max_rows;
+    int quiet;
+} bt2_flags;
+
+static int run(const bt2_flags *f);
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"bigtable_instance", required_argument, 0, 'i'}, {"bigtable_table", required_argument, 0, 't'},
-        {"project", required_argument, 0, 'p'},           {"row_prefix", required_argument, 0, 'x'},
-        {"column_family", required_argument, 0, 'f'},     {"column", required_argument, 0, 'c'},
-        {"output", required_argument, 0, 'o'},            {"max_rows", required_argument, 0, 'n'},
-        {"keys_file", required_argument, 0, 'k'},         {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},                    {0, 0, 0, 0}};
-    const char *instance = NULL, *table = NULL, *project = NULL, *prefix = "train_";
-    const char *family = "tfexample", *column = "example", *output = NULL, *keys_path = NULL;
-    long long max_rows = 0;
-    int quiet = 0, c;
-    opterr = 0;
-    while ((c = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'i': instance = optarg; break;
-        case 't': table = optarg; break;
-        case 'p': project = optarg; break;
-        case 'x': prefix = optarg; break;
-        case 'f': family = optarg; break;
-        case 'c': column = optarg; break;
-        case 'o': output = optarg; break;
-        case 'k': keys_path = optarg; break;
-        case 'n': {
-            char *end;
-            max_rows = strtoll(optarg, &end, 10);
-            if (*end || max_rows < 0) {
-                fprintf(stderr, "bt2tfrec: --max_rows: '%s' is not a count\n", optarg);
-                return 2;
-            }
-            break;
-        }
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default:
-            fprintf(stderr, "bt2tfrec: unknown or incomplete flag '%s'\n", argv[optind - 1]);
-            usage(stderr);
-            return 2;
+    bt2_flags f = { 0 };
+    f.prefix = "train_";
+    f.family = "tfexample";
+    f.column = "example";
+    cli_flag flags[] = {
+        { .name = "bigtable_instance", .type = CLI_STRING, .dest = &f.instance, .value_name = "I",
+          .help = "Cloud Bigtable instance (required)" },
+        { .name = "bigtable_table", .type = CLI_STRING, .dest = &f.table, .value_name = "T",
+          .help = "table to read (required)" },
+        { .name = "output", .type = CLI_STRING, .dest = &f.output, .value_name = "FILE",
+          .help = "TFRecord file to write (required)" },
+        { .name = "project", .type = CLI_STRING, .dest = &f.project, .value_name = "P",
+          .help = "project [from the GCE metadata server]" },
+        { .name = "row_prefix", .type = CLI_STRING, .dest = &f.prefix, .value_name = "P",
+          .help = "rows whose key starts with P [train_]; '' for all rows" },
+        { .name = "column_family", .type = CLI_STRING, .dest = &f.family, .value_name = "F",
+          .help = "[tfexample]" },
+        { .name = "column", .type = CLI_STRING, .dest = &f.column, .value_name = "C",
+          .help = "[example]" },
+        { .name = "max_rows", .type = CLI_INT64, .dest = &f.max_rows, .min = 0, .max = INT64_MAX,
+          .help = "stop after N rows [all]" },
+        { .name = "keys_file", .type = CLI_STRING, .dest = &f.keys_path, .value_name = "FILE",
+          .help = "also write each row key on its own line" },
+        { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
+        { 0 }
+    };
+    cli_cmdline cl = { .prog = "bt2tfrec", .usage = usage, .flags = flags, .max_args = 0,
+                       .footer = "BIGTABLE_EMULATOR_HOST=host:port selects the emulator.\n" };
+    int st = cli_parse(&cl, argc, argv);
+    if (st == CLI_PARSED) {
+        if (!f.instance || !f.table || !f.output) {
+            cli_usage_error(&cl, "--bigtable_instance, --bigtable_table and --output are required");
+            st = EXIT_USAGE;
+        } else {
+            cli_catch_interrupts();
+            st = run(&f);
         }
     }
-    if (!instance || !table || !output) {
-        fprintf(stderr, "bt2tfrec: --bigtable_instance, --bigtable_table and --output are required\n");
-        return 2;
-    }
+    cli_cmdline_free(&cl);
+    return st;
+}
 
-    tfrec_bt_client *cl;
-    tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
-    co.project = project;
-    co.instance = instance;
-    if (tfrec_bt_client_open(&cl, &co)) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
-        return 1;
-    }
-    tfrec_bt_read_options ro = TFREC_BT_READ_OPTIONS_INIT;
-    if (*prefix) ro.prefix = prefix;
-    ro.rows_limit = max_rows;
-    ro.family = family;
-    tfrec_bt_reader *rd;
-    if (tfrec_bt_reader_open(&rd, cl, table, &ro)) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
-        tfrec_bt_client_free(cl);
-        return 1;
-    }
-    tfrec_writer *w;
-    if (tfrec_writer_open(&w, output, NULL)) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
-        tfrec_bt_reader_free(rd);
-        tfrec_bt_client_free(cl);
-        return 1;
-    }
-    FILE *keys = keys_path ? fopen(keys_path, "w") : NULL;
-    if (keys_path && !keys) {
-        perror(keys_path);
-        tfrec_writer_free(w);
-        tfrec_bt_reader_free(rd);
-        tfrec_bt_client_free(cl);
-        return 1;
-    }
+/* Copy the rows the reader yields into w (and their keys into keys). */
+static int copy_rows(const bt2_flags *f, tfrec_bt_reader *rd, tfrec_writer *w, FILE *keys,
+                     uint64_t *rows, uint64_t *bytes)
+{
     cli_progress prog;
-    cli_progress_start(&prog, "rows", (uint64_t)max_rows, quiet);
-    size_t clen = strlen(column);
-    uint64_t rows = 0, bytes = 0;
-    int status = 0, rc;
+    cli_progress_start(&prog, "rows", (uint64_t)f->max_rows, f->quiet);
+    size_t clen = strlen(f->column);
+    int status = EXIT_OK, rc;
     tfrec_bt_row row = TFREC_BT_ROW_INIT;
-    while ((rc = tfrec_bt_reader_next(rd, &row)) == TFREC_OK) {
+    while (!cli_interrupted && (rc = tfrec_bt_reader_next(rd, &row)) == TFREC_OK) {
         const tfrec_bt_cell *cell = NULL;
         for (size_t i = 0; i < row.ncells; i++)
-            if (!strcmp(row.cells[i]->family, family) && row.cells[i]->qualifier_len == clen &&
-                !memcmp(row.cells[i]->qualifier, column, clen))
+            if (!strcmp(row.cells[i]->family, f->family) && row.cells[i]->qualifier_len == clen &&
+                !memcmp(row.cells[i]->qualifier, f->column, clen))
                 cell = row.cells[i];
         if (!cell) {
             fprintf(stderr, "bt2tfrec: row %.*s has no %s:%s cell\n", (int)row.key_len,
-                    (const char *)row.key, family, column);
-            status = 1;
+                    (const char *)row.key, f->family, f->column);
+            status = EXIT_DATA;
             break;
         }
-        if (tfrec_writer_write(w, cell->value, cell->value_len)) {
+        if ((rc = tfrec_writer_write(w, cell->value, cell->value_len))) {
             fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(w));
-            status = 1;
+            status = cli_worst(cli_exit_for(rc), EXIT_IO);
             break;
         }
-        if (keys) fprintf(keys, "%.*s\n", (int)row.key_len, (const char *)row.key);
-        rows++;
-        bytes += cell->value_len;
-        cli_progress_update(&prog, rows, bytes);
+        if (keys)
+            fprintf(keys, "%.*s\n", (int)row.key_len, (const char *)row.key);
+        (*rows)++;
+        *bytes += cell->value_len;
+        cli_progress_update(&prog, *rows, *bytes);
     }
-    if (rc < 0) {
+    if (cli_interrupted) {
+        fprintf(stderr, "bt2tfrec: interrupted after %llu rows\n", (unsigned long long)*rows);
+        status = EXIT_INTERRUPTED;
+    } else if (status == EXIT_OK && rc < 0) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_bt_reader_errmsg(rd));
-        status = 1;
+        status = cli_exit_for(rc);
     }
     cli_progress_finish(&prog);
-    if (keys && fclose(keys) != 0) status = 1;
-    if (status) {
-        tfrec_writer_abort(w);
-    } else if (tfrec_writer_close(w)) {
+    return status;
+}
+
+static int run(const bt2_flags *f)
+{
+    tfrec_bt_client *cl;
+    tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
+    co.project = f->project;
+    co.instance = f->instance;
+    int rc = tfrec_bt_client_open(&cl, &co);
+    if (rc) {
+        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+        return cli_exit_for(rc);
+    }
+    tfrec_bt_read_options ro = TFREC_BT_READ_OPTIONS_INIT;
+    if (*f->prefix)
+        ro.prefix = f->prefix;
+    ro.rows_limit = f->max_rows;
+    ro.family = f->family;
+    tfrec_bt_reader *rd = NULL;
+    tfrec_writer *w = NULL;
+    FILE *keys = NULL;
+    int status = EXIT_OK;
+    uint64_t rows = 0, bytes = 0;
+    if ((rc = tfrec_bt_reader_open(&rd, cl, f->table, &ro)) ||
+        (rc = tfrec_writer_open(&w, f->output, NULL))) {
+        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+        status = cli_exit_for(rc);
+    } else if (f->keys_path && !(keys = fopen(f->keys_path, "w"))) {
+        perror(f->keys_path);
+        status = EXIT_IO;
+    } else {
+        status = copy_rows(f, rd, w, keys, &rows, &bytes);
+    }
+    if (keys && fclose(keys) != 0)
+        status = cli_worst(status, EXIT_IO);
+    if (w && status) {
+        tfrec_writer_abort(w); /* no partial output file */
+    } else if (w && (rc = tfrec_writer_close(w))) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(w));
-        status = 1;
+        status = cli_worst(cli_exit_for(rc), EXIT_IO);
     }
     tfrec_writer_free(w);
     tfrec_bt_reader_free(rd);
     tfrec_bt_client_free(cl);
-    if (!status && !quiet)
+    if (!status && !f->quiet)
         fprintf(stderr, "bt2tfrec: %llu rows (%llu bytes) written to %s\n",
-                (unsigned long long)rows, (unsigned long long)bytes, output);
+                (unsigned long long)rows, (unsigned long long)bytes, f->output);
     return status;
 }

@@ -1,194 +1,113 @@
 /* imagenet2tfrec: image directories to sharded tf.Example TFRecords, a
  * drop-in for tensorflow/tpu's imagenet_to_gcs.py conversion step (flag
  * names follow it), multi-threaded and deterministic. See docs/imagenet.md. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
+#include "../common/exit_codes.h"
+#include "../common/flag_types.h"
+#include "../common/flags.h"
 #include "../common/progress.h"
+#include "../common/signals.h"
 #include "tfrec/image.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-"usage: imagenet2tfrec --raw_data_dir=DIR --local_scratch_dir=DIR [options]\n"
-"\n"
-"Converts RAW/train/<synset>/*.JPEG, RAW/validation/*.JPEG and\n"
-"RAW/synset_labels.txt into train-00000-of-01024 ... validation-00127-of-00128.\n"
-"\n"
-"input\n"
-"  --raw_data_dir=DIR        input root\n"
-"  --layout=imagenet|folders|csv  [imagenet]; folders: DIR/<class>/*, one split \"train\"\n"
-"  --csv=FILE                path,label[,split] lines (implies --layout=csv)\n"
-"  --labels_file=FILE        one synset per line; label = line number [sorted union, 1..K]\n"
-"  --validation_labels_file=FILE  [RAW/synset_labels.txt]\n"
-"  --extensions=LIST         accepted extensions, any case [jpeg,jpg]\n"
-"output\n"
-"  --local_scratch_dir=DIR   (alias --output_dir) created if missing\n"
-"  --train_shards=N          [1024]\n"
-"  --validation_shards=N     [128]\n"
-"  --compression=NONE|ZLIB|GZIP  [NONE]\n"
-"  --manifest=FILE           JSON manifest [OUTPUT/manifest.json]; --manifest= to skip\n"
-"processing\n"
-"  --num_threads=N           worker threads [all cores]\n"
-"  --seed=N                  train shuffle seed [0]; --no_shuffle keeps sorted order\n"
-"  --verify=header|fast|full [header]\n"
-"  --on_error=stop|skip      [stop]\n"
-"  --quality=Q               quality of re-encoded PNG/CMYK images [100]\n"
-"  --grayscale_to_rgb        re-encode grayscale JPEGs as RGB [keep, like the reference]\n"
-"  --max_inflight_mb=N       image bytes held in memory at once [256]\n"
-"  --quiet                   no progress display or summary\n");
-}
+static const char usage[] =
+    "usage: imagenet2tfrec --raw_data_dir=DIR --local_scratch_dir=DIR [flags]\n"
+    "\n"
+    "Converts RAW/train/<synset>/*.JPEG, RAW/validation/*.JPEG and\n"
+    "RAW/synset_labels.txt into train-00000-of-01024 ... validation-00127-of-00128\n"
+    "in the output directory, as tensorflow/tpu's imagenet_to_gcs.py does.\n";
+
+static const char footer[] =
+    "Uploading (--gcs_output_path with --gcs_upload) and downloading\n"
+    "(--imagenet_username, --imagenet_access_key without --raw_data_dir) need\n"
+    "modules that are not built yet: they are refused with a message naming the\n"
+    "flag. Without --gcs_output_path the shards stay in the output directory\n"
+    "(copy them with gsutil -m cp), as with the reference's --nogcs_upload.\n";
 
 typedef struct cli {
     tfrec_imagenet_options o;
     const char *manifest;
-    int manifest_set;
     int quiet;
+    /* the reference's Cloud Storage and download flags */
+    const char *project, *gcs_output_path, *imagenet_username, *imagenet_access_key;
+    int gcs_upload;
+    uint64_t max_inflight_mb;
 } cli;
 
-static int parse_int(const char *flag, const char *v, long long lo, long long hi, long long *out)
+static const char *const layouts[] = { "imagenet", "folders", "csv", NULL };  /* TFREC_LAYOUT_* */
+static const char *const on_errors[] = { "stop", "skip", NULL };              /* TFREC_ON_ERROR_* */
+
+/* The reference's upload and download flags: what they ask for is not
+ * built yet, so say so, naming the flag (never "unknown flag"). */
+static int check_reference_flags(const cli_cmdline *cl, const cli *c)
 {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "imagenet2tfrec: %s expects an integer in %lld..%lld, got \"%s\"\n", flag,
-                lo, hi, v);
-        return -1;
+    if (c->gcs_upload && c->gcs_output_path) {
+        if (strncmp(c->gcs_output_path, "gs://", 5) != 0)
+            cli_usage_error(cl, "--gcs_output_path must start with gs://, not '%s'",
+                            c->gcs_output_path);
+        else
+            cli_usage_error(cl, "--gcs_output_path=%s: uploading to Cloud Storage needs the "
+                            "storage module, which is not built yet; convert with "
+                            "--nogcs_upload and copy the shards (gsutil -m cp)",
+                            c->gcs_output_path);
+        return EXIT_USAGE;
     }
-    *out = x;
-    return 0;
+    if (c->gcs_upload && cli_flag_seen(cl, "gcs_upload")) {
+        cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH, and "
+                        "uploading is not built yet: pass --nogcs_upload to convert locally");
+        return EXIT_USAGE;
+    }
+    if (!c->o.raw_data_dir && c->o.layout != TFREC_LAYOUT_CSV &&
+        (c->imagenet_username || c->imagenet_access_key)) {
+        cli_usage_error(cl, "%s: downloading ImageNet is not built yet; download and extract "
+                        "the tar files, then pass --raw_data_dir",
+                        c->imagenet_username ? "--imagenet_username" : "--imagenet_access_key");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
 }
 
-static int parse_bool(const char *flag, const char *v, int *out)
+/* Returns CLI_PARSED or an exit status. */
+static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c)
 {
-    if (!v || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
-        *out = 1;
-    else if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no"))
-        *out = 0;
-    else {
-        fprintf(stderr, "imagenet2tfrec: %s expects true or false, got \"%s\"\n", flag, v);
-        return -1;
+    memset(cl, 0, sizeof *cl);
+    cl->prog = "imagenet2tfrec";
+    cl->usage = usage;
+    cl->footer = footer;
+    cl->flags = flags;
+    cl->max_args = 0;
+    int st = cli_parse(cl, argc, argv);
+    if (st != CLI_PARSED)
+        return st;
+    if (argc == 1) {
+        cli_print_help(cl, stderr, 0);
+        return EXIT_USAGE;
     }
-    return 0;
-}
-
-/* Returns 0, -1 on a bad flag (message printed), 1 for --help. */
-static int parse(int argc, char **argv, cli *c)
-{
-    memset(c, 0, sizeof *c);
-    tfrec_imagenet_options_init(&c->o);
-    static const char *value_flags[] = { "raw_data_dir", "local_scratch_dir", "output_dir", "layout",
-        "csv", "labels_file", "validation_labels_file", "extensions", "train_shards",
-        "validation_shards", "compression", "manifest", "num_threads", "seed", "verify",
-        "on_error", "quality", "max_inflight_mb", NULL };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return 1;
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "imagenet2tfrec: unexpected argument \"%s\" (flags are --name=value)\n", a);
-            return -1;
-        }
-        char name[64];
-        const char *eq = strchr(a + 2, '='), *v = NULL;
-        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (nl >= sizeof name) {
-            fprintf(stderr, "imagenet2tfrec: unknown flag %s\n", a);
-            return -1;
-        }
-        memcpy(name, a + 2, nl);
-        name[nl] = '\0';
-        if (eq)
-            v = eq + 1;
-        int takes_value = 0;
-        for (int k = 0; value_flags[k]; k++)
-            takes_value |= !strcmp(name, value_flags[k]);
-        if (takes_value && !v) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "imagenet2tfrec: --%s needs a value\n", name);
-                return -1;
-            }
-            v = argv[++i];
-        }
-        long long x;
-        tfrec_imagenet_options *o = &c->o;
-        if (!strcmp(name, "raw_data_dir")) o->raw_data_dir = v;
-        else if (!strcmp(name, "local_scratch_dir") || !strcmp(name, "output_dir")) o->output_dir = v;
-        else if (!strcmp(name, "csv")) { o->csv_path = v; o->layout = TFREC_LAYOUT_CSV; }
-        else if (!strcmp(name, "labels_file")) o->labels_file = v;
-        else if (!strcmp(name, "validation_labels_file")) o->validation_labels_file = v;
-        else if (!strcmp(name, "extensions")) o->extensions = v;
-        else if (!strcmp(name, "manifest")) { c->manifest = v; c->manifest_set = 1; }
-        else if (!strcmp(name, "layout")) {
-            if (!strcmp(v, "imagenet")) o->layout = TFREC_LAYOUT_IMAGENET;
-            else if (!strcmp(v, "folders")) o->layout = TFREC_LAYOUT_FOLDERS;
-            else if (!strcmp(v, "csv")) o->layout = TFREC_LAYOUT_CSV;
-            else { fprintf(stderr, "imagenet2tfrec: --layout is imagenet, folders or csv\n"); return -1; }
-        } else if (!strcmp(name, "train_shards")) {
-            if (parse_int("--train_shards", v, 1, 99999, &x)) return -1;
-            o->train_shards = (int)x;
-        } else if (!strcmp(name, "validation_shards")) {
-            if (parse_int("--validation_shards", v, 1, 99999, &x)) return -1;
-            o->validation_shards = (int)x;
-        } else if (!strcmp(name, "num_threads")) {
-            if (parse_int("--num_threads", v, 1, 256, &x)) return -1;
-            o->num_threads = (int)x;
-        } else if (!strcmp(name, "seed")) {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(v, &end, 10);
-            if (errno || end == v || *end || v[0] == '-') {
-                fprintf(stderr, "imagenet2tfrec: --seed expects a non-negative integer\n");
-                return -1;
-            }
-            o->seed = s;
-        } else if (!strcmp(name, "quality")) {
-            if (parse_int("--quality", v, 1, 100, &x)) return -1;
-            o->quality = (int)x;
-        } else if (!strcmp(name, "max_inflight_mb")) {
-            if (parse_int("--max_inflight_mb", v, 1, 1 << 20, &x)) return -1;
-            o->max_inflight_bytes = (size_t)x << 20;
-        } else if (!strcmp(name, "verify")) {
-            int lv = tfrec_verify_level_from_name(v);
-            if (lv <= 0) { fprintf(stderr, "imagenet2tfrec: --verify is header, fast or full\n"); return -1; }
-            o->verify = lv;
-        } else if (!strcmp(name, "on_error")) {
-            if (!strcmp(v, "stop")) o->on_error = TFREC_ON_ERROR_STOP;
-            else if (!strcmp(v, "skip")) o->on_error = TFREC_ON_ERROR_SKIP;
-            else { fprintf(stderr, "imagenet2tfrec: --on_error is stop or skip\n"); return -1; }
-        } else if (!strcmp(name, "compression")) {
-            int cmp = tfrec_compression_from_name(v);
-            if (cmp < 0 || cmp == TFREC_COMPRESSION_AUTO) {
-                fprintf(stderr, "imagenet2tfrec: --compression is NONE, ZLIB or GZIP\n");
-                return -1;
-            }
-            o->compression = cmp;
-        } else if (!strcmp(name, "grayscale_to_rgb")) {
-            if (parse_bool("--grayscale_to_rgb", v, &o->grayscale_to_rgb)) return -1;
-        } else if (!strcmp(name, "no_shuffle")) {
-            if (parse_bool("--no_shuffle", v, &o->no_shuffle)) return -1;
-        } else if (!strcmp(name, "quiet")) {
-            if (parse_bool("--quiet", v, &c->quiet)) return -1;
-        } else if (!strcmp(name, "gcs_upload") || !strcmp(name, "gcs_output_path") ||
-                   !strcmp(name, "project") || !strcmp(name, "imagenet_username") ||
-                   !strcmp(name, "imagenet_access_key")) {
-            fprintf(stderr, "imagenet2tfrec: --%s (download/upload) is not part of this tool; "
-                            "convert locally, then copy the shards (e.g. gsutil -m cp)\n", name);
-            return -1;
-        } else {
-            fprintf(stderr, "imagenet2tfrec: unknown flag --%s (see --help)\n", name);
-            return -1;
-        }
+    if ((st = check_reference_flags(cl, c)) != EXIT_OK)
+        return st;
+    if (c->o.csv_path && !cli_flag_seen(cl, "layout"))
+        c->o.layout = TFREC_LAYOUT_CSV; /* --csv implies --layout=csv */
+    c->o.max_inflight_bytes = (size_t)c->max_inflight_mb << 20;
+    /* Missing required flags are usage errors, reported before anything runs. */
+    if (!c->o.output_dir || !*c->o.output_dir) {
+        cli_usage_error(cl, "--local_scratch_dir (or --output_dir) is required");
+        return EXIT_USAGE;
     }
-    return 0;
+    if (c->o.layout != TFREC_LAYOUT_CSV && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
+        cli_usage_error(cl, "--raw_data_dir is required");
+        return EXIT_USAGE;
+    }
+    if (c->o.layout == TFREC_LAYOUT_CSV && (!c->o.csv_path || !*c->o.csv_path)) {
+        cli_usage_error(cl, "--layout=csv needs --csv=FILE");
+        return EXIT_USAGE;
+    }
+    return CLI_PARSED;
 }
 
 static int on_progress(void *ctx, uint64_t done, uint64_t total, uint64_t bytes_in, uint64_t bytes_out)
@@ -197,7 +116,7 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total, uint64_t bytes_
     (void)bytes_out;
     p->total = total;
     cli_progress_update(p, done, bytes_in);
-    return 0;
+    return cli_interrupted != 0; /* stop: the library removes its partial shards */
 }
 
 static void summary(const tfrec_imagenet_result *r, int status)
@@ -221,61 +140,121 @@ static void summary(const tfrec_imagenet_result *r, int status)
                 c.images_rejected - i);
 }
 
-int main(int argc, char **argv)
+static int convert(cli *c)
 {
-    cli c;
-    int pr = parse(argc, argv, &c);
-    if (pr) {
-        if (pr > 0)
-            usage(stdout);
-        return pr > 0 ? 0 : 2;
-    }
-    if (argc == 1) {
-        usage(stderr);
-        return 2;
-    }
-    /* Missing required flags are usage errors, reported before anything runs. */
-    if (!c.o.output_dir || !*c.o.output_dir) {
-        fprintf(stderr, "imagenet2tfrec: --local_scratch_dir (or --output_dir) is required\n");
-        return 2;
-    }
-    if (c.o.layout != TFREC_LAYOUT_CSV && (!c.o.raw_data_dir || !*c.o.raw_data_dir)) {
-        fprintf(stderr, "imagenet2tfrec: --raw_data_dir is required\n");
-        return 2;
-    }
-    if (c.o.layout == TFREC_LAYOUT_CSV && (!c.o.csv_path || !*c.o.csv_path)) {
-        fprintf(stderr, "imagenet2tfrec: --layout=csv needs --csv=FILE\n");
-        return 2;
-    }
     char *manifest_default = NULL;
-    if (!c.manifest_set && c.o.output_dir) {
-        size_t n = strlen(c.o.output_dir) + 16;
+    if (!c->manifest) {
+        size_t n = strlen(c->o.output_dir) + 16;
         manifest_default = malloc(n);
         if (manifest_default)
-            snprintf(manifest_default, n, "%s/manifest.json", c.o.output_dir);
-        c.o.manifest_path = manifest_default;
-    } else if (c.manifest && *c.manifest) {
-        c.o.manifest_path = c.manifest;
+            snprintf(manifest_default, n, "%s/manifest.json", c->o.output_dir);
+        c->o.manifest_path = manifest_default;
+    } else if (*c->manifest) {
+        c->o.manifest_path = c->manifest; /* --manifest= writes none */
     }
     cli_progress prog;
-    cli_progress_start(&prog, "images", 0, c.quiet);
-    c.o.progress = on_progress;
-    c.o.progress_ctx = &prog;
+    cli_progress_start(&prog, "images", 0, c->quiet);
+    c->o.progress = on_progress;
+    c->o.progress_ctx = &prog;
     tfrec_imagenet_result *r = NULL;
-    int rc = tfrec_imagenet_convert(&c.o, &r);
+    int rc = tfrec_imagenet_convert(&c->o, &r);
     cli_progress_finish(&prog);
-    if (rc)
-        fprintf(stderr, "imagenet2tfrec: %s\n", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
+    if (rc && cli_interrupted)
+        fprintf(stderr, "imagenet2tfrec: interrupted; no shard was renamed into place\n");
+    else if (rc)
+        fprintf(stderr, "imagenet2tfrec: %s\n",
+                r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
     tfrec_imagenet_counts counts = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &counts);
     /* A run that failed before finding images has nothing to summarise. */
-    if (r && (!c.quiet || rc) && counts.images_total)
+    if (r && (!c->quiet || rc) && counts.images_total)
         summary(r, rc);
     /* Point at the manifest of a failed run only if one could be written
      * (an input error can stop the run before the output directory exists). */
-    if (rc && c.o.manifest_path && r && access(c.o.manifest_path, F_OK) == 0)
-        fprintf(stderr, "manifest: %s\n", c.o.manifest_path);
+    if (rc && c->o.manifest_path && r && access(c->o.manifest_path, F_OK) == 0)
+        fprintf(stderr, "manifest: %s\n", c->o.manifest_path);
     tfrec_imagenet_result_free(r);
     free(manifest_default);
-    return rc ? 1 : 0;
+    if (cli_interrupted)
+        return EXIT_INTERRUPTED;
+    /* The options were checked by the flags: an invalid input here is an
+     * inconsistent dataset (labels file, CSV), i.e. bad data. */
+    return rc == TFREC_E_INVALID ? EXIT_DATA : cli_exit_for(rc);
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    memset(&c, 0, sizeof c);
+    tfrec_imagenet_options_init(&c.o);
+    c.gcs_upload = 1; /* the reference's default */
+    c.max_inflight_mb = 256;
+    tfrec_imagenet_options *o = &c.o;
+    cli_flag flags[] = {
+        { .name = "raw_data_dir", .type = CLI_STRING, .dest = &o->raw_data_dir,
+          .value_name = "DIR", .section = "Flags of imagenet_to_gcs.py:",
+          .help = "input root: train/, validation/, synset_labels.txt" },
+        { .name = "local_scratch_dir", .type = CLI_STRING, .dest = &o->output_dir,
+          .value_name = "DIR", .help = "output directory, created if missing" },
+        { .name = "gcs_upload", .type = CLI_BOOL, .dest = &c.gcs_upload,
+          .help = "upload the shards to --gcs_output_path [true, as the\n"
+                  "reference]; uploading is not built yet" },
+        { .name = "gcs_output_path", .type = CLI_STRING, .dest = &c.gcs_output_path,
+          .value_name = "gs://B/P", .help = "where to upload (needs Cloud Storage support,\n"
+                                            "not built yet)" },
+        { .name = "project", .type = CLI_STRING, .dest = &c.project, .value_name = "P",
+          .help = "Cloud project of the upload" },
+        { .name = "imagenet_username", .type = CLI_STRING, .dest = &c.imagenet_username,
+          .value_name = "U", .help = "image-net.org account, for downloading (not built yet;\n"
+                                     "ignored with --raw_data_dir, as by the reference)" },
+        { .name = "imagenet_access_key", .type = CLI_STRING, .dest = &c.imagenet_access_key,
+          .value_name = "K", .help = "image-net.org access key, likewise" },
+        { .name = "layout", .type = CLI_CHOICE, .dest = &o->layout, .choices = layouts,
+          .section = "Input:",
+          .help = "[imagenet]; folders: DIR/<class>/*, one split \"train\"" },
+        { .name = "csv", .type = CLI_STRING, .dest = &o->csv_path, .value_name = "FILE",
+          .help = "path,label[,split] lines (implies --layout=csv)" },
+        { .name = "labels_file", .type = CLI_STRING, .dest = &o->labels_file, .value_name = "FILE",
+          .help = "one synset per line; label = line number\n[sorted union, 1..K]" },
+        { .name = "validation_labels_file", .type = CLI_STRING, .dest = &o->validation_labels_file,
+          .value_name = "FILE", .help = "[RAW/synset_labels.txt]" },
+        { .name = "extensions", .type = CLI_STRING, .dest = &o->extensions, .value_name = "LIST",
+          .help = "accepted extensions, any case [jpeg,jpg]" },
+        { .name = "output_dir", .type = CLI_STRING, .dest = &o->output_dir, .value_name = "DIR",
+          .section = "Output:", .help = "the same as --local_scratch_dir" },
+        { .name = "train_shards", .type = CLI_INT, .dest = &o->train_shards, .min = 1,
+          .max = 99999, .help = "[1024]" },
+        { .name = "validation_shards", .type = CLI_INT, .dest = &o->validation_shards, .min = 1,
+          .max = 99999, .help = "[128]" },
+        { .name = "compression", .type = CLI_CUSTOM, .dest = &o->compression,
+          .parse = cli_parse_output_compression, .value_name = "NONE|ZLIB|GZIP", .help = "[NONE]" },
+        { .name = "manifest", .type = CLI_STRING, .dest = &c.manifest, .value_name = "FILE",
+          .help = "JSON manifest [OUTPUT/manifest.json]; --manifest= for none" },
+        { .name = "num_threads", .type = CLI_INT, .dest = &o->num_threads, .min = 1, .max = 256,
+          .section = "Processing:", .help = "worker threads [all cores]" },
+        { .name = "seed", .type = CLI_UINT64, .dest = &o->seed, .help = "train shuffle seed [0]" },
+        { .name = "no_shuffle", .type = CLI_BOOL, .dest = &o->no_shuffle,
+          .help = "keep the train images in sorted order" },
+        { .name = "verify", .type = CLI_CUSTOM, .dest = &o->verify, .parse = cli_parse_verify_level,
+          .value_name = "header|fast|full", .help = "[header]" },
+        { .name = "on_error", .type = CLI_CHOICE, .dest = &o->on_error, .choices = on_errors,
+          .help = "[stop]" },
+        { .name = "quality", .type = CLI_INT, .dest = &o->quality, .min = 1, .max = 100,
+          .help = "quality of re-encoded PNG/CMYK images [100]" },
+        { .name = "grayscale_to_rgb", .type = CLI_BOOL, .dest = &o->grayscale_to_rgb,
+          .help = "re-encode grayscale JPEGs as RGB [keep, like the\nreference]" },
+        { .name = "max_inflight_mb", .type = CLI_UINT64, .dest = &c.max_inflight_mb, .umin = 1,
+          .umax = 1 << 20, .help = "image bytes held in memory at once [256]" },
+        { .name = "quiet", .type = CLI_BOOL, .dest = &c.quiet,
+          .help = "no progress display or summary" },
+        { 0 }
+    };
+    cli_cmdline cl;
+    int st = parse(&cl, flags, argc, argv, &c);
+    if (st == CLI_PARSED) {
+        cli_catch_interrupts();
+        st = convert(&c);
+    }
+    cli_cmdline_free(&cl);
+    return st;
 }

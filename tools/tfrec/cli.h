@@ -4,24 +4,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <getopt.h>
 #include <stdio.h>
 
+#include "../common/exit_codes.h"
+#include "../common/files.h"
+#include "../common/flag_types.h"
+#include "../common/flags.h"
+#include "../common/signals.h"
 #include "tfrec/tfrec.h"
-
-/* Exit statuses; documented in `tfrec --help` and docs/tfrec-tool.md.
- * When several problems occur the highest status wins. */
-enum {
-    EXIT_OK = 0,
-    EXIT_DATA = 1,  /* corrupt, truncated or undecodable data */
-    EXIT_USAGE = 2, /* bad command line */
-    EXIT_IO = 3     /* missing file, read/write failure, out of memory */
-};
-
-#define EXIT_STATUS_HELP                                                                \
-    "Exit status: 0 success; 1 data error (corrupt or truncated record, bad\n"          \
-    "compressed stream, ...); 2 usage error; 3 I/O error (missing file, read or\n"      \
-    "write failure). With several problems the highest status is returned.\n"
 
 /* Options every reading subcommand understands. */
 typedef struct cli_read_opts {
@@ -65,46 +55,33 @@ void cli_read_file(const char *path, const cli_read_opts *o, cli_record_fn fn, v
  * name ourselves this drops the repetition. */
 const char *cli_strip_file(const char *msg, const char *file);
 
-/* Map a library status to an exit status. */
-int cli_exit_for(int rc);
-static inline int cli_worst(int a, int b) { return a > b ? a : b; }
+/* The input files of a subcommand: its positional arguments expanded
+ * (quoted patterns through glob). Returns EXIT_OK, or prints why and
+ * returns EXIT_IO (no match) / EXIT_USAGE (no files at all). */
+int cli_input_files(cli_files *out, const cli_cmdline *cl);
 
-/* Expand arguments into a file list: patterns with * ? [ that name no
- * existing file go through glob(3). Returns EXIT_OK, or prints why and
- * returns EXIT_IO (no match) / EXIT_USAGE (no files; cmd names the
- * subcommand in the usage message). */
-typedef struct cli_files {
-    char **paths;
-    size_t n, cap;
-} cli_files;
-int cli_expand_files(cli_files *out, char **args, int n, const char *cmd);
-void cli_files_free(cli_files *f);
+/* Parse a subcommand's flags (argv[0] is the subcommand's name). Returns
+ * CLI_PARSED or an exit status; free cl with cli_cmdline_free() either way. */
+int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag *flags,
+                  int argc, char **argv);
 
-/* Parse "1024", "64K", "1M", "2G". Returns 0 on success. */
-int cli_parse_size(const char *s, uint64_t *out);
+/* The usual subcommand: parse, expand the input files, run fn over them
+ * (fn returns the exit status). */
+typedef int (*cli_cmd_fn)(void *ctx, const cli_files *files);
+int cli_cmd_run(const char *prog, const char *usage, cli_flag *flags, int argc, char **argv,
+                cli_cmd_fn fn, void *ctx);
 
-/* Common option handling for the reading subcommands. Returns 1 if opt was
- * one of them (consumed), 0 if not, or -1 after printing a usage error. */
-int cli_read_option(int opt, const char *arg, cli_read_opts *o);
-
-/* getopt_long() that also consumes the common reading options into o:
- * returns the next other option, -1 at the end, or CLI_OPT_BAD after
- * printing why a common option's value is wrong. */
-#define CLI_OPT_BAD (-2)
-int cli_next_option(int argc, char **argv, const char *shortopts,
-                    const struct option *longopts, cli_read_opts *o);
-#define CLI_READ_LONGOPTS                                      \
-    { "compression", required_argument, NULL, 'c' },           \
-    { "skip-corrupt", no_argument, NULL, 'S' },                \
-    { "max-record-size", required_argument, NULL, 'M' }
-#define CLI_READ_HELP                                                                   \
-    "  -c, --compression C   input compression: AUTO (default, detected), NONE,\n"      \
-    "                        ZLIB or GZIP\n"                                            \
-    "  -M, --max-record-size SIZE  refuse longer records (default 1G; K/M/G suffixes)\n"
-
-void cli_usage_error(const char *cmd, const char *fmt, ...);
-/* After getopt_long returned '?' (main sets opterr = 0 so getopt is quiet). */
-void cli_bad_option(char **argv);
+/* Flags shared by the reading subcommands, as cli_flag table entries. */
+#define CLI_READ_FLAGS(o)                                                              \
+    { .name = "compression", .short_name = 'c', .type = CLI_CUSTOM,                    \
+      .dest = &(o)->compression, .parse = cli_parse_compression, .value_name = "C",    \
+      .help = "input compression: AUTO (default, detected), NONE,\nZLIB or GZIP" },    \
+    { .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE,                  \
+      .dest = &(o)->max_record_size, .umin = 1, .umax = UINT64_MAX,                    \
+      .help = "refuse longer records (default 1G; K/M/G suffixes)" }
+#define CLI_SKIP_FLAG(o)                                                               \
+    { .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL,                     \
+      .dest = &(o)->skip_corrupt, .help = "skip corrupt regions (reported on stderr) and go on" }
 
 /* Buffered stdout for bulk output; flush errors become EXIT_IO. */
 int cli_flush_stdout(void);

@@ -1,5 +1,4 @@
 /* tfrec convert: re-write records with another compression. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,21 +7,13 @@
 #include "cli.h"
 
 static const char convert_help[] =
-    "Usage: tfrec convert [OPTIONS] INPUT... OUTPUT\n"
-    "       tfrec convert [OPTIONS] -o OUTPUT INPUT...\n"
+    "Usage: tfrec convert [FLAGS] INPUT... OUTPUT\n"
+    "       tfrec convert [FLAGS] -o OUTPUT INPUT...\n"
     "Copy the records of the inputs, in order, into one new TFRecord file with\n"
     "the chosen compression. The output appears only when everything was read\n"
     "and written (it is written under a temporary name and renamed), so on any\n"
-    "error no partial file is left. OUTPUT may be '-' for standard output.\n\n"
-    "Options:\n"
-    "  -C, --compression C   output compression: NONE (default), ZLIB or GZIP\n"
-    "  -l, --level N         compression level 1..9 (default 6, as TensorFlow)\n"
-    "  -o, --output FILE     output file (otherwise the last argument)\n"
-    "  -c, --input-compression C  input compression: AUTO (default), NONE, ZLIB, GZIP\n"
-    "  -M, --max-record-size SIZE  refuse longer input records (default 1G)\n"
-    "  -S, --skip-corrupt    skip corrupt input regions (reported on stderr)\n"
-    "  -q, --quiet           no progress or summary on stderr\n"
-    "  -h, --help            this help\n\n" EXIT_STATUS_HELP;
+    "error or interruption no partial file is left. OUTPUT may be '-' for\n"
+    "standard output.\n";
 
 typedef struct convert_state {
     tfrec_writer *w;
@@ -45,80 +36,26 @@ static int convert_one(void *ctx, const cli_record *rec)
     return CLI_CONTINUE;
 }
 
-int cmd_convert(int argc, char **argv)
+static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const char *output,
+                   const cli_files *files, int quiet)
 {
-    static const struct option longopts[] = {
-        { "compression", required_argument, NULL, 'C' },
-        { "level", required_argument, NULL, 'l' },
-        { "output", required_argument, NULL, 'o' },
-        { "input-compression", required_argument, NULL, 'c' },
-        { "max-record-size", required_argument, NULL, 'M' },
-        { "skip-corrupt", no_argument, NULL, 'S' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 }
-    };
-    cli_read_opts o = { 0 };
-    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
-    wo.compression = TFREC_COMPRESSION_NONE;
-    const char *output = NULL;
-    int quiet = 0, opt;
-    while ((opt = cli_next_option(argc, argv, "C:l:o:c:M:Sqh", longopts, &o)) != -1) {
-        switch (opt) {
-        case CLI_OPT_BAD: return EXIT_USAGE;
-        case 'C':
-            wo.compression = tfrec_compression_from_name(optarg);
-            if (wo.compression < 0 || wo.compression == TFREC_COMPRESSION_AUTO) {
-                cli_usage_error(argv[0], "output compression must be NONE, ZLIB or GZIP, not '%s'",
-                                optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'l': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 9) {
-                cli_usage_error(argv[0], "level must be 1..9, not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            wo.level = (int)v;
-            break;
-        }
-        case 'o': output = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'h': fputs(convert_help, stdout); return EXIT_OK;
-        default: cli_bad_option(argv); return EXIT_USAGE;
-        }
-    }
-    int n_in = argc - optind;
-    if (!output) {
-        if (n_in < 2) {
-            cli_usage_error(argv[0], "need at least one input and an output");
-            return EXIT_USAGE;
-        }
-        output = argv[argc - 1];
-        n_in--;
-    }
-    cli_files files;
-    int status = cli_expand_files(&files, argv + optind, n_in, argv[0]);
-    if (status != EXIT_OK)
-        return status;
-
     convert_state s = { 0 };
-    int rc = tfrec_writer_open(&s.w, output, &wo);
+    int status = EXIT_OK;
+    int rc = tfrec_writer_open(&s.w, output, wo);
     if (rc) {
         fprintf(stderr, "tfrec: %s\n", tfrec_last_errmsg());
-        cli_files_free(&files);
         return cli_worst(cli_exit_for(rc), EXIT_IO);
     }
     cli_progress_start(&s.progress, "records", 0, quiet);
-    for (size_t i = 0; i < files.n && status == EXIT_OK; i++) {
+    for (size_t i = 0; i < files->n && status == EXIT_OK; i++) {
         cli_file_result res;
-        cli_read_file(files.paths[i], &o, convert_one, &s, &res);
+        cli_read_file(files->paths[i], o, convert_one, &s, &res);
         status = cli_worst(status, res.status);
     }
     cli_progress_update(&s.progress, s.records, s.bytes);
     cli_progress_finish(&s.progress);
+    if (cli_interrupted) /* also when the signal came during the last read */
+        status = cli_worst(status, EXIT_INTERRUPTED);
     if (status != EXIT_OK) {
         tfrec_writer_abort(s.w);
         fprintf(stderr, "tfrec: %s not written\n", output);
@@ -127,10 +64,54 @@ int cmd_convert(int argc, char **argv)
         status = cli_worst(cli_exit_for(rc), EXIT_IO);
     } else if (!quiet) {
         fprintf(stderr, "tfrec: %" PRIu64 " records (%" PRIu64 " bytes) from %zu file%s -> %s, "
-                "%s, %" PRIu64 " bytes\n", s.records, s.bytes, files.n, files.n == 1 ? "" : "s",
-                output, tfrec_compression_name(wo.compression), tfrec_writer_bytes_out(s.w));
+                "%s, %" PRIu64 " bytes\n", s.records, s.bytes, files->n, files->n == 1 ? "" : "s",
+                output, tfrec_compression_name(wo->compression), tfrec_writer_bytes_out(s.w));
     }
     tfrec_writer_free(s.w);
-    cli_files_free(&files);
     return status;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    cli_read_opts o = { 0 };
+    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
+    wo.compression = TFREC_COMPRESSION_NONE;
+    const char *output = NULL;
+    int quiet = 0;
+    cli_flag flags[] = {
+        { .name = "compression", .short_name = 'C', .type = CLI_CUSTOM, .dest = &wo.compression,
+          .parse = cli_parse_output_compression, .value_name = "C",
+          .help = "output compression: NONE (default), ZLIB or GZIP" },
+        { .name = "level", .short_name = 'l', .type = CLI_INT, .dest = &wo.level, .min = 1,
+          .max = 9, .help = "compression level 1..9 (default 6, as TensorFlow)" },
+        { .name = "output", .short_name = 'o', .type = CLI_STRING, .dest = &output,
+          .value_name = "FILE", .help = "output file (otherwise the last argument)" },
+        { .name = "input-compression", .short_name = 'c', .type = CLI_CUSTOM,
+          .dest = &o.compression, .parse = cli_parse_compression, .value_name = "C",
+          .help = "input compression: AUTO (default), NONE, ZLIB, GZIP" },
+        { .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE,
+          .dest = &o.max_record_size, .umin = 1, .umax = UINT64_MAX,
+          .help = "refuse longer input records (default 1G)" },
+        CLI_SKIP_FLAG(&o),
+        { .name = "quiet", .short_name = 'q', .type = CLI_BOOL, .dest = &quiet,
+          .help = "no progress or summary on stderr" },
+        { 0 }
+    };
+    cli_cmdline cl;
+    cli_files files = { 0 };
+    int st = cli_cmd_parse(&cl, "tfrec convert", convert_help, flags, argc, argv);
+    if (st == CLI_PARSED && !output) {
+        /* the last argument is the output */
+        if (cl.nargs < 2) {
+            cli_usage_error(&cl, "need at least one input and an output");
+            st = EXIT_USAGE;
+        } else {
+            output = cl.args[--cl.nargs];
+        }
+    }
+    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
+        st = convert(&o, &wo, output, &files, quiet);
+    cli_files_free(&files);
+    cli_cmdline_free(&cl);
+    return st;
 }

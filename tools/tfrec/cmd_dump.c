@@ -9,7 +9,6 @@
  * complete value. A record that is not a valid Example shows "raw" with the
  * same fields instead of "example".
  */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
@@ -102,22 +101,18 @@ void dump_record_json(FILE *out, const cli_record *rec, const dump_opts *d)
 }
 
 static const char dump_help[] =
-    "Usage: tfrec dump [OPTIONS] FILE...\n"
+    "Usage: tfrec dump [FLAGS] FILE...\n"
     "Print every record as one JSON object per line:\n"
     "  {\"file\":F,\"index\":I,\"offset\":O,\"length\":L,\"example\":{KEY:FEATURE,...}}\n"
     "FEATURE is {\"int64\":[...]}, {\"float\":[...]} or {\"bytes\":[VALUE,...]} with VALUE\n"
     "{\"len\":N,\"b64\":...} (complete) or {\"len\":N,\"b64_prefix\":...} (first 24\n"
     "bytes), plus \"text\" for short printable UTF-8. Non-finite floats are the\n"
     "strings \"NaN\", \"Infinity\", \"-Infinity\". A record that is not a tf.Example\n"
-    "has \"raw\":VALUE instead of \"example\".\n\n"
-    "Options:\n" CLI_READ_HELP
-    "  -S, --skip-corrupt    skip corrupt regions (reported on stderr) and go on\n"
-    "  -f, --full            bytes values in full (b64 and text, any length)\n"
-    "  -r, --raw             do not decode records as tf.Example\n"
-    "  -h, --help            this help\n\n" EXIT_STATUS_HELP;
+    "has \"raw\":VALUE instead of \"example\".\n";
 
 typedef struct dump_state {
     dump_opts d;
+    cli_read_opts o;
 } dump_state;
 
 static int dump_one(void *ctx, const cli_record *rec)
@@ -127,34 +122,29 @@ static int dump_one(void *ctx, const cli_record *rec)
     return ferror(stdout) ? EXIT_IO : CLI_CONTINUE;
 }
 
-int cmd_dump(int argc, char **argv)
+static int dump_files(void *ctx, const cli_files *files)
 {
-    static const struct option longopts[] = {
-        CLI_READ_LONGOPTS, { "full", no_argument, NULL, 'f' }, { "raw", no_argument, NULL, 'r' },
-        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
-    };
-    cli_read_opts o = { 0 };
-    dump_state s = { { 0, 0 } };
-    int opt;
-    while ((opt = cli_next_option(argc, argv, "c:SM:frh", longopts, &o)) != -1) {
-        switch (opt) {
-        case CLI_OPT_BAD: return EXIT_USAGE;
-        case 'f': s.d.full = 1; break;
-        case 'r': s.d.raw = 1; break;
-        case 'h': fputs(dump_help, stdout); return EXIT_OK;
-        default: cli_bad_option(argv); return EXIT_USAGE;
-        }
-    }
-    cli_files files;
-    int st = cli_expand_files(&files, argv + optind, argc - optind, argv[0]);
-    if (st != EXIT_OK)
-        return st;
+    dump_state *s = ctx;
     int status = EXIT_OK;
-    for (size_t i = 0; i < files.n && status == EXIT_OK; i++) {
+    for (size_t i = 0; i < files->n && status == EXIT_OK; i++) {
         cli_file_result res;
-        cli_read_file(files.paths[i], &o, dump_one, &s, &res);
+        cli_read_file(files->paths[i], &s->o, dump_one, s, &res);
         status = cli_worst(status, res.status);
     }
-    cli_files_free(&files);
     return cli_worst(status, cli_flush_stdout());
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    dump_state s;
+    memset(&s, 0, sizeof s);
+    cli_flag flags[] = {
+        CLI_READ_FLAGS(&s.o), CLI_SKIP_FLAG(&s.o),
+        { .name = "full", .short_name = 'f', .type = CLI_BOOL, .dest = &s.d.full,
+          .help = "bytes values in full (b64 and text, any length)" },
+        { .name = "raw", .short_name = 'r', .type = CLI_BOOL, .dest = &s.d.raw,
+          .help = "do not decode records as tf.Example" },
+        { 0 }
+    };
+    return cli_cmd_run("tfrec dump", dump_help, flags, argc, argv, dump_files, &s);
 }

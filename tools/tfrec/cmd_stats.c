@@ -1,5 +1,4 @@
 /* tfrec stats: record size distribution and a census of tf.Example features. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,41 +237,28 @@ static void print_json(const stats_state *s, const totals *t)
 }
 
 static const char stats_help[] =
-    "Usage: tfrec stats [OPTIONS] FILE...\n"
+    "Usage: tfrec stats [FLAGS] FILE...\n"
     "Summarise the files together: record count, payload bytes, record size\n"
     "min/mean/p50/p90/p99/max (nearest rank), how many records are tf.Examples,\n"
     "and for every feature key its type(s), the number of records that have it\n"
-    "and the number of values per record.\n\n"
-    "Options:\n" CLI_READ_HELP
-    "  -S, --skip-corrupt    skip corrupt regions (reported on stderr) and go on\n"
-    "  -j, --json            one JSON object instead of text\n"
-    "  -h, --help            this help\n\n" EXIT_STATUS_HELP;
+    "and the number of values per record.\n";
 
-int cmd_stats(int argc, char **argv)
+typedef struct stats_cmd {
+    cli_read_opts o;
+    int as_json;
+} stats_cmd;
+
+static int stats_files(void *ctx, const cli_files *files)
 {
-    static const struct option longopts[] = {
-        CLI_READ_LONGOPTS, { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 }
-    };
-    cli_read_opts o = { 0 };
-    int as_json = 0, opt;
-    while ((opt = cli_next_option(argc, argv, "c:SM:jh", longopts, &o)) != -1) {
-        switch (opt) {
-        case CLI_OPT_BAD: return EXIT_USAGE;
-        case 'j': as_json = 1; break;
-        case 'h': fputs(stats_help, stdout); return EXIT_OK;
-        default: cli_bad_option(argv); return EXIT_USAGE;
-        }
-    }
-    cli_files files;
-    int status = cli_expand_files(&files, argv + optind, argc - optind, argv[0]);
-    if (status != EXIT_OK)
-        return status;
+    const stats_cmd *c = ctx;
+    const cli_read_opts *o = &c->o;
+    int as_json = c->as_json;
+    int status = EXIT_OK;
     stats_state s = { 0 };
-    totals t = { files.n, 0, 0, 0 };
-    for (size_t i = 0; i < files.n; i++) {
+    totals t = { files->n, 0, 0, 0 };
+    for (size_t i = 0; i < files->n && status != EXIT_INTERRUPTED; i++) {
         cli_file_result res;
-        cli_read_file(files.paths[i], &o, stats_one, &s, &res);
+        cli_read_file(files->paths[i], o, stats_one, &s, &res);
         status = cli_worst(status, res.status);
         t.bytes += res.bytes;
         t.skipped_regions += res.skipped_regions;
@@ -293,6 +279,17 @@ int cmd_stats(int argc, char **argv)
     free(s.keys);
     free(s.table);
     free(s.sizes);
-    cli_files_free(&files);
     return cli_worst(status, cli_flush_stdout());
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    stats_cmd c = { { 0 }, 0 };
+    cli_flag flags[] = {
+        CLI_READ_FLAGS(&c.o), CLI_SKIP_FLAG(&c.o),
+        { .name = "json", .short_name = 'j', .type = CLI_BOOL, .dest = &c.as_json,
+          .help = "one JSON object instead of text" },
+        { 0 }
+    };
+    return cli_cmd_run("tfrec stats", stats_help, flags, argc, argv, stats_files, &c);
 }

@@ -52,6 +52,12 @@ void cli_read_file(const char *path, const cli_read_opts *o, cli_record_fn fn, v
      * not depend on how the reader words its messages. */
     uint64_t good_end = 0, seen_regions = 0, seen_bytes = 0, index = 0;
     for (;;) {
+        if (cli_interrupted) {
+            report(o, res, "interrupted");
+            res->status = cli_worst(res->status, EXIT_INTERRUPTED);
+            res->stopped = 1;
+            break;
+        }
         const uint8_t *data;
         size_t len;
         rc = tfrec_reader_next(r, &data, &len);

@@ -1,5 +1,4 @@
 /* tfrec: inspect, verify and convert TFRecord files. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,10 +19,10 @@ static const struct {
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
-static void usage(FILE *out)
+static void usage(FILE *out, int full)
 {
     fprintf(out,
-            "Usage: tfrec COMMAND [OPTIONS] FILE...\n"
+            "Usage: tfrec COMMAND [FLAGS] FILE...\n"
             "Inspect, verify and convert TFRecord files (NONE, ZLIB or GZIP).\n\n"
             "Commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
@@ -33,18 +32,24 @@ static void usage(FILE *out)
             "'data/train-*' is expanded by tfrec itself. Compression is detected\n"
             "unless --compression says otherwise. Offsets are byte offsets of record\n"
             "headers in the uncompressed stream.\n\n"
-            "'tfrec COMMAND --help' describes each command.\n\n" EXIT_STATUS_HELP);
+            "'tfrec COMMAND --help' describes each command's flags. Flags are written\n"
+            "--name=value or --name value, booleans --name / --noname; every command\n"
+            "also takes --flagfile=FILE (one flag per line, # comments).\n");
+    if (full)
+        fprintf(out, "'tfrec COMMAND --helpfull' lists the common flags too; 'tfrec --version'\n"
+                     "prints the version.\n");
+    fprintf(out, "\n%s", EXIT_STATUS_HELP);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        usage(stderr, 0);
         return EXIT_USAGE;
     }
-    opterr = 0; /* the subcommands word their own option errors */
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "-help") ||
+        !strcmp(cmd, "--helpshort") || !strcmp(cmd, "--helpfull") || !strcmp(cmd, "help")) {
         if (argc > 2 && strcmp(cmd, "help") == 0) {
             for (size_t i = 0; i < N_COMMANDS; i++)
                 if (!strcmp(argv[2], commands[i].name)) {
@@ -52,17 +57,32 @@ int main(int argc, char **argv)
                     return commands[i].run(2, args);
                 }
         }
-        usage(stdout);
+        usage(stdout, !strcmp(cmd, "--helpfull"));
         return EXIT_OK;
     }
-    if (!strcmp(cmd, "--version")) {
-        printf("tfrec %s\n", tfrec_version());
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-version")) {
+        printf("tfrec (libtfrec) %s\n", tfrec_version());
         return EXIT_OK;
     }
+    /* Only convert has something to clean up (its temporary output). */
+    if (!strcmp(cmd, "convert"))
+        cli_catch_interrupts();
+    else
+        cli_exit_on_interrupt();
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "tfrec: unknown command '%s'\n\n", cmd);
-    usage(stderr);
+    const char *near = NULL;
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (cli_edit_distance(cmd, commands[i].name) <= 2)
+            near = commands[i].name;
+    if (cmd[0] == '-')
+        fprintf(stderr, "tfrec: %s before the command: flags go after it "
+                        "(tfrec COMMAND [FLAGS] FILE...)\n", cmd);
+    else if (near)
+        fprintf(stderr, "tfrec: unknown command '%s' (did you mean '%s'?)\n", cmd, near);
+    else
+        fprintf(stderr, "tfrec: unknown command '%s'\n", cmd);
+    fprintf(stderr, "Try 'tfrec --help' for more information.\n");
     return EXIT_USAGE;
 }

@@ -1,23 +1,21 @@
 /* tfrec2bt: stream the records of TFRecord files into Bigtable rows
- * <row_prefix><zero-padded global index> : <column_family>:<column>. */
-#include <glob.h>
-#include <signal.h>
+ * <row_prefix><zero-padded global index> : <column_family>:<column>.
+ * The loading itself is tfrec_bt_load(); this is flags, the progress file,
+ * messages and exit statuses around it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../common/exit_codes.h"
+#include "../common/files.h"
 #include "../common/progress.h"
+#include "../common/signals.h"
 #include "tfrec/tfrec.h"
 #include "tfrec2bt.h"
+
 #ifdef TFREC_TESTING
 #include "bigtable/writer_testing.h"
 #endif
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 typedef struct run {
     t2b_flags f;
@@ -25,151 +23,80 @@ typedef struct run {
     tfrec_bt_client *client;
     tfrec_bt_writer *writer;
     cli_progress prog;
-    uint64_t last_saved;     /* next_index last written to the progress file */
-    double last_save_time;
-    uint64_t records_read, bytes_read, skipped;
+    uint64_t last_saved; /* next_index last written to the progress file */
 } run;
 
-static void save_progress(run *r, int force)
+/* Progress display, resume point and interruption, a few times a second. */
+static int on_progress(void *ctx, const tfrec_bt_load_progress *p)
 {
-    if (!r->writer) return;
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(r->writer, &st);
-    cli_progress_update(&r->prog, st.rows_acked, st.bytes_acked);
-    uint64_t next = r->f.start_index + st.acked_prefix;
-    double now = cli_now();
-    if (next != r->last_saved && (force || now - r->last_save_time >= 0.25)) {
-        if (t2b_progress_write(r->progress_path, next, &r->f) == 0) r->last_saved = next;
-        r->last_save_time = now;
+    run *r = ctx;
+    const tfrec_bt_load_stats *st = p->stats;
+    if (r->writer) {
+        cli_progress_update(&r->prog, st->rows_acked, st->bytes_acked);
+        if (st->next_index != r->last_saved &&
+            t2b_progress_write(r->progress_path, st->next_index, &r->f) == 0)
+            r->last_saved = st->next_index;
     }
+    return cli_interrupted != 0;
 }
 
 #ifdef TFREC_TESTING
 /* Test builds only (TFREC2BT_INJECT_RETRY=N): the first acknowledgement of
  * every Nth record is turned into UNAVAILABLE, so the row is written again
- * after the server already applied it; the integration test then checks the
- * cell was replaced (one version), not duplicated. */
+ * after the server already applied it; the integration test then checks
+ * the cell was replaced (one version), not duplicated. */
 static int inject_retry(void *ctx, uint64_t index, unsigned attempt, int code)
 {
     uint64_t every = *(const uint64_t *)ctx;
     return code == 0 && attempt == 1 && index % every == 0 ? 14 /* UNAVAILABLE */ : code;
 }
+
+static void install_test_hooks(tfrec_bt_writer *w)
+{
+    static uint64_t every;
+    const char *inject = getenv("TFREC2BT_INJECT_RETRY");
+    if (inject && (every = strtoull(inject, NULL, 10)) > 0)
+        tfrec_bt_writer_set_status_hook(w, inject_retry, &every);
+}
 #endif
 
-/* Connect, check the table, open the writer. */
+/* Connect, check the table, open the writer. An exit status on failure. */
 static int open_bigtable(run *r)
 {
     tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
     co.project = r->f.project;
     co.instance = r->f.instance;
-    co.max_message_bytes = r->f.max_message_bytes;
+    co.max_message_bytes = (int64_t)r->f.max_message_bytes;
     co.rpc_timeout_ms = (int64_t)(r->f.rpc_timeout_s * 1000);
-    if (tfrec_bt_client_open(&r->client, &co)) {
+    int rc = tfrec_bt_client_open(&r->client, &co);
+    if (rc) {
         fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
-        return 1;
+        return cli_exit_for(rc);
     }
-    int rc = tfrec_bt_ensure_table(r->client, r->f.table, r->f.column_family, r->f.create_table);
+    rc = tfrec_bt_ensure_table(r->client, r->f.table, r->f.column_family, r->f.create_table);
     if (rc) {
         const char *msg = tfrec_bt_client_errmsg(r->client);
         if (strstr(msg, "PERMISSION_DENIED")) { /* data-only credentials: just try writing */
             fprintf(stderr, "tfrec2bt: warning: cannot check the table (%s); loading anyway\n", msg);
         } else {
             fprintf(stderr, "tfrec2bt: %s\n", msg);
-            return 1;
+            return cli_exit_for(rc);
         }
     }
     tfrec_bt_writer_options wo = TFREC_BT_WRITER_OPTIONS_INIT;
     wo.max_inflight = r->f.max_inflight;
-    wo.batch_bytes = r->f.batch_bytes;
-    wo.batch_rows = r->f.batch_rows;
+    wo.batch_bytes = (size_t)r->f.batch_bytes;
+    wo.batch_rows = (size_t)r->f.batch_rows;
     wo.retry_timeout_ms = r->f.retry_timeout_s > 0 ? (int64_t)(r->f.retry_timeout_s * 1000) : -1;
-    if (tfrec_bt_writer_open(&r->writer, r->client, r->f.table, r->f.column_family, &wo)) {
+    rc = tfrec_bt_writer_open(&r->writer, r->client, r->f.table, r->f.column_family, &wo);
+    if (rc) {
         fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
-        return 1;
+        return cli_exit_for(rc);
     }
 #ifdef TFREC_TESTING
-    static uint64_t inject_every;
-    const char *inject = getenv("TFREC2BT_INJECT_RETRY");
-    if (inject && (inject_every = strtoull(inject, NULL, 10)) > 0)
-        tfrec_bt_writer_set_status_hook(r->writer, inject_retry, &inject_every);
+    install_test_hooks(r->writer);
 #endif
-    return 0;
-}
-
-/* Sleep while ahead of --max_rows_per_sec. */
-static void throttle(run *r)
-{
-    double ahead = (double)r->records_read / r->f.max_rows_per_sec - (cli_now() - r->prog.start);
-    if (ahead > 0.001) {
-        struct timespec ts = {(time_t)ahead, (long)((ahead - (double)(time_t)ahead) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Read every file in order and put its records. 0, or 1 after a message. */
-static int load(run *r, char **files, size_t nfiles)
-{
-    const t2b_flags *f = &r->f;
-    int width = tfrec_bt_key_width(f->num_records);
-    uint64_t limit = f->num_records ? f->num_records : UINT64_MAX;
-    uint64_t idx = 0;
-    char key[4200];
-    size_t qlen = strlen(f->column);
-    for (size_t i = 0; i < nfiles && idx < limit; i++) {
-        tfrec_reader *rd;
-        if (tfrec_reader_open(&rd, files[i], NULL)) {
-            fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
-            return 1;
-        }
-        const uint8_t *data;
-        size_t len;
-        int rc;
-        while (idx < limit && (rc = tfrec_reader_next(rd, &data, &len)) == TFREC_OK) {
-            if (idx < f->start_index) { /* acknowledged by an earlier run */
-                idx++;
-                r->skipped++;
-                continue;
-            }
-            size_t kl = tfrec_bt_row_key(key, sizeof key, f->row_prefix, idx, width, f->reversed_keys);
-            if (kl >= sizeof key) {
-                fprintf(stderr, "tfrec2bt: row key for record %llu is too long\n",
-                        (unsigned long long)idx);
-                tfrec_reader_free(rd);
-                return 1;
-            }
-            r->records_read++;
-            r->bytes_read += len;
-            if (f->dry_run) {
-                if (r->records_read == 1 && !f->quiet) printf("first row: %s (%zu bytes)\n", key, len);
-            } else if (tfrec_bt_writer_put(r->writer, key, kl, f->column, qlen, data, len, idx)) {
-                fprintf(stderr, "tfrec2bt: row %s (record %llu, %s offset %llu): %s\n", key,
-                        (unsigned long long)idx, files[i],
-                        (unsigned long long)tfrec_reader_offset(rd),
-                        tfrec_bt_writer_errmsg(r->writer));
-                tfrec_reader_free(rd);
-                return 1;
-            }
-            idx++;
-            if ((idx & 63) == 0) save_progress(r, 0);
-            if (f->max_rows_per_sec > 0) throttle(r);
-        }
-        if (idx < limit && rc != TFREC_END) {
-            fprintf(stderr, "tfrec2bt: %s (record %llu would have been row %s%0*llu)\n",
-                    tfrec_reader_errmsg(rd), (unsigned long long)idx, f->row_prefix, width,
-                    (unsigned long long)idx);
-            tfrec_reader_free(rd);
-            return 1;
-        }
-        tfrec_reader_free(rd);
-    }
-    if (f->dry_run && !f->quiet) {
-        if (r->records_read)
-            printf("last row: %s\n", key);
-        printf("dry run: %llu records (%llu bytes) would be written, %llu skipped\n",
-               (unsigned long long)r->records_read, (unsigned long long)r->bytes_read,
-               (unsigned long long)r->skipped);
-    }
-    return 0;
+    return EXIT_OK;
 }
 
 /* The first failures on stderr, every failed row in <progress_file>.failed. */
@@ -199,81 +126,137 @@ static void report_failures(run *r)
         fprintf(stderr, "tfrec2bt: all %zu rows not written are listed in %s\n", n, path);
 }
 
+static void dry_run_report(const run *r, const tfrec_bt_load_stats *st)
+{
+    const t2b_flags *f = &r->f;
+    int width = tfrec_bt_key_width(f->num_records);
+    char key[4200];
+    if (st->records_read) {
+        tfrec_bt_row_key(key, sizeof key, f->row_prefix, f->start_index, width, f->reversed_keys);
+        printf("first row: %s\n", key);
+        tfrec_bt_row_key(key, sizeof key, f->row_prefix, f->start_index + st->records_read - 1,
+                         width, f->reversed_keys);
+        printf("last row: %s\n", key);
+    }
+    printf("dry run: %llu records (%llu bytes) would be written, %llu skipped\n",
+           (unsigned long long)st->records_read, (unsigned long long)st->bytes_read,
+           (unsigned long long)st->records_skipped);
+}
+
+/* After the load: summary, failures, the resume hint; the exit status. */
+static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *st)
+{
+    const t2b_flags *f = &r->f;
+    int wrc = tfrec_bt_writer_close(r->writer); /* already flushed by the load */
+    t2b_progress_write(r->progress_path, st->next_index, f);
+    cli_progress_finish(&r->prog);
+    /* the writer's own report (rows not written) follows below */
+    if (lrc && lrc != TFREC_E_STATE && strcmp(lmsg, tfrec_bt_writer_errmsg(r->writer)) != 0)
+        fprintf(stderr, "tfrec2bt: %s\n", lmsg);
+    if (wrc)
+        report_failures(r);
+    tfrec_bt_writer_stats ws = TFREC_BT_WRITER_STATS_INIT;
+    tfrec_bt_writer_stats_get(r->writer, &ws);
+    double secs = st->seconds;
+    if (!f->quiet || wrc || lrc)
+        fprintf(stderr,
+                "tfrec2bt: %llu rows (%.1f MB) written to %s in %.2f s: %.0f rows/s, %.1f MB/s; "
+                "%llu requests, %llu retried entries, %llu failed calls, %llu splits%s\n",
+                (unsigned long long)st->rows_acked, (double)st->bytes_acked / 1e6, f->table, secs,
+                secs > 0 ? (double)st->rows_acked / secs : 0,
+                secs > 0 ? (double)st->bytes_acked / 1e6 / secs : 0,
+                (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
+                (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits,
+                st->records_skipped ? " (earlier records skipped)" : "");
+    if (wrc || lrc)
+        fprintf(stderr,
+                "tfrec2bt: %severy record below %llu is acknowledged (saved in %s); "
+                "rerun with --resume to continue from there\n",
+                cli_interrupted ? "interrupted; " : "", (unsigned long long)st->next_index,
+                r->progress_path);
+    if (cli_interrupted)
+        return EXIT_INTERRUPTED;
+    return cli_worst(cli_exit_for(lrc), cli_exit_for(wrc));
+}
+
+static int load(run *r, const cli_files *files)
+{
+    t2b_flags *f = &r->f;
+    if (f->progress_file)
+        snprintf(r->progress_path, sizeof r->progress_path, "%s", f->progress_file);
+    else
+        snprintf(r->progress_path, sizeof r->progress_path, "tfrec2bt-%s-%s.progress",
+                 f->instance ? f->instance : "dry", f->table ? f->table : "run");
+    if (f->resume) {
+        char err[4200];
+        int prc = t2b_progress_read(r->progress_path, f, &f->start_index, err, sizeof err);
+        if (prc) {
+            fprintf(stderr, "tfrec2bt: --resume: %s\n", err);
+            return prc == T2B_PROGRESS_UNREADABLE ? EXIT_IO : EXIT_USAGE;
+        }
+        if (!f->quiet)
+            fprintf(stderr, "tfrec2bt: resuming at record %llu (from %s)\n",
+                    (unsigned long long)f->start_index, r->progress_path);
+    }
+    r->last_saved = f->start_index;
+    if (!f->dry_run) {
+        int st = open_bigtable(r);
+        if (st != EXIT_OK)
+            return st;
+    }
+    tfrec_bt_load_options lo = TFREC_BT_LOAD_OPTIONS_INIT;
+    lo.row_prefix = f->row_prefix;
+    lo.column = f->column;
+    lo.num_records = f->num_records;
+    lo.start_index = f->start_index;
+    lo.reversed_keys = f->reversed_keys;
+    lo.max_rows_per_sec = f->max_rows_per_sec;
+    lo.progress = on_progress;
+    lo.progress_ctx = r;
+    lo.progress_interval = 0.2;
+    uint64_t total = f->num_records > f->start_index ? f->num_records - f->start_index : 0;
+    cli_progress_start(&r->prog, "rows", total, f->quiet || f->dry_run);
+    tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
+    int lrc = tfrec_bt_load(r->writer, (const char *const *)files->paths, files->n, &lo, &st);
+    char lmsg[1024];
+    snprintf(lmsg, sizeof lmsg, "%s", lrc ? tfrec_last_errmsg() : "");
+    if (f->dry_run) {
+        if (lrc && lrc != TFREC_E_STATE)
+            fprintf(stderr, "tfrec2bt: %s\n", lmsg);
+        else if (!f->quiet)
+            dry_run_report(r, &st);
+        return cli_interrupted ? EXIT_INTERRUPTED : cli_exit_for(lrc);
+    }
+    return finish(r, lrc, lmsg, &st);
+}
+
 int main(int argc, char **argv)
 {
     run r;
     memset(&r, 0, sizeof r);
-    int rc = t2b_parse_flags(argc, argv, &r.f);
-    if (rc) return rc;
-    signal(SIGPIPE, SIG_IGN);
-    t2b_flags *f = &r.f;
-
-    glob_t g;
-    int grc = glob(f->source_glob, 0, NULL, &g);
-    if (grc != 0 || g.gl_pathc == 0) {
-        fprintf(stderr, "tfrec2bt: no files match --source_glob=%s\n", f->source_glob);
-        if (grc == 0) globfree(&g);
-        return 1;
-    }
-    qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, cmp_str); /* byte order, not locale */
-
-    if (f->progress_file)
-        snprintf(r.progress_path, sizeof r.progress_path, "%s", f->progress_file);
-    else
-        snprintf(r.progress_path, sizeof r.progress_path, "tfrec2bt-%s-%s.progress",
-                 f->instance ? f->instance : "dry", f->table ? f->table : "run");
-    if (f->resume) {
-        char err[4200];
-        if (t2b_progress_read(r.progress_path, f, &f->start_index, err, sizeof err)) {
-            fprintf(stderr, "tfrec2bt: --resume: %s\n", err);
-            globfree(&g);
-            return 1;
+    cli_cmdline cl;
+    int status = t2b_parse_flags(&cl, argc, argv, &r.f);
+    if (status == CLI_PARSED) {
+        cli_catch_interrupts();
+        signal(SIGPIPE, SIG_IGN);
+        cli_files files = { 0 };
+        char *pattern = (char *)r.f.source_glob;
+        const char *unmatched = NULL;
+        int rc = cli_files_expand(&files, &pattern, 1, &unmatched);
+        if (rc == TFREC_E_NOT_FOUND) {
+            fprintf(stderr, "tfrec2bt: no files match --source_glob=%s\n", r.f.source_glob);
+            status = EXIT_IO;
+        } else if (rc) {
+            fprintf(stderr, "tfrec2bt: --source_glob=%s: %s\n", r.f.source_glob,
+                    tfrec_strerror(rc));
+            status = EXIT_IO;
+        } else {
+            status = load(&r, &files);
         }
-        if (!f->quiet)
-            fprintf(stderr, "tfrec2bt: resuming at record %llu (from %s)\n",
-                    (unsigned long long)f->start_index, r.progress_path);
-    }
-    r.last_saved = f->start_index;
-
-    if (!f->dry_run && open_bigtable(&r)) {
+        cli_files_free(&files);
         tfrec_bt_writer_free(r.writer);
         tfrec_bt_client_free(r.client);
-        globfree(&g);
-        return 1;
     }
-    uint64_t total = f->num_records > f->start_index ? f->num_records - f->start_index : 0;
-    cli_progress_start(&r.prog, "rows", total, f->quiet || f->dry_run);
-    double t0 = cli_now();
-    int failed = load(&r, g.gl_pathv, g.gl_pathc);
-    globfree(&g);
-    if (f->dry_run) return failed;
-
-    /* Whatever stopped the reading, push out what was queued, so the
-     * progress file covers every acknowledged row. */
-    int wrc = tfrec_bt_writer_close(r.writer);
-    save_progress(&r, 1);
-    cli_progress_finish(&r.prog);
-    double secs = cli_now() - t0;
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(r.writer, &st);
-    if (wrc) report_failures(&r);
-    uint64_t next = f->start_index + st.acked_prefix;
-    if (!f->quiet || wrc || failed)
-        fprintf(stderr,
-                "tfrec2bt: %llu rows (%.1f MB) written to %s in %.2f s: %.0f rows/s, %.1f MB/s; "
-                "%llu requests, %llu retried entries, %llu failed calls, %llu splits%s\n",
-                (unsigned long long)st.rows_acked, (double)st.bytes_acked / 1e6, f->table, secs,
-                secs > 0 ? (double)st.rows_acked / secs : 0,
-                secs > 0 ? (double)st.bytes_acked / 1e6 / secs : 0,
-                (unsigned long long)st.requests, (unsigned long long)st.retried_entries,
-                (unsigned long long)st.stream_failures, (unsigned long long)st.splits,
-                r.skipped ? " (earlier records skipped)" : "");
-    if (wrc || failed)
-        fprintf(stderr,
-                "tfrec2bt: every record below %llu is acknowledged (saved in %s); "
-                "rerun with --resume to continue from there\n",
-                (unsigned long long)next, r.progress_path);
-    tfrec_bt_writer_free(r.writer);
-    tfrec_bt_client_free(r.client);
-    return wrc || failed ? 1 : 0;
+    cli_cmdline_free(&cl);
+    return status;
 }

@@ -47,7 +47,7 @@ int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index
     FILE *fp = fopen(path, "r");
     if (!fp) {
         snprintf(err, errcap, "cannot read progress file %s: %s", path, strerror(errno));
-        return -1;
+        return T2B_PROGRESS_UNREADABLE;
     }
     unsigned long long v;
     int ok = fscanf(fp, "next_index %llu\n", &v) == 1, bad = 0;
@@ -59,10 +59,10 @@ int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index
         bad |= check_line(line, "# source_glob ", f->source_glob, path, err, errcap);
     }
     fclose(fp);
-    if (bad) return -1;
+    if (bad) return T2B_PROGRESS_MISMATCH;
     if (!ok) {
         snprintf(err, errcap, "progress file %s has no 'next_index N' line", path);
-        return -1;
+        return T2B_PROGRESS_MISMATCH;
     }
     *next_index = v;
     return 0;

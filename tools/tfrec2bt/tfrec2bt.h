@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/flags.h"
+
 typedef struct t2b_flags {
     /* the reference script's flags */
     const char *source_glob, *instance, *table, *project;
@@ -17,8 +19,8 @@ typedef struct t2b_flags {
     int resume;
     const char *progress_file;  /* NULL: derived from instance and table */
     int max_inflight;
-    size_t batch_bytes, batch_rows;
-    int64_t max_message_bytes;
+    uint64_t batch_bytes, batch_rows;
+    uint64_t max_message_bytes;
     double retry_timeout_s;
     double rpc_timeout_s;       /* deadline of each call attempt, 0 = library default */
     int dry_run, create_table, quiet;
@@ -27,13 +29,17 @@ typedef struct t2b_flags {
     double max_rows_per_sec;    /* 0 = unlimited */
 } t2b_flags;
 
-/* Parse argv; prints usage / the error and returns non-zero on bad flags. */
-int t2b_parse_flags(int argc, char **argv, t2b_flags *f);
+/* Parse argv into f (strings stay valid until cli_cmdline_free(cl)).
+ * Returns CLI_PARSED, or an exit status after printing help or the error. */
+int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f);
 
 /* Progress file: the next record index to load (everything below it is
  * acknowledged), plus the table, prefix and glob it belongs to (reading
  * refuses a file written for others). Written atomically (temporary file +
- * rename). */
+ * rename). Reading returns 0, T2B_PROGRESS_UNREADABLE or
+ * T2B_PROGRESS_MISMATCH (written for other flags, or not a progress file)
+ * with the reason in err. */
+enum { T2B_PROGRESS_UNREADABLE = -1, T2B_PROGRESS_MISMATCH = -2 };
 int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index, char *err,
                       size_t errcap);
 int t2b_progress_write(const char *path, uint64_t next_index, const t2b_flags *f);

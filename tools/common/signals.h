@@ -1,0 +1,17 @@
+/* SIGINT / SIGTERM for the tools. Either the first one sets cli_interrupted,
+ * so a tool can stop cleanly (save its resume point, remove a partial
+ * output) and exit with EXIT_INTERRUPTED, a second one terminating at once;
+ * or, for tools with nothing to clean up, the first one exits at once with
+ * EXIT_INTERRUPTED. A signal ignored when the tool starts (a background job
+ * of a script, nohup) stays ignored. */
+#ifndef TFREC_TOOLS_SIGNALS_H
+#define TFREC_TOOLS_SIGNALS_H
+
+#include <signal.h>
+
+extern volatile sig_atomic_t cli_interrupted; /* the signal number, 0 if none */
+
+void cli_catch_interrupts(void);
+void cli_exit_on_interrupt(void);
+
+#endif
