@@ -205,8 +205,8 @@ int main(int argc, char **argv)
     tfrec_crc32c_force_impl(TFREC_CRC32C_AUTO);
 
     for (int chained = 0; chained < 2; chained++) {
-        printf("\n### %s calls, GB/s (best of %d)\n\n",
-               chained ? "Chained" : "Independent", rounds);
+        printf("\n### %s calls, GB/s (best of %d)\n\n", chained ? "Chained" : "Independent",
+               rounds);
         printf("| size |");
         for (int c = 0; c < nc; c++)
             printf(" %s |", cands[c].name);

@@ -70,9 +70,9 @@ static void raw_init(raw_msg *m)
     m->fs.n_feature = 9;
     m->fs.feature = m->ep;
     /* keys in sorted order, like the builder's output */
-    const char *order[9] = { "image/channels", "image/class/label", "image/class/synset",
-                             "image/colorspace", "image/encoded", "image/filename",
-                             "image/format", "image/height", "image/width" };
+    const char *order[9] = { "image/channels",   "image/class/label", "image/class/synset",
+                             "image/colorspace", "image/encoded",     "image/filename",
+                             "image/format",     "image/height",      "image/width" };
     for (int i = 0; i < 9; i++) {
         tensorflow__features__feature_entry__init(&m->e[i]);
         tensorflow__feature__init(&m->f[i]);
@@ -106,16 +106,18 @@ typedef struct result {
     double per_sec;
 } result;
 
-#define RUN(res, label, secs, body)                                   \
-    do {                                                              \
-        long iters_ = 0;                                              \
-        double t0_ = now(), t_;                                       \
-        do {                                                          \
-            for (int k_ = 0; k_ < 64; k_++) { body; }                 \
-            iters_ += 64;                                             \
-        } while ((t_ = now()) - t0_ < (secs));                        \
-        (res).name = (label);                                         \
-        (res).per_sec = (double)iters_ / (t_ - t0_);                  \
+#define RUN(res, label, secs, body)                  \
+    do {                                             \
+        long iters_ = 0;                             \
+        double t0_ = now(), t_;                      \
+        do {                                         \
+            for (int k_ = 0; k_ < 64; k_++) {        \
+                body;                                \
+            }                                        \
+            iters_ += 64;                            \
+        } while ((t_ = now()) - t0_ < (secs));       \
+        (res).name = (label);                        \
+        (res).per_sec = (double)iters_ / (t_ - t0_); \
     } while (0)
 
 static void print(const result *r, size_t bytes)

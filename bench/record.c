@@ -43,9 +43,11 @@ static uint64_t next_rand(void)
 /* Feature-like bytes: keys, small numbers and some raw floats. */
 static void fill_texty(uint8_t *p, size_t n)
 {
-    static const char *tok[] = { "image/class/label", "image/height", "image/width", "RGB", "JPEG",
-                                 "n01440764", "n02102040", "features", "0.25", "1.0", "train_",
-                                 "image/filename", "\x08\x01\x12", "\x1a\x04" };
+    static const char *tok[] = {
+        "image/class/label", "image/height", "image/width", "RGB", "JPEG",   "n01440764",
+        "n02102040",         "features",     "0.25",        "1.0", "train_", "image/filename",
+        "\x08\x01\x12",      "\x1a\x04"
+    };
     size_t i = 0;
     while (i < n) {
         uint64_t r = next_rand();
@@ -140,7 +142,8 @@ static int run_python(result *out, const char *args)
 {
     const char *root = getenv("TFREC_ROOT");
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/bench/py_tfrecord_ref.py' %s", root ? root : ".", args);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/bench/py_tfrecord_ref.py' %s",
+             root ? root : ".", args);
     FILE *p = popen(cmd, "r");
     if (!p)
         return -1;
@@ -240,8 +243,9 @@ static result zlib_inflate(const char *path)
 
 static void line(const char *label, const char *impl, result r, const char *note)
 {
-    printf("  %-12s %-34s %7.3f GB/s %9.0f rec/s  %s\n", label, impl, (double)r.bytes / r.seconds / 1e9,
-           r.records ? (double)r.records / r.seconds : 0.0, note ? note : "");
+    printf("  %-12s %-34s %7.3f GB/s %9.0f rec/s  %s\n", label, impl,
+           (double)r.bytes / r.seconds / 1e9, r.records ? (double)r.records / r.seconds : 0.0,
+           note ? note : "");
     fflush(stdout);
 }
 
@@ -252,7 +256,8 @@ static double rate(result r)
 
 static void ratio(const char *what, double x, double target)
 {
-    printf("  => %-44s %6.2fx  (target >= %.1fx: %s)\n", what, x, target, x >= target ? "met" : "NOT met");
+    printf("  => %-44s %6.2fx  (target >= %.1fx: %s)\n", what, x, target,
+           x >= target ? "met" : "NOT met");
     fflush(stdout);
 }
 
@@ -272,8 +277,9 @@ static void run_case(const char *dir, size_t size, int image, uint64_t total, ui
     snprintf(pyout, sizeof pyout, "%s/bench-%zu.py", dir, size);
     snprintf(zfile, sizeof zfile, "%s/bench-%zu.zlib-backend.gz", dir, size);
     const char *label = size == 1024 ? "1KiB NONE" : "110KiB NONE";
-    printf("\n%s records, %.0f MiB per case (slow peers: %.0f MiB)\n", image ? "110 KiB image-like" : "1 KiB feature-like",
-           total / 1048576.0, peer_total / 1048576.0);
+    printf("\n%s records, %.0f MiB per case (slow peers: %.0f MiB)\n",
+           image ? "110 KiB image-like" : "1 KiB feature-like", total / 1048576.0,
+           peer_total / 1048576.0);
 
     /* ---- NONE. Pairs behind a target run interleaved, REPS times, best
      * of each kept: the machine is shared, so load hits both sides alike. */
@@ -298,7 +304,8 @@ static void run_case(const char *dir, size_t size, int image, uint64_t total, ui
         line(label, "read python reference", pr, NULL);
         ratio("read NONE vs python", rate(r) / rate(pr), size == 1024 ? 20 : 0);
     }
-    snprintf(args, sizeof args, "bench-write '%s' NONE %zu %llu", pyout, size, (unsigned long long)peer_total);
+    snprintf(args, sizeof args, "bench-write '%s' NONE %zu %llu", pyout, size,
+             (unsigned long long)peer_total);
     if (run_python(&pw, args) == 0) {
         line(label, "write python reference", pw, NULL);
         ratio("write NONE vs python", rate(w) / rate(pw), 0);
@@ -345,7 +352,8 @@ static void run_case(const char *dir, size_t size, int image, uint64_t total, ui
     line(label, "read libtfrec (zlib backend)", br, NULL);
 
     result pr2;
-    snprintf(args, sizeof args, "bench-write '%s' GZIP %zu %llu", pyout, size, (unsigned long long)peer_total);
+    snprintf(args, sizeof args, "bench-write '%s' GZIP %zu %llu", pyout, size,
+             (unsigned long long)peer_total);
     if (run_python(&pw, args) == 0) {
         line(label, "write python reference (gzip -6)", pw, NULL);
         ratio("write GZIP vs python", rate(gw) / rate(pw), 0);
@@ -371,8 +379,8 @@ int main(int argc, char **argv)
     }
     uint64_t total = (argc > 2 ? strtoull(argv[2], NULL, 10) : 256) << 20;
     uint64_t peer = (argc > 3 ? strtoull(argv[3], NULL, 10) : 32) << 20;
-    printf("libtfrec record I/O benchmark: deflate backend %s, CRC32C %s\n", tfrec_deflate_backend(),
-           tfrec_crc32c_impl_name(tfrec_crc32c_impl()));
+    printf("libtfrec record I/O benchmark: deflate backend %s, CRC32C %s\n",
+           tfrec_deflate_backend(), tfrec_crc32c_impl_name(tfrec_crc32c_impl()));
     printf("(targets are ratios from the issue; '0.0x' targets are informational)\n");
     run_case(argv[1], 1024, 0, total, peer);
     run_case(argv[1], 110 * 1024, 1, total, peer);

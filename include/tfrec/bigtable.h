@@ -74,22 +74,22 @@ typedef struct tfrec_bt_writer tfrec_bt_writer;
 
 typedef struct tfrec_bt_writer_options {
     size_t struct_size;
-    size_t batch_rows;          /* rows per MutateRows request [5000] */
-    size_t batch_mutations;     /* cells per request, at most 99999 [99999] */
-    size_t batch_bytes;         /* encoded request size [8 MiB]; a request the server
+    size_t batch_rows;         /* rows per MutateRows request [5000] */
+    size_t batch_mutations;    /* cells per request, at most 99999 [99999] */
+    size_t batch_bytes;        /* encoded request size [8 MiB]; a request the server
                                    refuses as too large is split and re-sent */
-    int max_inflight;           /* concurrent MutateRows calls [2] */
-    size_t max_buffered_bytes;  /* put() blocks above this many unacknowledged bytes
+    int max_inflight;          /* concurrent MutateRows calls [2] */
+    size_t max_buffered_bytes; /* put() blocks above this many unacknowledged bytes
                                    [(max_inflight + 1) * batch_bytes] */
     /* Cell timestamp in microseconds. [0: the time the writer was opened,
      * truncated to milliseconds, used for every cell, so a retried write
      * replaces the cell instead of adding a version]. -1: server time
      * (not idempotent: then failed entries are not retried). */
     int64_t timestamp_micros;
-    int64_t retry_initial_ms;   /* first backoff [100] */
-    int64_t retry_max_ms;       /* backoff ceiling [5000] */
-    double retry_multiplier;    /* [1.5] */
-    int64_t retry_timeout_ms;   /* give up on an entry this long after its first
+    int64_t retry_initial_ms; /* first backoff [100] */
+    int64_t retry_max_ms;     /* backoff ceiling [5000] */
+    double retry_multiplier;  /* [1.5] */
+    int64_t retry_timeout_ms; /* give up on an entry this long after its first
                                    failure [600000]; < 0: never retry */
 } tfrec_bt_writer_options;
 
@@ -131,9 +131,8 @@ int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *
  * Data is copied. May block to send and to wait for acknowledgements.
  * Returns an error only for invalid input or when the writer is already
  * failed hard (unreachable server past the retry deadline ...). */
-int tfrec_bt_writer_put(tfrec_bt_writer *w, const void *key, size_t key_len,
-                        const void *qualifier, size_t qualifier_len,
-                        const void *value, size_t value_len, uint64_t index);
+int tfrec_bt_writer_put(tfrec_bt_writer *w, const void *key, size_t key_len, const void *qualifier,
+                        size_t qualifier_len, const void *value, size_t value_len, uint64_t index);
 /* Queue one row with several cells. */
 int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_len,
                               const tfrec_bt_cell_in *cells, size_t ncells, uint64_t index);
@@ -170,15 +169,15 @@ typedef struct tfrec_bt_reader tfrec_bt_reader;
 
 typedef struct tfrec_bt_read_options {
     size_t struct_size;
-    const void *prefix;       /* rows whose key starts with prefix [all rows] */
-    size_t prefix_len;        /* 0 with prefix != NULL: strlen(prefix) */
-    const void *start_key;    /* or a range: [start_key, end_key) ... */
+    const void *prefix;    /* rows whose key starts with prefix [all rows] */
+    size_t prefix_len;     /* 0 with prefix != NULL: strlen(prefix) */
+    const void *start_key; /* or a range: [start_key, end_key) ... */
     size_t start_key_len;
-    const void *end_key;      /* ... end_key NULL/empty: to the end of the table */
+    const void *end_key; /* ... end_key NULL/empty: to the end of the table */
     size_t end_key_len;
-    int64_t rows_limit;       /* [0: no limit] */
-    int all_versions;         /* [0: latest cell of each column only] */
-    const char *family;       /* only cells of this family [all] */
+    int64_t rows_limit; /* [0: no limit] */
+    int all_versions;   /* [0: latest cell of each column only] */
+    const char *family; /* only cells of this family [all] */
 } tfrec_bt_read_options;
 
 #define TFREC_BT_READ_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_read_options)
@@ -230,8 +229,8 @@ void tfrec_bt_reader_free(tfrec_bt_reader *r);
  * padded digits are written in reverse order, which spreads a sequential
  * load over the key space (see docs/bigtable.md). Returns the key length,
  * or the needed length if it does not fit in cap (buf untouched). */
-size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t index,
-                        int width, int reversed);
+size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t index, int width,
+                        int reversed);
 /* Digits of num_records - 1 (at least 1); 10 when num_records is 0 (unset). */
 int tfrec_bt_key_width(uint64_t num_records);
 

@@ -45,7 +45,7 @@ typedef struct tfrec_bt_load_stats {
     /* Every record below next_index is acknowledged (or was below
      * start_index): the point to resume from. */
     uint64_t next_index;
-    double seconds;           /* wall time of the call so far */
+    double seconds; /* wall time of the call so far */
 } tfrec_bt_load_stats;
 
 #define TFREC_BT_LOAD_STATS_INIT TFREC_STRUCT_INIT(tfrec_bt_load_stats)
@@ -67,9 +67,9 @@ typedef struct tfrec_bt_load_progress {
 typedef int (*tfrec_bt_load_progress_fn)(void *ctx, const tfrec_bt_load_progress *p);
 
 typedef struct tfrec_bt_load_options {
-    size_t struct_size;       /* sizeof(tfrec_bt_load_options): TFREC_BT_LOAD_OPTIONS_INIT */
-    const char *row_prefix;   /* start of every row key [NULL: none; the reference's is "train_"] */
-    const char *column;       /* cell qualifier [NULL: "example"] */
+    size_t struct_size;     /* sizeof(tfrec_bt_load_options): TFREC_BT_LOAD_OPTIONS_INIT */
+    const char *row_prefix; /* start of every row key [NULL: none; the reference's is "train_"] */
+    const char *column;     /* cell qualifier [NULL: "example"] */
     /* At most this many records are loaded, and keys are padded to the
      * digits of num_records - 1, as the reference does [0: every record,
      * 10 digits]. */

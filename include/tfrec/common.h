@@ -41,8 +41,12 @@
 #endif
 
 #ifdef __cplusplus
-#define TFREC_BEGIN_DECLS extern "C" { TFREC_VISIBILITY_PUSH
-#define TFREC_END_DECLS TFREC_VISIBILITY_POP }
+#define TFREC_BEGIN_DECLS \
+    extern "C" {          \
+    TFREC_VISIBILITY_PUSH
+#define TFREC_END_DECLS  \
+    TFREC_VISIBILITY_POP \
+    }
 #else
 #define TFREC_BEGIN_DECLS TFREC_VISIBILITY_PUSH
 #define TFREC_END_DECLS TFREC_VISIBILITY_POP
@@ -60,7 +64,10 @@ template <typename T> static inline T tfrec_struct_init_value_()
 }
 #define TFREC_STRUCT_INIT(type) tfrec_struct_init_value_<type>()
 #else
-#define TFREC_STRUCT_INIT(type) { .struct_size = sizeof(type) }
+#define TFREC_STRUCT_INIT(type)     \
+    {                               \
+        .struct_size = sizeof(type) \
+    }
 #endif
 
 #endif

@@ -26,7 +26,7 @@ TFREC_BEGIN_DECLS
 
 enum tfrec_status {
     TFREC_OK = 0,
-    TFREC_END = 1,                 /* clean end of input (not an error) */
+    TFREC_END = 1, /* clean end of input (not an error) */
 
     TFREC_E_INVALID = -1,          /* bad argument or option */
     TFREC_E_NOMEM = -2,            /* allocation failed */
@@ -35,14 +35,15 @@ enum tfrec_status {
     TFREC_E_BAD_LENGTH_CRC = -5,   /* 12-byte header whose length CRC does not match */
     TFREC_E_BAD_DATA_CRC = -6,     /* record data whose CRC does not match */
     TFREC_E_RECORD_TOO_LARGE = -7, /* length field above the configured maximum */
-    TFREC_E_TRAILING_GARBAGE = -8, /* 1..11 stray bytes at the end, or junk after a compressed stream */
-    TFREC_E_COMPRESSION = -9,      /* zlib/gzip stream is corrupt */
-    TFREC_E_PARSE = -10,           /* malformed protobuf (tf.Example, server reply) */
-    TFREC_E_NOT_FOUND = -11,       /* no such key / file / table / family */
-    TFREC_E_UNSUPPORTED = -12,     /* operation not possible on this source (e.g. seek on a pipe) */
-    TFREC_E_IMAGE = -13,           /* corrupt, truncated or unsupported image */
-    TFREC_E_NETWORK = -14,         /* server unreachable, RPC failed, retries exhausted */
-    TFREC_E_STATE = -15            /* call not valid in the handle's current state */
+    TFREC_E_TRAILING_GARBAGE =
+        -8,                    /* 1..11 stray bytes at the end, or junk after a compressed stream */
+    TFREC_E_COMPRESSION = -9,  /* zlib/gzip stream is corrupt */
+    TFREC_E_PARSE = -10,       /* malformed protobuf (tf.Example, server reply) */
+    TFREC_E_NOT_FOUND = -11,   /* no such key / file / table / family */
+    TFREC_E_UNSUPPORTED = -12, /* operation not possible on this source (e.g. seek on a pipe) */
+    TFREC_E_IMAGE = -13,       /* corrupt, truncated or unsupported image */
+    TFREC_E_NETWORK = -14,     /* server unreachable, RPC failed, retries exhausted */
+    TFREC_E_STATE = -15        /* call not valid in the handle's current state */
 };
 
 /* Short, static description of a status code ("bad data CRC", ...). */

@@ -16,7 +16,7 @@
 TFREC_BEGIN_DECLS
 
 enum tfrec_feature_type {
-    TFREC_FEATURE_NONE = 0,  /* key absent, or a Feature with no kind set */
+    TFREC_FEATURE_NONE = 0, /* key absent, or a Feature with no kind set */
     TFREC_FEATURE_BYTES = 1,
     TFREC_FEATURE_FLOAT = 2,
     TFREC_FEATURE_INT64 = 3
@@ -35,13 +35,17 @@ void tfrec_example_builder_free(tfrec_example_builder *b);
  * under one key is TFREC_E_INVALID. Values are copied, except with
  * tfrec_example_add_bytes_ref whose data must stay valid until the example
  * is serialized or the builder reset. */
-int tfrec_example_add_bytes(tfrec_example_builder *b, const char *key, const void *data, size_t len);
-int tfrec_example_add_bytes_ref(tfrec_example_builder *b, const char *key, const void *data, size_t len);
+int tfrec_example_add_bytes(tfrec_example_builder *b, const char *key, const void *data,
+                            size_t len);
+int tfrec_example_add_bytes_ref(tfrec_example_builder *b, const char *key, const void *data,
+                                size_t len);
 int tfrec_example_add_string(tfrec_example_builder *b, const char *key, const char *s);
 int tfrec_example_add_int64(tfrec_example_builder *b, const char *key, int64_t value);
 int tfrec_example_add_float(tfrec_example_builder *b, const char *key, float value);
-int tfrec_example_add_int64_list(tfrec_example_builder *b, const char *key, const int64_t *values, size_t n);
-int tfrec_example_add_float_list(tfrec_example_builder *b, const char *key, const float *values, size_t n);
+int tfrec_example_add_int64_list(tfrec_example_builder *b, const char *key, const int64_t *values,
+                                 size_t n);
+int tfrec_example_add_float_list(tfrec_example_builder *b, const char *key, const float *values,
+                                 size_t n);
 /* An empty list of the given type (a feature with zero values). */
 int tfrec_example_add_empty(tfrec_example_builder *b, const char *key, int type);
 
@@ -83,10 +87,10 @@ int tfrec_example_get_bytes(const tfrec_example *ex, const char *key, size_t i,
 int tfrec_example_get_int64(const tfrec_example *ex, const char *key, size_t i, int64_t *value);
 int tfrec_example_get_float(const tfrec_example *ex, const char *key, size_t i, float *value);
 /* Whole numeric lists (NULL with *n = 0 for an empty list). */
-int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key,
-                                 const int64_t **values, size_t *n);
-int tfrec_example_get_float_list(const tfrec_example *ex, const char *key,
-                                 const float **values, size_t *n);
+int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key, const int64_t **values,
+                                 size_t *n);
+int tfrec_example_get_float_list(const tfrec_example *ex, const char *key, const float **values,
+                                 size_t *n);
 
 TFREC_END_DECLS
 #endif

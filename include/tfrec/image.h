@@ -19,11 +19,7 @@
 
 TFREC_BEGIN_DECLS
 
-enum tfrec_image_format {
-    TFREC_IMAGE_UNKNOWN = 0,
-    TFREC_IMAGE_JPEG = 1,
-    TFREC_IMAGE_PNG = 2
-};
+enum tfrec_image_format { TFREC_IMAGE_UNKNOWN = 0, TFREC_IMAGE_JPEG = 1, TFREC_IMAGE_PNG = 2 };
 
 enum tfrec_image_colorspace {
     TFREC_CS_UNKNOWN = 0,
@@ -50,7 +46,7 @@ enum tfrec_verify_level {
  * by the caller with TFREC_IMAGE_INFO_INIT; see common.h). */
 typedef struct tfrec_image_info {
     size_t struct_size;
-    int format;      /* tfrec_image_format */
+    int format; /* tfrec_image_format */
     int width;
     int height;
     int components;  /* channels in the file: 1, 2, 3 or 4 */
@@ -73,10 +69,10 @@ int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info
 
 /* What tfrec_image_normalize did. */
 enum tfrec_image_action {
-    TFREC_IMAGE_KEPT = 0,        /* RGB/YCbCr or grayscale JPEG, stored unchanged */
-    TFREC_IMAGE_FROM_PNG = 1,    /* PNG decoded and re-encoded */
-    TFREC_IMAGE_FROM_CMYK = 2,   /* CMYK or YCCK JPEG converted to RGB */
-    TFREC_IMAGE_FROM_GRAY = 3    /* grayscale converted (grayscale_to_rgb) */
+    TFREC_IMAGE_KEPT = 0,      /* RGB/YCbCr or grayscale JPEG, stored unchanged */
+    TFREC_IMAGE_FROM_PNG = 1,  /* PNG decoded and re-encoded */
+    TFREC_IMAGE_FROM_CMYK = 2, /* CMYK or YCCK JPEG converted to RGB */
+    TFREC_IMAGE_FROM_GRAY = 3  /* grayscale converted (grayscale_to_rgb) */
 };
 
 /* TFREC_IMAGE_NORMALIZE_OPTIONS_INIT, then the fields that differ from the

@@ -51,26 +51,26 @@ typedef int (*tfrec_imagenet_progress_fn)(void *ctx, uint64_t done, uint64_t tot
  * defaults in brackets. Strings may be NULL. */
 typedef struct tfrec_imagenet_options {
     size_t struct_size;
-    int layout;                 /* tfrec_input_layout [IMAGENET] */
-    const char *raw_data_dir;   /* input root (required except for CSV) */
-    const char *csv_path;       /* LAYOUT_CSV input */
-    const char *output_dir;     /* created if missing (required) */
-    const char *labels_file;    /* one synset per line: label = line number;
+    int layout;                         /* tfrec_input_layout [IMAGENET] */
+    const char *raw_data_dir;           /* input root (required except for CSV) */
+    const char *csv_path;               /* LAYOUT_CSV input */
+    const char *output_dir;             /* created if missing (required) */
+    const char *labels_file;            /* one synset per line: label = line number;
                                    [labels 1..K over the sorted union of synsets] */
     const char *validation_labels_file; /* [RAW/synset_labels.txt] */
-    const char *extensions;     /* comma list, case-insensitive ["jpeg,jpg"] */
-    int train_shards;           /* [1024]; for FOLDERS/CSV splits other than validation too */
-    int validation_shards;      /* [128] */
-    int num_threads;            /* worker threads [online CPUs] */
-    uint64_t seed;              /* train shuffle seed (SplitMix64 + Fisher-Yates) [0] */
-    int no_shuffle;             /* keep train in sorted order [0] */
-    int verify;                 /* tfrec_verify_level [HEADER] */
-    int on_error;               /* tfrec_on_error [STOP] */
-    int quality;                /* re-encode quality 1..100 [100] */
-    int grayscale_to_rgb;       /* re-encode grayscale JPEGs as RGB [0] */
-    int compression;            /* tfrec_compression of the shards [NONE] */
-    size_t max_inflight_bytes;  /* image bytes read but not yet written [256 MiB] */
-    const char *manifest_path;  /* also write the manifest JSON there [not written] */
+    const char *extensions;             /* comma list, case-insensitive ["jpeg,jpg"] */
+    int train_shards;          /* [1024]; for FOLDERS/CSV splits other than validation too */
+    int validation_shards;     /* [128] */
+    int num_threads;           /* worker threads [online CPUs] */
+    uint64_t seed;             /* train shuffle seed (SplitMix64 + Fisher-Yates) [0] */
+    int no_shuffle;            /* keep train in sorted order [0] */
+    int verify;                /* tfrec_verify_level [HEADER] */
+    int on_error;              /* tfrec_on_error [STOP] */
+    int quality;               /* re-encode quality 1..100 [100] */
+    int grayscale_to_rgb;      /* re-encode grayscale JPEGs as RGB [0] */
+    int compression;           /* tfrec_compression of the shards [NONE] */
+    size_t max_inflight_bytes; /* image bytes read but not yet written [256 MiB] */
+    const char *manifest_path; /* also write the manifest JSON there [not written] */
     tfrec_imagenet_progress_fn progress;
     void *progress_ctx;
 } tfrec_imagenet_options;
@@ -81,15 +81,15 @@ void tfrec_imagenet_options_init(tfrec_imagenet_options *opts);
 /* Totals of a run. */
 typedef struct tfrec_imagenet_counts {
     size_t struct_size;
-    uint64_t images_total;     /* images found by the scan */
-    uint64_t images_written;   /* records written */
-    uint64_t images_fixed;     /* PNG/CMYK/YCCK/grayscale re-encoded */
-    uint64_t images_rejected;  /* bad images (left out with ON_ERROR_SKIP) */
-    uint64_t bytes_in;         /* image file bytes read */
-    uint64_t bytes_out;        /* shard bytes written */
-    uint32_t shards;           /* shard files written */
-    uint32_t classes;          /* labels in the mapping */
-    double seconds;            /* wall time of the conversion */
+    uint64_t images_total;    /* images found by the scan */
+    uint64_t images_written;  /* records written */
+    uint64_t images_fixed;    /* PNG/CMYK/YCCK/grayscale re-encoded */
+    uint64_t images_rejected; /* bad images (left out with ON_ERROR_SKIP) */
+    uint64_t bytes_in;        /* image file bytes read */
+    uint64_t bytes_out;       /* shard bytes written */
+    uint32_t shards;          /* shard files written */
+    uint32_t classes;         /* labels in the mapping */
+    double seconds;           /* wall time of the conversion */
 } tfrec_imagenet_counts;
 
 #define TFREC_IMAGENET_COUNTS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_counts)

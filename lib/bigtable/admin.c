@@ -24,10 +24,12 @@ static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
 {
     memset(res, 0, sizeof *res);
     grpc_channel *ch = tfrec_bt_admin_channel(c);
-    if (!ch) return c->err.code;
+    if (!ch)
+        return c->err.code;
     size_t n = protobuf_c_message_get_packed_size(req);
     uint8_t *buf = malloc(n ? n : 1);
-    if (!buf) return tfrec_fail(&c->err, TFREC_E_NOMEM, "out of memory");
+    if (!buf)
+        return tfrec_fail(&c->err, TFREC_E_NOMEM, "out of memory");
     protobuf_c_message_pack(req, buf);
     grpc_slice s = grpc_slice_new(buf, n, free);
 
@@ -54,7 +56,8 @@ static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
         if (ev.kind == BT_EV_MESSAGE) {
             if (!res->data) {
                 res->data = malloc(ev.len ? ev.len : 1);
-                if (res->data) memcpy(res->data, ev.data, ev.len);
+                if (res->data)
+                    memcpy(res->data, ev.data, ev.len);
                 res->len = ev.len;
             }
             tfrec_bt_event_release(&ev);
@@ -72,9 +75,8 @@ static int call_failed(tfrec_bt_client *c, const char *what, const char *name,
                        const unary_result *r)
 {
     if (r->code == BT_UNAVAILABLE || r->code == BT_DEADLINE_EXCEEDED)
-        return tfrec_fail(&c->err, TFREC_E_NETWORK,
-                          "%s %s: cannot reach Bigtable at %s: %s: %s", what, name,
-                          c->admin_endpoint, tfrec_bt_code_name(r->code), r->details);
+        return tfrec_fail(&c->err, TFREC_E_NETWORK, "%s %s: cannot reach Bigtable at %s: %s: %s",
+                          what, name, c->admin_endpoint, tfrec_bt_code_name(r->code), r->details);
     return tfrec_fail(&c->err, r->code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
                       "%s %s: %s: %s", what, name, tfrec_bt_code_name(r->code), r->details);
 }
@@ -90,7 +92,7 @@ static int create_table(tfrec_bt_client *c, const char *table, const char *famil
         GOOGLE__BIGTABLE__ADMIN__V2__TABLE__COLUMN_FAMILIES_ENTRY__INIT;
     fe.key = (char *)family;
     fe.value = &cf;
-    Google__Bigtable__Admin__V2__Table__ColumnFamiliesEntry *fes[1] = {&fe};
+    Google__Bigtable__Admin__V2__Table__ColumnFamiliesEntry *fes[1] = { &fe };
     Google__Bigtable__Admin__V2__Table t = GOOGLE__BIGTABLE__ADMIN__V2__TABLE__INIT;
     if (family) {
         t.n_column_families = 1;
@@ -104,7 +106,8 @@ static int create_table(tfrec_bt_client *c, const char *table, const char *famil
     unary_result r;
     int rc = unary(c, "CreateTable", "parent", c->instance_name, &req.base, &r);
     free(r.data);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (r.code != BT_OK && r.code != BT_ALREADY_EXISTS)
         return call_failed(c, "creating table", table, &r);
     return TFREC_OK;
@@ -120,9 +123,10 @@ static int create_family(tfrec_bt_client *c, const char *name, const char *famil
     Google__Bigtable__Admin__V2__ModifyColumnFamiliesRequest__Modification m =
         GOOGLE__BIGTABLE__ADMIN__V2__MODIFY_COLUMN_FAMILIES_REQUEST__MODIFICATION__INIT;
     m.id = (char *)family;
-    m.mod_case = GOOGLE__BIGTABLE__ADMIN__V2__MODIFY_COLUMN_FAMILIES_REQUEST__MODIFICATION__MOD_CREATE;
+    m.mod_case =
+        GOOGLE__BIGTABLE__ADMIN__V2__MODIFY_COLUMN_FAMILIES_REQUEST__MODIFICATION__MOD_CREATE;
     m.create = &cf;
-    Google__Bigtable__Admin__V2__ModifyColumnFamiliesRequest__Modification *ms[1] = {&m};
+    Google__Bigtable__Admin__V2__ModifyColumnFamiliesRequest__Modification *ms[1] = { &m };
     Google__Bigtable__Admin__V2__ModifyColumnFamiliesRequest req =
         GOOGLE__BIGTABLE__ADMIN__V2__MODIFY_COLUMN_FAMILIES_REQUEST__INIT;
     req.name = (char *)name;
@@ -131,7 +135,8 @@ static int create_family(tfrec_bt_client *c, const char *name, const char *famil
     unary_result r;
     int rc = unary(c, "ModifyColumnFamilies", "name", name, &req.base, &r);
     free(r.data);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (r.code != BT_OK && r.code != BT_ALREADY_EXISTS)
         return call_failed(c, "creating column family in", name, &r);
     return TFREC_OK;
@@ -140,8 +145,10 @@ static int create_family(tfrec_bt_client *c, const char *name, const char *famil
 int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *family, int create)
 {
     char name[2 * BT_NAME_MAX];
-    if (!c) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_ensure_table: NULL client");
-    if (!table || !*table) return tfrec_fail(&c->err, TFREC_E_INVALID, "no table given");
+    if (!c)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_ensure_table: NULL client");
+    if (!table || !*table)
+        return tfrec_fail(&c->err, TFREC_E_INVALID, "no table given");
     if (tfrec_bt_table_name(c, table, name, sizeof name))
         return tfrec_fail(&c->err, TFREC_E_INVALID, "table name too long");
 
@@ -151,10 +158,12 @@ int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *fam
     req.view = GOOGLE__BIGTABLE__ADMIN__V2__TABLE__VIEW__SCHEMA_VIEW;
     unary_result r;
     int rc = unary(c, "GetTable", "name", name, &req.base, &r);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (r.code == BT_NOT_FOUND) {
         free(r.data);
-        if (create) return create_table(c, table, family);
+        if (create)
+            return create_table(c, table, family);
         return tfrec_fail(&c->err, TFREC_E_NOT_FOUND,
                           "table %s does not exist (%s); create it with --create_table or "
                           "`cbt -project %s -instance %s createtable %s`",
@@ -171,13 +180,17 @@ int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *fam
     Google__Bigtable__Admin__V2__Table *t =
         google__bigtable__admin__v2__table__unpack(NULL, r.len, r.data);
     free(r.data);
-    if (!t) return tfrec_fail(&c->err, TFREC_E_PARSE, "unparsable GetTable reply for %s", name);
+    if (!t)
+        return tfrec_fail(&c->err, TFREC_E_PARSE, "unparsable GetTable reply for %s", name);
     int found = 0;
     for (size_t i = 0; i < t->n_column_families; i++)
-        if (t->column_families[i]->key && !strcmp(t->column_families[i]->key, family)) found = 1;
+        if (t->column_families[i]->key && !strcmp(t->column_families[i]->key, family))
+            found = 1;
     google__bigtable__admin__v2__table__free_unpacked(t, NULL);
-    if (found) return TFREC_OK;
-    if (create) return create_family(c, name, family);
+    if (found)
+        return TFREC_OK;
+    if (create)
+        return create_family(c, name, family);
     return tfrec_fail(&c->err, TFREC_E_NOT_FOUND,
                       "table %s has no column family '%s'; create it with --create_table or "
                       "`cbt -project %s -instance %s createfamily %s %s`",

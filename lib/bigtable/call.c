@@ -21,7 +21,7 @@ typedef struct bt_tag {
 struct bt_call {
     grpc_call *call;
     void *user;
-    int pending;                 /* op batches not yet completed */
+    int pending; /* op batches not yet completed */
     grpc_metadata md[2];
     grpc_byte_buffer *send;
     grpc_metadata_array initial_md, trailing_md;
@@ -41,7 +41,8 @@ int64_t tfrec_bt_now_ms(void)
 
 static gpr_timespec in_ms(int64_t ms, gpr_clock_type clock)
 {
-    if (ms < 0) ms = 0;
+    if (ms < 0)
+        ms = 0;
     return gpr_time_add(gpr_now(clock), gpr_time_from_millis(ms, GPR_TIMESPAN));
 }
 
@@ -65,8 +66,10 @@ void tfrec_bt_url_encode(const char *in, char *out, size_t cap)
 
 static void call_free(bt_call *c)
 {
-    if (c->send) grpc_byte_buffer_destroy(c->send);
-    if (c->recv) grpc_byte_buffer_destroy(c->recv);
+    if (c->send)
+        grpc_byte_buffer_destroy(c->send);
+    if (c->recv)
+        grpc_byte_buffer_destroy(c->recv);
     grpc_metadata_array_destroy(&c->initial_md);
     grpc_metadata_array_destroy(&c->trailing_md);
     grpc_slice_unref(c->status_details);
@@ -75,7 +78,8 @@ static void call_free(bt_call *c)
         grpc_slice_unref(c->md[i].value);
     }
     gpr_free((void *)c->error_string);
-    if (c->call) grpc_call_unref(c->call);
+    if (c->call)
+        grpc_call_unref(c->call);
     free(c);
 }
 
@@ -89,8 +93,8 @@ static int start_recv_message(bt_call *c)
 }
 
 bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *method,
-                       const char *params, const grpc_slice *slices, size_t nslices,
-                       int64_t timeout_ms, void *user, tfrec_err *err)
+                             const char *params, const grpc_slice *slices, size_t nslices,
+                             int64_t timeout_ms, void *user, tfrec_err *err)
 {
     bt_call *c = calloc(1, sizeof *c);
     if (!c) {
@@ -98,9 +102,9 @@ bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const 
         return NULL;
     }
     c->user = user;
-    c->t_start = (bt_tag){c, TAG_START};
-    c->t_message = (bt_tag){c, TAG_MESSAGE};
-    c->t_status = (bt_tag){c, TAG_STATUS};
+    c->t_start = (bt_tag){ c, TAG_START };
+    c->t_message = (bt_tag){ c, TAG_MESSAGE };
+    c->t_status = (bt_tag){ c, TAG_STATUS };
     c->status_details = grpc_empty_slice();
     grpc_metadata_array_init(&c->initial_md);
     grpc_metadata_array_init(&c->trailing_md);
@@ -147,8 +151,10 @@ bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const 
     st.data.recv_status_on_client.status = &c->status;
     st.data.recv_status_on_client.status_details = &c->status_details;
     st.data.recv_status_on_client.error_string = &c->error_string;
-    if (grpc_call_start_batch(c->call, &st, 1, &c->t_status, NULL) == GRPC_CALL_OK) c->pending++;
-    if (start_recv_message(c)) c->pending++;
+    if (grpc_call_start_batch(c->call, &st, 1, &c->t_status, NULL) == GRPC_CALL_OK)
+        c->pending++;
+    if (start_recv_message(c))
+        c->pending++;
     return c;
 }
 
@@ -164,10 +170,12 @@ static void finish(bt_call *c, bt_event *ev)
     ev->user = c->user;
     ev->code = (int)c->status;
     size_t n = GRPC_SLICE_LENGTH(c->status_details);
-    if (n >= sizeof ev->details) n = sizeof ev->details - 1;
+    if (n >= sizeof ev->details)
+        n = sizeof ev->details - 1;
     memcpy(ev->details, GRPC_SLICE_START_PTR(c->status_details), n);
     ev->details[n] = 0;
-    if (n == 0 && c->error_string) snprintf(ev->details, sizeof ev->details, "%s", c->error_string);
+    if (n == 0 && c->error_string)
+        snprintf(ev->details, sizeof ev->details, "%s", c->error_string);
     call_free(c);
 }
 
@@ -188,10 +196,12 @@ int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *e
         return 1;
     }
     for (;;) {
-        grpc_event e = grpc_completion_queue_next(cq, in_ms(deadline_ms - tfrec_bt_now_ms(),
-                                                            GPR_CLOCK_MONOTONIC), NULL);
-        if (e.type == GRPC_QUEUE_TIMEOUT) return 0;
-        if (e.type == GRPC_QUEUE_SHUTDOWN) return -1;
+        grpc_event e = grpc_completion_queue_next(
+            cq, in_ms(deadline_ms - tfrec_bt_now_ms(), GPR_CLOCK_MONOTONIC), NULL);
+        if (e.type == GRPC_QUEUE_TIMEOUT)
+            return 0;
+        if (e.type == GRPC_QUEUE_SHUTDOWN)
+            return -1;
         bt_tag *t = e.tag;
         bt_call *c = t->call;
         if (t->kind == TAG_MESSAGE && e.success && c->recv) {
@@ -227,17 +237,20 @@ int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *e
 
 void tfrec_bt_event_release(bt_event *ev)
 {
-    if (ev->kind == BT_EV_MESSAGE) grpc_slice_unref(ev->slice);
+    if (ev->kind == BT_EV_MESSAGE)
+        grpc_slice_unref(ev->slice);
     ev->kind = 0;
 }
 
 void tfrec_bt_cq_destroy(grpc_completion_queue *cq)
 {
-    if (!cq) return;
+    if (!cq)
+        return;
     grpc_completion_queue_shutdown(cq);
     for (;;) {
         grpc_event e = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-        if (e.type == GRPC_QUEUE_SHUTDOWN) break;
+        if (e.type == GRPC_QUEUE_SHUTDOWN)
+            break;
     }
     grpc_completion_queue_destroy(cq);
 }

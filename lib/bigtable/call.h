@@ -19,13 +19,13 @@ enum { BT_EV_MESSAGE = 1, BT_EV_DONE = 2 };
 
 typedef struct bt_event {
     int kind;
-    void *user;            /* as given to tfrec_bt_call_start */
+    void *user; /* as given to tfrec_bt_call_start */
     /* BT_EV_MESSAGE: the message bytes, owned by the event */
     grpc_slice slice;
     const uint8_t *data;
     size_t len;
     /* BT_EV_DONE: final status */
-    int code;              /* grpc_status_code */
+    int code; /* grpc_status_code */
     char details[384];
 } bt_event;
 
@@ -40,8 +40,8 @@ int64_t tfrec_bt_now_ms(void);
  * params is the x-goog-request-params value ("table_name=..." already
  * URL-encoded). Returns NULL (and err set) if gRPC refused to start. */
 bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *method,
-                       const char *params, const grpc_slice *slices, size_t nslices,
-                       int64_t timeout_ms, void *user, tfrec_err *err);
+                             const char *params, const grpc_slice *slices, size_t nslices,
+                             int64_t timeout_ms, void *user, tfrec_err *err);
 
 /* Cancel a running call; its DONE event still arrives. */
 void tfrec_bt_call_cancel(bt_call *call);

@@ -37,7 +37,7 @@ static grpc_channel *make_channel(tfrec_bt_client *c, const char *target)
     args[3].type = GRPC_ARG_INTEGER;
     args[3].key = GRPC_ARG_ENABLE_RETRIES;
     args[3].value.integer = 0;
-    grpc_channel_args ca = {4, args};
+    grpc_channel_args ca = { 4, args };
 
     grpc_channel_credentials *creds = c->emulator ? grpc_insecure_credentials_create()
                                                   : grpc_google_default_credentials_create(NULL);
@@ -45,25 +45,29 @@ static grpc_channel *make_channel(tfrec_bt_client *c, const char *target)
         tfrec_fail(&c->err, TFREC_E_NETWORK,
                    "no Google default credentials found for %s: set "
                    "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default "
-                   "login` (or set BIGTABLE_EMULATOR_HOST for the emulator)", target);
+                   "login` (or set BIGTABLE_EMULATOR_HOST for the emulator)",
+                   target);
         return NULL;
     }
     grpc_channel *ch = grpc_channel_create(target, creds, &ca);
     grpc_channel_credentials_release(creds);
-    if (!ch) tfrec_fail(&c->err, TFREC_E_NETWORK, "could not create a gRPC channel to %s", target);
+    if (!ch)
+        tfrec_fail(&c->err, TFREC_E_NETWORK, "could not create a gRPC channel to %s", target);
     return ch;
 }
 
 int tfrec_bt_table_name(const tfrec_bt_client *c, const char *table, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap, "%s/tables/%s", c->instance_name, table);
-    if (n < 0 || (size_t)n >= cap) return TFREC_E_INVALID;
+    if (n < 0 || (size_t)n >= cap)
+        return TFREC_E_INVALID;
     return TFREC_OK;
 }
 
 static int copy_opt(tfrec_bt_client *c, char *dst, const char *src, const char *what)
 {
-    if (!src) src = "";
+    if (!src)
+        src = "";
     if (strlen(src) >= BT_NAME_MAX)
         return tfrec_fail(&c->err, TFREC_E_INVALID, "%s is too long", what);
     strcpy(dst, src);
@@ -72,21 +76,25 @@ static int copy_opt(tfrec_bt_client *c, char *dst, const char *src, const char *
 
 int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *opts)
 {
-    if (!out) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_client_open: out is NULL");
+    if (!out)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_client_open: out is NULL");
     *out = NULL;
     tfrec_bt_client_options obuf;
     int rc = TFREC_STRUCT_IN(tfrec_bt_client_options, &obuf, opts, NULL);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     opts = &obuf;
     if (!opts->instance || !*opts->instance)
         return tfrec_fail(NULL, TFREC_E_INVALID, "a Bigtable instance is required");
 
     tfrec_bt_client *c = calloc(1, sizeof *c);
-    if (!c) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    if (!c)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     pthread_mutex_init(&c->admin_lock, NULL);
     c->rpc_timeout_ms = opts->rpc_timeout_ms > 0 ? opts->rpc_timeout_ms : 120000;
     c->max_message_bytes = opts->max_message_bytes > 0 ? opts->max_message_bytes : 256LL << 20;
-    if (c->max_message_bytes > 0x7fffffff) c->max_message_bytes = 0x7fffffff;
+    if (c->max_message_bytes > 0x7fffffff)
+        c->max_message_bytes = 0x7fffffff;
 
     const char *emu = getenv("BIGTABLE_EMULATOR_HOST");
     if (opts->endpoint && *opts->endpoint) {
@@ -100,12 +108,14 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     }
     if (!rc) {
         const char *admin = opts->admin_endpoint && *opts->admin_endpoint ? opts->admin_endpoint
-                            : c->emulator                                  ? c->endpoint
-                                                                           : PROD_ADMIN;
+                            : c->emulator                                 ? c->endpoint
+                                                                          : PROD_ADMIN;
         rc = copy_opt(c, c->admin_endpoint, admin, "admin endpoint");
     }
-    if (!rc) rc = copy_opt(c, c->instance, opts->instance, "instance");
-    if (!rc) rc = copy_opt(c, c->app_profile, opts->app_profile_id, "app profile");
+    if (!rc)
+        rc = copy_opt(c, c->instance, opts->instance, "instance");
+    if (!rc)
+        rc = copy_opt(c, c->app_profile, opts->app_profile_id, "app profile");
     if (!rc) {
         if (opts->project && *opts->project)
             rc = copy_opt(c, c->project, opts->project, "project");
@@ -150,19 +160,32 @@ grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c)
 
 void tfrec_bt_client_free(tfrec_bt_client *c)
 {
-    if (!c) return;
+    if (!c)
+        return;
     int inited = c->grpc_started;
-    if (c->data) grpc_channel_destroy(c->data);
-    if (c->admin) grpc_channel_destroy(c->admin);
+    if (c->data)
+        grpc_channel_destroy(c->data);
+    if (c->admin)
+        grpc_channel_destroy(c->admin);
     pthread_mutex_destroy(&c->admin_lock);
     free(c);
-    if (inited) grpc_shutdown();
+    if (inited)
+        grpc_shutdown();
 }
 
 const char *tfrec_bt_client_errmsg(const tfrec_bt_client *c)
 {
     return c ? c->err.msg : tfrec_last_errmsg();
 }
-const char *tfrec_bt_client_project(const tfrec_bt_client *c) { return c ? c->project : ""; }
-const char *tfrec_bt_client_endpoint(const tfrec_bt_client *c) { return c ? c->endpoint : ""; }
-int tfrec_bt_client_is_emulator(const tfrec_bt_client *c) { return c ? c->emulator : 0; }
+const char *tfrec_bt_client_project(const tfrec_bt_client *c)
+{
+    return c ? c->project : "";
+}
+const char *tfrec_bt_client_endpoint(const tfrec_bt_client *c)
+{
+    return c ? c->endpoint : "";
+}
+int tfrec_bt_client_is_emulator(const tfrec_bt_client *c)
+{
+    return c ? c->emulator : 0;
+}

@@ -19,13 +19,13 @@ struct tfrec_bt_client {
     char instance_name[BT_NAME_MAX]; /* projects/P/instances/I */
     char endpoint[BT_NAME_MAX];
     char admin_endpoint[BT_NAME_MAX];
-    int emulator;                    /* endpoints are plain-text (emulator or loopback) */
+    int emulator; /* endpoints are plain-text (emulator or loopback) */
     int64_t rpc_timeout_ms;
     int64_t max_message_bytes;
     grpc_channel *data;
-    grpc_channel *admin;             /* created on first admin call */
+    grpc_channel *admin; /* created on first admin call */
     pthread_mutex_t admin_lock;
-    int grpc_started;                /* grpc_init() called, grpc_shutdown() owed */
+    int grpc_started; /* grpc_init() called, grpc_shutdown() owed */
 };
 
 /* "projects/P/instances/I/tables/T" into buf; TFREC_E_INVALID if too long. */

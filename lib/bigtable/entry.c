@@ -35,7 +35,8 @@ uint8_t *tfrec_bt_put_bytes_field(uint8_t *p, unsigned field, const void *data, 
 {
     *p++ = (uint8_t)(field << 3 | 2);
     p = tfrec_bt_put_varint(p, len);
-    if (len) memcpy(p, data, len);
+    if (len)
+        memcpy(p, data, len);
     return p + len;
 }
 
@@ -46,7 +47,7 @@ static size_t set_cell_len(size_t family_len, const tfrec_bt_cell_in *c, int64_t
 }
 
 bt_entry *tfrec_bt_entry_new(const void *key, size_t key_len, const char *family,
-                       const tfrec_bt_cell_in *cells, size_t ncells, int64_t ts)
+                             const tfrec_bt_cell_in *cells, size_t ncells, int64_t ts)
 {
     size_t flen = strlen(family);
     size_t body = field_len(key_len), payload = key_len;
@@ -57,7 +58,8 @@ bt_entry *tfrec_bt_entry_new(const void *key, size_t key_len, const char *family
     }
     size_t total = field_len(body);
     bt_entry *e = malloc(sizeof *e + total);
-    if (!e) return NULL;
+    if (!e)
+        return NULL;
     memset(e, 0, sizeof *e);
     atomic_init(&e->refs, 1);
     e->enc_len = total;
@@ -65,7 +67,7 @@ bt_entry *tfrec_bt_entry_new(const void *key, size_t key_len, const char *family
     e->payload = payload;
 
     uint8_t *p = e->enc;
-    *p++ = 2 << 3 | 2;                          /* MutateRowsRequest.entries = 2 */
+    *p++ = 2 << 3 | 2; /* MutateRowsRequest.entries = 2 */
     p = tfrec_bt_put_varint(p, body);
     e->key = p + 1 + tfrec_bt_varint_len(key_len);
     e->key_len = key_len;
@@ -73,22 +75,23 @@ bt_entry *tfrec_bt_entry_new(const void *key, size_t key_len, const char *family
     for (size_t i = 0; i < ncells; i++) {
         const tfrec_bt_cell_in *c = &cells[i];
         size_t sc = set_cell_len(flen, c, ts);
-        *p++ = 2 << 3 | 2;                      /* Entry.mutations = 2 */
+        *p++ = 2 << 3 | 2; /* Entry.mutations = 2 */
         p = tfrec_bt_put_varint(p, field_len(sc));
-        *p++ = 1 << 3 | 2;                      /* Mutation.set_cell = 1 */
+        *p++ = 1 << 3 | 2; /* Mutation.set_cell = 1 */
         p = tfrec_bt_put_varint(p, sc);
         p = tfrec_bt_put_bytes_field(p, 1, family, flen);                   /* family_name */
         p = tfrec_bt_put_bytes_field(p, 2, c->qualifier, c->qualifier_len); /* column_qualifier */
         if (ts) {
-            *p++ = 3 << 3 | 0;                                        /* timestamp_micros */
+            *p++ = 3 << 3 | 0; /* timestamp_micros */
             p = tfrec_bt_put_varint(p, (uint64_t)ts);
         }
-        p = tfrec_bt_put_bytes_field(p, 4, c->value, c->value_len);         /* value */
+        p = tfrec_bt_put_bytes_field(p, 4, c->value, c->value_len); /* value */
     }
     return e;
 }
 
 void tfrec_bt_entry_unref(bt_entry *e)
 {
-    if (e && atomic_fetch_sub(&e->refs, 1) == 1) free(e);
+    if (e && atomic_fetch_sub(&e->refs, 1) == 1)
+        free(e);
 }

@@ -17,7 +17,8 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 {
     sink *s = ctx;
     size_t got = size * n;
-    if (s->len + got >= s->cap) return 0; /* a project id is short: refuse junk */
+    if (s->len + got >= s->cap)
+        return 0; /* a project id is short: refuse junk */
     memcpy(s->buf + s->len, p, got);
     s->len += got;
     s->buf[s->len] = 0;
@@ -27,14 +28,16 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 int tfrec_bt_metadata_project(char *buf, size_t cap, tfrec_err *err)
 {
     const char *host = getenv("GCE_METADATA_HOST");
-    if (!host || !*host) host = "metadata.google.internal";
+    if (!host || !*host)
+        host = "metadata.google.internal";
     char url[512];
     snprintf(url, sizeof url, "http://%s/computeMetadata/v1/project/project-id", host);
 
     CURL *curl = curl_easy_init();
-    if (!curl) return tfrec_fail(err, TFREC_E_NOMEM, "libcurl could not start");
+    if (!curl)
+        return tfrec_fail(err, TFREC_E_NOMEM, "libcurl could not start");
     struct curl_slist *hdr = curl_slist_append(NULL, "Metadata-Flavor: Google");
-    sink s = {buf, cap, 0};
+    sink s = { buf, cap, 0 };
     buf[0] = 0;
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);

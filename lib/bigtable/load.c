@@ -77,8 +77,8 @@ static void throttle(load *l)
 }
 
 /* Read one file, putting its records; *idx is the global record index. */
-static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64_t limit,
-                     int width, char *key, size_t keycap)
+static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64_t limit, int width,
+                     char *key, size_t keycap)
 {
     const tfrec_bt_load_options *o = &l->o;
     tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;

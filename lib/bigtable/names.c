@@ -6,9 +6,11 @@
 
 int tfrec_bt_key_width(uint64_t num_records)
 {
-    if (num_records == 0) return 10;
+    if (num_records == 0)
+        return 10;
     int w = 1;
-    for (uint64_t v = num_records - 1; v >= 10; v /= 10) w++;
+    for (uint64_t v = num_records - 1; v >= 10; v /= 10)
+        w++;
     return w;
 }
 
@@ -16,8 +18,10 @@ size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t inde
                         int reversed)
 {
     char digits[32];
-    if (width < 1) width = 1;
-    if (width > 20) width = 20;
+    if (width < 1)
+        width = 1;
+    if (width > 20)
+        width = 20;
     int n = snprintf(digits, sizeof digits, "%0*llu", width, (unsigned long long)index);
     if (reversed) /* reverse the padded digits: keys of consecutive rows scatter */
         for (int i = 0, j = n - 1; i < j; i++, j--) {
@@ -26,7 +30,8 @@ size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t inde
             digits[j] = t;
         }
     size_t pl = prefix ? strlen(prefix) : 0, need = pl + (size_t)n;
-    if (need + 1 > cap) return need;
+    if (need + 1 > cap)
+        return need;
     memcpy(buf, prefix, pl);
     memcpy(buf + pl, digits, (size_t)n + 1);
     return need;
@@ -34,11 +39,24 @@ size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t inde
 
 const char *tfrec_bt_code_name(int code)
 {
-    static const char *const names[] = {
-        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-        "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-        "UNAUTHENTICATED"};
-    if (code >= 0 && code < (int)(sizeof names / sizeof names[0])) return names[code];
+    static const char *const names[] = { "OK",
+                                         "CANCELLED",
+                                         "UNKNOWN",
+                                         "INVALID_ARGUMENT",
+                                         "DEADLINE_EXCEEDED",
+                                         "NOT_FOUND",
+                                         "ALREADY_EXISTS",
+                                         "PERMISSION_DENIED",
+                                         "RESOURCE_EXHAUSTED",
+                                         "FAILED_PRECONDITION",
+                                         "ABORTED",
+                                         "OUT_OF_RANGE",
+                                         "UNIMPLEMENTED",
+                                         "INTERNAL",
+                                         "UNAVAILABLE",
+                                         "DATA_LOSS",
+                                         "UNAUTHENTICATED" };
+    if (code >= 0 && code < (int)(sizeof names / sizeof names[0]))
+        return names[code];
     return "UNKNOWN_CODE";
 }

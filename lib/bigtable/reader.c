@@ -25,12 +25,12 @@ struct tfrec_bt_reader {
     tfrec_bt_client *c;
     char name[2 * BT_NAME_MAX];
     char params[3 * BT_NAME_MAX + 64];
-    keybuf start, end;         /* [start, end), end unset = open */
+    keybuf start, end; /* [start, end), end unset = open */
     int64_t rows_limit;
     int all_versions;
     char *family;
     grpc_completion_queue *cq;
-    bt_call *call;             /* running call, NULL between calls */
+    bt_call *call; /* running call, NULL between calls */
     Google__Bigtable__V2__ReadRowsResponse *resp;
     size_t chunk;
     bt_merger m;
@@ -41,8 +41,10 @@ struct tfrec_bt_reader {
 static int set_key(keybuf *k, const void *p, size_t n)
 {
     k->p = malloc(n ? n : 1);
-    if (!k->p) return TFREC_E_NOMEM;
-    if (n) memcpy(k->p, p, n);
+    if (!k->p)
+        return TFREC_E_NOMEM;
+    if (n)
+        memcpy(k->p, p, n);
     k->n = n;
     k->set = 1;
     return TFREC_OK;
@@ -51,10 +53,13 @@ static int set_key(keybuf *k, const void *p, size_t n)
 /* Smallest key greater than every key with this prefix; unset if none. */
 static int prefix_end(keybuf *k, const uint8_t *p, size_t n)
 {
-    while (n && p[n - 1] == 0xff) n--;
-    if (!n) return TFREC_OK;
+    while (n && p[n - 1] == 0xff)
+        n--;
+    if (!n)
+        return TFREC_OK;
     int rc = set_key(k, p, n);
-    if (!rc) k->p[n - 1]++;
+    if (!rc)
+        k->p[n - 1]++;
     return rc;
 }
 
@@ -62,7 +67,8 @@ static int prefix_end(keybuf *k, const uint8_t *p, size_t n)
 static char *quote_family(const char *f)
 {
     char *q = malloc(2 * strlen(f) + 1), *o = q;
-    if (!q) return NULL;
+    if (!q)
+        return NULL;
     for (; *f; f++) {
         if (!((*f >= 'a' && *f <= 'z') || (*f >= 'A' && *f <= 'Z') || (*f >= '0' && *f <= '9') ||
               *f == '_'))
@@ -77,7 +83,7 @@ static int start_call(tfrec_bt_reader *r)
 {
     Google__Bigtable__V2__RowRange range;
     google__bigtable__v2__row_range__init(&range); /* the INIT macro trips -Wmissing-braces */
-    Google__Bigtable__V2__RowRange *ranges[1] = {&range};
+    Google__Bigtable__V2__RowRange *ranges[1] = { &range };
     Google__Bigtable__V2__RowSet set = GOOGLE__BIGTABLE__V2__ROW_SET__INIT;
     set.n_row_ranges = 1;
     set.row_ranges = ranges;
@@ -105,7 +111,8 @@ static int start_call(tfrec_bt_reader *r)
     char *quoted = NULL;
     if (r->family) {
         quoted = quote_family(r->family);
-        if (!quoted) return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
+        if (!quoted)
+            return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
         fam.filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_FAMILY_NAME_REGEX_FILTER;
         fam.family_name_regex_filter = quoted;
         parts[nparts++] = &fam;
@@ -124,9 +131,12 @@ static int start_call(tfrec_bt_reader *r)
     req.table_name = r->name;
     req.app_profile_id = r->c->app_profile;
     req.rows = &set;
-    if (nparts == 1) req.filter = parts[0]; /* a chain needs two or more links */
-    else if (nparts) req.filter = &chain;
-    if (r->rows_limit > 0) req.rows_limit = r->rows_limit - r->returned;
+    if (nparts == 1)
+        req.filter = parts[0]; /* a chain needs two or more links */
+    else if (nparts)
+        req.filter = &chain;
+    if (r->rows_limit > 0)
+        req.rows_limit = r->rows_limit - r->returned;
 
     size_t n = google__bigtable__v2__read_rows_request__get_packed_size(&req);
     uint8_t *buf = malloc(n ? n : 1);
@@ -139,7 +149,7 @@ static int start_call(tfrec_bt_reader *r)
     grpc_slice s = grpc_slice_new(buf, n, free);
     /* A scan may run long: its deadline is generous, stalls end it anyway. */
     r->call = tfrec_bt_call_start(r->c->data, r->cq, READ_ROWS, r->params, &s, 1,
-                            r->c->rpc_timeout_ms * 30, r, &r->err);
+                                  r->c->rpc_timeout_ms * 30, r, &r->err);
     grpc_slice_unref(s);
     return r->call ? TFREC_OK : r->err.code;
 }
@@ -151,15 +161,18 @@ TFREC_DEFINE_STRUCT_INIT(tfrec_bt_cell)
 int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
                          const tfrec_bt_read_options *opts)
 {
-    if (out) *out = NULL;
+    if (out)
+        *out = NULL;
     if (!out || !c || !table || !*table)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_open needs a client and a table");
     tfrec_bt_read_options obuf;
     int rc = TFREC_STRUCT_IN(tfrec_bt_read_options, &obuf, opts, NULL);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     opts = &obuf;
     tfrec_bt_reader *r = calloc(1, sizeof *r);
-    if (!r) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    if (!r)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     r->c = c;
     tfrec_bt_merger_init(&r->m);
     rc = tfrec_bt_table_name(c, table, r->name, sizeof r->name) ? TFREC_E_INVALID : TFREC_OK;
@@ -168,15 +181,20 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
     snprintf(r->params, sizeof r->params, "table_name=%s", enc);
     if (!rc && opts->prefix) {
         size_t pl = opts->prefix_len ? opts->prefix_len : strlen(opts->prefix);
-        if (pl) rc = set_key(&r->start, opts->prefix, pl);
-        if (!rc) rc = prefix_end(&r->end, opts->prefix, pl);
+        if (pl)
+            rc = set_key(&r->start, opts->prefix, pl);
+        if (!rc)
+            rc = prefix_end(&r->end, opts->prefix, pl);
     } else if (!rc) {
-        if (opts->start_key && opts->start_key_len) rc = set_key(&r->start, opts->start_key, opts->start_key_len);
-        if (!rc && opts->end_key && opts->end_key_len) rc = set_key(&r->end, opts->end_key, opts->end_key_len);
+        if (opts->start_key && opts->start_key_len)
+            rc = set_key(&r->start, opts->start_key, opts->start_key_len);
+        if (!rc && opts->end_key && opts->end_key_len)
+            rc = set_key(&r->end, opts->end_key, opts->end_key_len);
     }
     r->rows_limit = opts->rows_limit;
     r->all_versions = opts->all_versions;
-    if (!rc && opts->family && !(r->family = strdup(opts->family))) rc = TFREC_E_NOMEM;
+    if (!rc && opts->family && !(r->family = strdup(opts->family)))
+        rc = TFREC_E_NOMEM;
     if (rc) {
         tfrec_fail(NULL, rc, "could not set up a ReadRows scan of %s", table);
         tfrec_bt_reader_free(r);
@@ -190,28 +208,34 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
 static void stop_call(tfrec_bt_reader *r)
 {
     bt_event ev;
-    if (!r->call) return;
+    if (!r->call)
+        return;
     tfrec_bt_call_cancel(r->call);
     while (tfrec_bt_cq_next(r->cq, tfrec_bt_now_ms() + 60000, &ev) == 1) {
         int done = ev.kind == BT_EV_DONE;
         tfrec_bt_event_release(&ev);
-        if (done) break;
+        if (done)
+            break;
     }
     r->call = NULL;
 }
 
 static void drop_resp(tfrec_bt_reader *r)
 {
-    if (r->resp) google__bigtable__v2__read_rows_response__free_unpacked(r->resp, NULL);
+    if (r->resp)
+        google__bigtable__v2__read_rows_response__free_unpacked(r->resp, NULL);
     r->resp = NULL;
     r->chunk = 0;
 }
 
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
 {
-    if (!r) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_next: NULL reader");
-    if (TFREC_STRUCT_CHECK_OUT(tfrec_bt_row, row, NULL)) return TFREC_E_INVALID;
-    if (r->err.code) return r->err.code;
+    if (!r)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_next: NULL reader");
+    if (TFREC_STRUCT_CHECK_OUT(tfrec_bt_row, row, NULL))
+        return TFREC_E_INVALID;
+    if (r->err.code)
+        return r->err.code;
     for (;;) {
         while (r->resp && r->chunk < r->resp->n_chunks) {
             int rc = tfrec_bt_merger_feed(&r->m, r->resp->chunks[r->chunk++], &r->err);
@@ -232,7 +256,8 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
         }
         if (!r->call) {
             int rc = start_call(r);
-            if (rc) return rc;
+            if (rc)
+                return rc;
         }
         bt_event ev;
         if (tfrec_bt_cq_next(r->cq, tfrec_bt_now_ms() + r->c->rpc_timeout_ms * 31, &ev) != 1) {
@@ -252,13 +277,14 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
         r->call = NULL;
         if (ev.code == BT_OK) {
             int rc = tfrec_bt_merger_finish(&r->m, &r->err);
-            if (rc) return rc;
+            if (rc)
+                return rc;
             r->done = 1;
             continue;
         }
         if (tfrec_bt_retryable(ev.code, ev.details) && ++r->failures < MAX_ATTEMPTS) {
             tfrec_bt_merger_drop_partial(&r->m);
-            struct timespec ts = {0, 100000000L << (r->failures < 3 ? r->failures : 3)};
+            struct timespec ts = { 0, 100000000L << (r->failures < 3 ? r->failures : 3) };
             nanosleep(&ts, NULL);
             continue;
         }
@@ -275,10 +301,12 @@ const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r)
 
 void tfrec_bt_reader_free(tfrec_bt_reader *r)
 {
-    if (!r) return;
+    if (!r)
+        return;
     stop_call(r);
     drop_resp(r);
-    if (r->cq) tfrec_bt_cq_destroy(r->cq);
+    if (r->cq)
+        tfrec_bt_cq_destroy(r->cq);
     tfrec_bt_merger_free(&r->m);
     free(r->start.p);
     free(r->end.p);

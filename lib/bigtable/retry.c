@@ -6,10 +6,12 @@
 
 static int contains(const char *s, const char *needle)
 {
-    if (!s) return 0;
+    if (!s)
+        return 0;
     size_t n = strlen(needle);
     for (; *s; s++)
-        if (!strncasecmp(s, needle, n)) return 1;
+        if (!strncasecmp(s, needle, n))
+            return 1;
     return 0;
 }
 
@@ -25,23 +27,22 @@ int tfrec_bt_retryable(int code, const char *message)
     switch (code) {
     case BT_UNAVAILABLE:
     case BT_DEADLINE_EXCEEDED:
-    case BT_ABORTED:
-        return 1;
+    case BT_ABORTED: return 1;
     case BT_INTERNAL:
         return contains(message, "RST_STREAM") || contains(message, "stream terminated") ||
                contains(message, "EOS") || contains(message, "connection reset");
-    case BT_RESOURCE_EXHAUSTED:
-        return !tfrec_bt_is_too_large(code, message);
-    default:
-        return 0;
+    case BT_RESOURCE_EXHAUSTED: return !tfrec_bt_is_too_large(code, message);
+    default: return 0;
     }
 }
 
 int64_t tfrec_bt_backoff_delay(bt_backoff *b, unsigned attempt)
 {
     double d = (double)(b->initial_ms > 0 ? b->initial_ms : 1);
-    for (unsigned i = 1; i < attempt && d < (double)b->max_ms; i++) d *= b->multiplier;
-    if (d > (double)b->max_ms) d = (double)b->max_ms;
+    for (unsigned i = 1; i < attempt && d < (double)b->max_ms; i++)
+        d *= b->multiplier;
+    if (d > (double)b->max_ms)
+        d = (double)b->max_ms;
     uint64_t x = b->rng ? b->rng : 0x9E3779B97F4A7C15ull;
     x ^= x << 13;
     x ^= x >> 7;

@@ -6,11 +6,23 @@
 
 /* gRPC status codes we reason about (values fixed by the gRPC spec). */
 enum {
-    BT_OK = 0, BT_CANCELLED = 1, BT_UNKNOWN = 2, BT_INVALID_ARGUMENT = 3,
-    BT_DEADLINE_EXCEEDED = 4, BT_NOT_FOUND = 5, BT_ALREADY_EXISTS = 6,
-    BT_PERMISSION_DENIED = 7, BT_RESOURCE_EXHAUSTED = 8, BT_FAILED_PRECONDITION = 9,
-    BT_ABORTED = 10, BT_OUT_OF_RANGE = 11, BT_UNIMPLEMENTED = 12, BT_INTERNAL = 13,
-    BT_UNAVAILABLE = 14, BT_DATA_LOSS = 15, BT_UNAUTHENTICATED = 16
+    BT_OK = 0,
+    BT_CANCELLED = 1,
+    BT_UNKNOWN = 2,
+    BT_INVALID_ARGUMENT = 3,
+    BT_DEADLINE_EXCEEDED = 4,
+    BT_NOT_FOUND = 5,
+    BT_ALREADY_EXISTS = 6,
+    BT_PERMISSION_DENIED = 7,
+    BT_RESOURCE_EXHAUSTED = 8,
+    BT_FAILED_PRECONDITION = 9,
+    BT_ABORTED = 10,
+    BT_OUT_OF_RANGE = 11,
+    BT_UNIMPLEMENTED = 12,
+    BT_INTERNAL = 13,
+    BT_UNAVAILABLE = 14,
+    BT_DATA_LOSS = 15,
+    BT_UNAUTHENTICATED = 16
 };
 
 /* A per-entry or whole-call status that a later identical attempt may pass:
@@ -27,7 +39,7 @@ int tfrec_bt_is_too_large(int code, const char *message);
 typedef struct bt_backoff {
     int64_t initial_ms, max_ms;
     double multiplier;
-    uint64_t rng;   /* xorshift state for jitter */
+    uint64_t rng; /* xorshift state for jitter */
 } bt_backoff;
 
 /* Delay before attempt number `attempt` + 1 (attempt >= 1 failed so far):

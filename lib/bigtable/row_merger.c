@@ -25,11 +25,15 @@ void tfrec_bt_merger_free(bt_merger *m)
 /* Append n bytes to the arena; offset in *off. */
 static int arena_add(bt_merger *m, const void *data, size_t n, int nul, size_t *off)
 {
-    if (tfrec_vec_reserve(&m->arena, &m->arena_cap, m->arena_len + n + (size_t)nul, 64)) return -1;
-    if (off) *off = m->arena_len;
-    if (n) memcpy(m->arena + m->arena_len, data, n);
+    if (tfrec_vec_reserve(&m->arena, &m->arena_cap, m->arena_len + n + (size_t)nul, 64))
+        return -1;
+    if (off)
+        *off = m->arena_len;
+    if (n)
+        memcpy(m->arena + m->arena_len, data, n);
     m->arena_len += n;
-    if (nul) m->arena[m->arena_len++] = 0;
+    if (nul)
+        m->arena[m->arena_len++] = 0;
     return 0;
 }
 
@@ -85,9 +89,11 @@ static int commit(bt_merger *m, tfrec_err *err)
 static int start_row(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
                      tfrec_err *err)
 {
-    if (ch->row_status_case == GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_RESET_ROW)
+    if (ch->row_status_case ==
+        GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_RESET_ROW)
         return violation(err, "reset_row with no row in progress");
-    if (ch->row_key.len == 0) return violation(err, "a new row without a row key");
+    if (ch->row_key.len == 0)
+        return violation(err, "a new row without a row key");
     if (!ch->family_name || !ch->qualifier)
         return violation(err, "a new row without family and qualifier");
     if (m->have_last && keycmp(ch->row_key.data, ch->row_key.len, m->last_key, m->last_len) <= 0)
@@ -102,7 +108,7 @@ static int start_row(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse_
 }
 
 int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
-                   tfrec_err *err)
+                         tfrec_err *err)
 {
     int reset = ch->row_status_case ==
                 GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_RESET_ROW;
@@ -110,7 +116,8 @@ int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsRespo
                      GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_COMMIT_ROW;
     if (!m->in_row) {
         int rc = start_row(m, ch, err);
-        if (rc) return rc;
+        if (rc)
+            return rc;
     } else if (reset) {
         if (ch->row_key.len || ch->family_name || ch->qualifier || ch->value.len ||
             ch->timestamp_micros || ch->n_labels)
@@ -129,21 +136,26 @@ int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsRespo
         c->value_len += ch->value.len;
     } else {
         if (ch->family_name) {
-            if (!ch->qualifier) return violation(err, "family without qualifier");
+            if (!ch->qualifier)
+                return violation(err, "family without qualifier");
             const char *f = ch->family_name->value ? ch->family_name->value : "";
-            if (arena_add(m, f, strlen(f), 1, &m->family_off)) goto nomem;
+            if (arena_add(m, f, strlen(f), 1, &m->family_off))
+                goto nomem;
             m->have_family = 1;
         }
         if (ch->qualifier) {
-            if (!m->have_family) return violation(err, "qualifier without family");
+            if (!m->have_family)
+                return violation(err, "qualifier without family");
             if (arena_add(m, ch->qualifier->value.data, ch->qualifier->value.len, 0,
                           &m->qualifier_off))
                 goto nomem;
             m->qualifier_len = ch->qualifier->value.len;
             m->have_qualifier = 1;
         }
-        if (!m->have_family || !m->have_qualifier) return violation(err, "cell without column");
-        if (tfrec_vec_reserve(&m->cells, &m->cells_cap, m->ncells + 1, 64)) goto nomem;
+        if (!m->have_family || !m->have_qualifier)
+            return violation(err, "cell without column");
+        if (tfrec_vec_reserve(&m->cells, &m->cells_cap, m->ncells + 1, 64))
+            goto nomem;
         bt_cell_rec *c = &m->cells[m->ncells++];
         c->family_off = m->family_off;
         c->qualifier_off = m->qualifier_off;
@@ -152,12 +164,14 @@ int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsRespo
         if (ch->value_size > 0 &&
             tfrec_vec_reserve(&m->arena, &m->arena_cap, m->arena_len + (size_t)ch->value_size, 64))
             goto nomem;
-        if (arena_add(m, ch->value.data, ch->value.len, 0, &c->value_off)) goto nomem;
+        if (arena_add(m, ch->value.data, ch->value.len, 0, &c->value_off))
+            goto nomem;
         c->value_len = ch->value.len;
     }
     m->in_cell = ch->value_size > 0;
     if (commit_row) {
-        if (m->in_cell) return violation(err, "commit_row in the middle of a split value");
+        if (m->in_cell)
+            return violation(err, "commit_row in the middle of a split value");
         return commit(m, err);
     }
     return 0;
@@ -167,6 +181,7 @@ nomem:
 
 int tfrec_bt_merger_finish(bt_merger *m, tfrec_err *err)
 {
-    if (m->in_row) return violation(err, "stream ended in the middle of a row");
+    if (m->in_row)
+        return violation(err, "stream ended in the middle of a row");
     return TFREC_OK;
 }

@@ -16,7 +16,7 @@
 #include "util/errors.h"
 
 typedef struct bt_cell_rec {
-    size_t family_off;   /* NUL-terminated in the arena */
+    size_t family_off; /* NUL-terminated in the arena */
     size_t qualifier_off, qualifier_len;
     size_t value_off, value_len;
     int64_t timestamp;
@@ -25,7 +25,7 @@ typedef struct bt_cell_rec {
 typedef struct bt_merger {
     uint8_t *key, *last_key;
     size_t key_len, key_cap, last_len, last_cap;
-    int have_last;      /* a row was committed: later keys must be greater */
+    int have_last; /* a row was committed: later keys must be greater */
     int in_row, in_cell;
     int have_family, have_qualifier;
     size_t family_off, qualifier_off, qualifier_len;
@@ -36,7 +36,7 @@ typedef struct bt_merger {
     tfrec_bt_cell *out_cells;
     const tfrec_bt_cell **out_ptrs; /* row.cells: one pointer per out_cells entry */
     size_t out_cap, ptrs_cap;
-    tfrec_bt_row row;   /* the last committed row */
+    tfrec_bt_row row; /* the last committed row */
 } bt_merger;
 
 void tfrec_bt_merger_init(bt_merger *m);
@@ -44,7 +44,7 @@ void tfrec_bt_merger_free(bt_merger *m);
 /* 1: a row was committed (bt_merger.row valid until the next feed),
  * 0: more chunks needed, negative: protocol violation (err says which). */
 int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
-                   tfrec_err *err);
+                         tfrec_err *err);
 /* The stream ended: an unfinished row is an error. */
 int tfrec_bt_merger_finish(bt_merger *m, tfrec_err *err);
 /* Drop a partial row (before resuming a broken stream). */

@@ -27,7 +27,7 @@ typedef struct bt_transport {
 /* Open a writer over any transport. table_name is the full
  * projects/.../tables/T name written into each request. */
 int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
-                             const char *table_name, const char *app_profile,
-                             const char *family, const tfrec_bt_writer_options *opts);
+                                   const char *table_name, const char *app_profile,
+                                   const char *family, const tfrec_bt_writer_options *opts);
 
 #endif

@@ -20,15 +20,20 @@ static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char 
                           int stream_level)
 {
     int64_t now = tfrec_bt_now_ms();
-    if (!e->first_fail_ms) e->first_fail_ms = now;
+    if (!e->first_fail_ms)
+        e->first_fail_ms = now;
     const char *why = NULL;
-    if (w->ts < 0) why = "not retried: server-side timestamps are not idempotent";
-    else if (w->o.retry_timeout_ms < 0) why = "retries disabled";
-    else if (now - e->first_fail_ms >= w->o.retry_timeout_ms) why = "retry deadline passed";
-    else if (w->broken_reason[0]) why = "writer stopped";
+    if (w->ts < 0)
+        why = "not retried: server-side timestamps are not idempotent";
+    else if (w->o.retry_timeout_ms < 0)
+        why = "retries disabled";
+    else if (now - e->first_fail_ms >= w->o.retry_timeout_ms)
+        why = "retry deadline passed";
+    else if (w->broken_reason[0])
+        why = "writer stopped";
     if (why) {
         tfrec_bt_w_fail(w, e, code, "%s: %s (%s after %u attempt%s)", tfrec_bt_code_name(code), msg,
-                  why, e->attempts, e->attempts == 1 ? "" : "s");
+                        why, e->attempts, e->attempts == 1 ? "" : "s");
         if (stream_level && !w->broken_reason[0])
             snprintf(w->broken_reason, sizeof w->broken_reason, "%s: %s (%s)",
                      tfrec_bt_code_name(code), msg, why);
@@ -55,7 +60,8 @@ static int64_t promote_due(tfrec_bt_writer *w)
             *pp = e->next;
             tfrec_bt_w_queue_push_front(w, e);
         } else {
-            if (e->due_ms < next) next = e->due_ms;
+            if (e->due_ms < next)
+                next = e->due_ms;
             pp = &e->next;
         }
     }
@@ -83,8 +89,10 @@ static void send_batch(tfrec_bt_writer *w)
 {
     size_t n = 0, bytes = w->hdr_len, muts = 0;
     for (bt_entry *e = w->q_head; e; e = e->next) {
-        if (n == w->o.batch_rows || muts + e->ncells > w->o.batch_mutations) break;
-        if (n && bytes + e->enc_len > w->batch_bytes) break;
+        if (n == w->o.batch_rows || muts + e->ncells > w->o.batch_mutations)
+            break;
+        if (n && bytes + e->enc_len > w->batch_bytes)
+            break;
         n++;
         bytes += e->enc_len;
         muts += e->ncells;
@@ -96,7 +104,8 @@ static void send_batch(tfrec_bt_writer *w)
         c->seen = calloc(n, 1);
     }
     if (!c || !sl || !c->e || !c->seen) {
-        if (c) call_free(c);
+        if (c)
+            call_free(c);
         free(sl);
         tfrec_fail(&w->err, TFREC_E_NOMEM, "out of memory building a MutateRows request");
         snprintf(w->broken_reason, sizeof w->broken_reason, "out of memory");
@@ -115,9 +124,10 @@ static void send_batch(tfrec_bt_writer *w)
     }
     w->st.requests++;
     w->inflight++;
-    tfrec_err err = {0};
+    tfrec_err err = { 0 };
     int rc = w->tr.start(w->tr.ctx, c, sl, n + 1, &err);
-    for (size_t i = 0; i <= n; i++) grpc_slice_unref(sl[i]);
+    for (size_t i = 0; i <= n; i++)
+        grpc_slice_unref(sl[i]);
     free(sl);
     if (rc) {
         w->inflight--;
@@ -142,14 +152,17 @@ static void dispatch(tfrec_bt_writer *w, int partial_ok)
 static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *msg)
 {
     size_t left = 0;
-    for (size_t i = 0; i < c->n; i++) left += !c->seen[i];
-    if (!left) return;
+    for (size_t i = 0; i < c->n; i++)
+        left += !c->seen[i];
+    if (!left)
+        return;
     w->st.stream_failures++;
     if (tfrec_bt_is_too_large(code, msg) && left > 1) {
         /* Halve the request size and re-send at once: a size refusal is
          * deterministic, so waiting would not help. */
         size_t half = c->req_bytes / 2;
-        if (half < w->batch_bytes) w->batch_bytes = half > 1 ? half : 1;
+        if (half < w->batch_bytes)
+            w->batch_bytes = half > 1 ? half : 1;
         w->st.splits++;
         for (size_t i = c->n; i-- > 0;)
             if (!c->seen[i]) {
@@ -161,16 +174,20 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
     if (tfrec_bt_is_too_large(code, msg)) {
         bt_entry *e = NULL;
         for (size_t i = 0; i < c->n; i++)
-            if (!c->seen[i]) e = c->e[i];
+            if (!c->seen[i])
+                e = c->e[i];
         tfrec_bt_w_fail(w, e, code, "%s: row of %zu encoded bytes refused as too large: %s",
-                  tfrec_bt_code_name(code), e->enc_len, msg);
+                        tfrec_bt_code_name(code), e->enc_len, msg);
         return;
     }
     int retry = tfrec_bt_retryable(code, msg);
     for (size_t i = 0; i < c->n; i++) {
-        if (c->seen[i]) continue;
-        if (retry) retry_or_fail(w, c->e[i], code, msg, 1);
-        else tfrec_bt_w_fail(w, c->e[i], code, "%s: %s", tfrec_bt_code_name(code), msg);
+        if (c->seen[i])
+            continue;
+        if (retry)
+            retry_or_fail(w, c->e[i], code, msg, 1);
+        else
+            tfrec_bt_w_fail(w, c->e[i], code, "%s: %s", tfrec_bt_code_name(code), msg);
     }
     if (!retry && !w->broken_reason[0] &&
         (code == BT_NOT_FOUND || code == BT_PERMISSION_DENIED || code == BT_UNAUTHENTICATED ||
@@ -183,10 +200,12 @@ static void on_message(tfrec_bt_writer *w, wcall *c, const uint8_t *data, size_t
 {
     Google__Bigtable__V2__MutateRowsResponse *r =
         google__bigtable__v2__mutate_rows_response__unpack(NULL, len, data);
-    if (!r) return; /* unparsable: its entries count as missing at DONE */
+    if (!r)
+        return; /* unparsable: its entries count as missing at DONE */
     for (size_t k = 0; k < r->n_entries; k++) {
         int64_t i = r->entries[k]->index;
-        if (i < 0 || (uint64_t)i >= c->n || c->seen[i]) continue;
+        if (i < 0 || (uint64_t)i >= c->n || c->seen[i])
+            continue;
         c->seen[i] = 1;
         bt_entry *e = c->e[i];
         const Google__Rpc__Status *s = r->entries[k]->status;
@@ -194,9 +213,12 @@ static void on_message(tfrec_bt_writer *w, wcall *c, const uint8_t *data, size_t
         const char *msg = s && s->message ? s->message : "";
         if (w->status_hook)
             code = w->status_hook(w->status_hook_ctx, e->index, e->attempts, code);
-        if (code == BT_OK) tfrec_bt_w_ack(w, e);
-        else if (tfrec_bt_retryable(code, msg)) retry_or_fail(w, e, code, msg, 0);
-        else tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), msg);
+        if (code == BT_OK)
+            tfrec_bt_w_ack(w, e);
+        else if (tfrec_bt_retryable(code, msg))
+            retry_or_fail(w, e, code, msg, 0);
+        else
+            tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), msg);
     }
     google__bigtable__v2__mutate_rows_response__free_unpacked(r, NULL);
 }
@@ -217,8 +239,10 @@ static void pump(tfrec_bt_writer *w, int64_t deadline_ms)
     bt_event ev;
     while (w->inflight > 0 && w->tr.next(w->tr.ctx, deadline_ms, &ev) == 1) {
         wcall *c = ev.user;
-        if (ev.kind == BT_EV_MESSAGE) on_message(w, c, ev.data, ev.len);
-        else on_done(w, c, ev.code, ev.details);
+        if (ev.kind == BT_EV_MESSAGE)
+            on_message(w, c, ev.data, ev.len);
+        else
+            on_done(w, c, ev.code, ev.details);
         tfrec_bt_event_release(&ev);
         deadline_ms = 0; /* drain without waiting */
     }
@@ -228,12 +252,13 @@ static void pump(tfrec_bt_writer *w, int64_t deadline_ms)
 /* ------------------------------------------------------------ public */
 
 int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
-                             const char *table_name, const char *app_profile,
-                             const char *family, const tfrec_bt_writer_options *opts)
+                                   const char *table_name, const char *app_profile,
+                                   const char *family, const tfrec_bt_writer_options *opts)
 {
     *out = NULL;
     tfrec_bt_writer *w = calloc(1, sizeof *w);
-    if (!w) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    if (!w)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     int rc = TFREC_STRUCT_IN(tfrec_bt_writer_options, &w->o, opts, NULL);
     if (rc) {
         free(w);
@@ -241,18 +266,27 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
     }
     w->tr = *t;
     tfrec_bt_writer_options *o = &w->o;
-    if (!o->batch_rows) o->batch_rows = 5000;
-    if (!o->batch_mutations || o->batch_mutations > MAX_MUTATIONS) o->batch_mutations = MAX_MUTATIONS;
-    if (!o->batch_bytes) o->batch_bytes = 8u << 20;
-    if (o->max_inflight <= 0) o->max_inflight = 2;
-    if (!o->max_buffered_bytes) o->max_buffered_bytes = (size_t)(o->max_inflight + 1) * o->batch_bytes;
-    if (!o->retry_initial_ms) o->retry_initial_ms = 100;
-    if (!o->retry_max_ms) o->retry_max_ms = 5000;
-    if (o->retry_multiplier < 1.0) o->retry_multiplier = 1.5;
-    if (!o->retry_timeout_ms) o->retry_timeout_ms = 600000;
+    if (!o->batch_rows)
+        o->batch_rows = 5000;
+    if (!o->batch_mutations || o->batch_mutations > MAX_MUTATIONS)
+        o->batch_mutations = MAX_MUTATIONS;
+    if (!o->batch_bytes)
+        o->batch_bytes = 8u << 20;
+    if (o->max_inflight <= 0)
+        o->max_inflight = 2;
+    if (!o->max_buffered_bytes)
+        o->max_buffered_bytes = (size_t)(o->max_inflight + 1) * o->batch_bytes;
+    if (!o->retry_initial_ms)
+        o->retry_initial_ms = 100;
+    if (!o->retry_max_ms)
+        o->retry_max_ms = 5000;
+    if (o->retry_multiplier < 1.0)
+        o->retry_multiplier = 1.5;
+    if (!o->retry_timeout_ms)
+        o->retry_timeout_ms = 600000;
     w->batch_bytes = o->batch_bytes;
-    w->bo = (bt_backoff){o->retry_initial_ms, o->retry_max_ms, o->retry_multiplier,
-                         (uint64_t)time(NULL) * 2654435761u ^ (uintptr_t)w};
+    w->bo = (bt_backoff){ o->retry_initial_ms, o->retry_max_ms, o->retry_multiplier,
+                          (uint64_t)time(NULL) * 2654435761u ^ (uintptr_t)w };
     if (o->timestamp_micros == 0) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
@@ -271,7 +305,8 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     }
     uint8_t *p = tfrec_bt_put_bytes_field(w->hdr, 1, table_name, tl); /* table_name = 1 */
-    if (al) p = tfrec_bt_put_bytes_field(p, 3, app_profile, al);       /* app_profile_id = 3 */
+    if (al)
+        p = tfrec_bt_put_bytes_field(p, 3, app_profile, al); /* app_profile_id = 3 */
     w->hdr_len = (size_t)(p - w->hdr);
     *out = w;
     return TFREC_OK;
@@ -279,7 +314,8 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
 
 void tfrec_bt_writer_set_status_hook(tfrec_bt_writer *w, tfrec_bt_status_hook hook, void *ctx)
 {
-    if (!w) return;
+    if (!w)
+        return;
     w->status_hook = hook;
     w->status_hook_ctx = ctx;
 }
@@ -287,10 +323,12 @@ void tfrec_bt_writer_set_status_hook(tfrec_bt_writer *w, tfrec_bt_status_hook ho
 int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_len,
                               const tfrec_bt_cell_in *cells, size_t ncells, uint64_t index)
 {
-    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_put: NULL writer");
+    if (!w)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_put: NULL writer");
     if ((!key && key_len) || (!cells && ncells))
         return tfrec_fail(&w->err, TFREC_E_INVALID, "tfrec_bt_writer_put: NULL key or cells");
-    if (w->closed) return tfrec_fail(&w->err, TFREC_E_STATE, "put on a closed Bigtable writer");
+    if (w->closed)
+        return tfrec_fail(&w->err, TFREC_E_STATE, "put on a closed Bigtable writer");
     if (w->broken_reason[0])
         return tfrec_fail(&w->err, TFREC_E_NETWORK, "Bigtable writer stopped: %s",
                           w->broken_reason);
@@ -305,7 +343,8 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
         if (cells[i].qualifier_len > MAX_QUALIFIER)
             return tfrec_fail(&w->err, TFREC_E_INVALID, "row '%.*s': qualifier over 16 KiB",
                               (int)(key_len > 200 ? 200 : key_len), (const char *)key);
-    bt_entry *e = tfrec_bt_entry_new(key, key_len, w->family, cells, ncells, w->ts < 0 ? -1 : w->ts);
+    bt_entry *e =
+        tfrec_bt_entry_new(key, key_len, w->family, cells, ncells, w->ts < 0 ? -1 : w->ts);
     if (!e || tfrec_bt_w_track(w)) {
         tfrec_bt_entry_unref(e);
         return tfrec_fail(&w->err, TFREC_E_NOMEM, "out of memory queueing row %llu",
@@ -317,17 +356,19 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
     w->st.rows_put++;
     tfrec_bt_w_queue_push_back(w, e);
 
-    if (w->inflight) pump(w, 0);
+    if (w->inflight)
+        pump(w, 0);
     dispatch(w, 0);
     /* Back-pressure: wait for acknowledgements while too much is unresolved. */
     while (w->buffered > w->o.max_buffered_bytes && !w->broken_reason[0]) {
         dispatch(w, 1);
         int64_t next = promote_due(w);
         if (!w->inflight && !w->q_head) {
-            if (!w->backoff) break;
+            if (!w->backoff)
+                break;
             int64_t wait = next - tfrec_bt_now_ms();
             if (wait > 0) {
-                struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
+                struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
                 nanosleep(&ts, NULL);
             }
             continue;
@@ -337,11 +378,10 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
     return TFREC_OK;
 }
 
-int tfrec_bt_writer_put(tfrec_bt_writer *w, const void *key, size_t key_len,
-                        const void *qualifier, size_t qualifier_len,
-                        const void *value, size_t value_len, uint64_t index)
+int tfrec_bt_writer_put(tfrec_bt_writer *w, const void *key, size_t key_len, const void *qualifier,
+                        size_t qualifier_len, const void *value, size_t value_len, uint64_t index)
 {
-    tfrec_bt_cell_in cell = {qualifier, qualifier_len, value, value_len};
+    tfrec_bt_cell_in cell = { qualifier, qualifier_len, value, value_len };
     return tfrec_bt_writer_put_cells(w, key, key_len, &cell, 1, index);
 }
 
@@ -349,28 +389,34 @@ static void fail_unsent(tfrec_bt_writer *w)
 {
     while (w->q_head) {
         bt_entry *e = tfrec_bt_w_queue_pop(w);
-        tfrec_bt_w_fail(w, e, BT_UNAVAILABLE, "not sent: writer stopped after %s", w->broken_reason);
+        tfrec_bt_w_fail(w, e, BT_UNAVAILABLE, "not sent: writer stopped after %s",
+                        w->broken_reason);
     }
     while (w->backoff) {
         bt_entry *e = w->backoff;
         w->backoff = e->next;
-        tfrec_bt_w_fail(w, e, BT_UNAVAILABLE, "not re-sent: writer stopped after %s", w->broken_reason);
+        tfrec_bt_w_fail(w, e, BT_UNAVAILABLE, "not re-sent: writer stopped after %s",
+                        w->broken_reason);
     }
 }
 
 int tfrec_bt_writer_flush(tfrec_bt_writer *w)
 {
-    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_flush: NULL writer");
+    if (!w)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_flush: NULL writer");
     for (;;) {
-        if (w->broken_reason[0]) fail_unsent(w);
+        if (w->broken_reason[0])
+            fail_unsent(w);
         dispatch(w, 1);
-        if (!w->inflight && !w->q_head && !w->backoff) break;
+        if (!w->inflight && !w->q_head && !w->backoff)
+            break;
         int64_t next = promote_due(w);
-        if (w->q_head && w->inflight < w->o.max_inflight) continue;
+        if (w->q_head && w->inflight < w->o.max_inflight)
+            continue;
         if (!w->inflight) {
             int64_t wait = next - tfrec_bt_now_ms();
             if (wait > 0) {
-                struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
+                struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
                 nanosleep(&ts, NULL);
             }
             promote_due(w);
@@ -384,8 +430,10 @@ int tfrec_bt_writer_flush(tfrec_bt_writer *w)
 
 int tfrec_bt_writer_close(tfrec_bt_writer *w)
 {
-    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_close: NULL writer");
-    if (w->closed) return tfrec_bt_w_report(w);
+    if (!w)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_close: NULL writer");
+    if (w->closed)
+        return tfrec_bt_w_report(w);
     int rc = tfrec_bt_writer_flush(w);
     w->closed = 1;
     return rc;
@@ -393,16 +441,18 @@ int tfrec_bt_writer_close(tfrec_bt_writer *w)
 
 void tfrec_bt_writer_free(tfrec_bt_writer *w)
 {
-    if (!w) return;
+    if (!w)
+        return;
     if (!w->closed) {
         /* Nothing more may be sent: fail what is queued, wait for calls. */
-        if (!w->broken_reason[0]) snprintf(w->broken_reason, sizeof w->broken_reason, "freed");
+        if (!w->broken_reason[0])
+            snprintf(w->broken_reason, sizeof w->broken_reason, "freed");
         tfrec_bt_writer_close(w);
     }
-    if (w->tr.destroy) w->tr.destroy(w->tr.ctx);
+    if (w->tr.destroy)
+        w->tr.destroy(w->tr.ctx);
     tfrec_bt_w_free_rows(w);
     free(w->family);
     free(w->hdr);
     free(w);
 }
-

@@ -19,7 +19,7 @@ static int tr_start(void *ctx, void *user, const grpc_slice *slices, size_t n, t
 {
     grpc_tr *t = ctx;
     bt_call *c = tfrec_bt_call_start(t->client->data, t->cq, MUTATE_ROWS, t->params, slices, n,
-                               t->client->rpc_timeout_ms, user, err);
+                                     t->client->rpc_timeout_ms, user, err);
     return c ? TFREC_OK : TFREC_E_NETWORK;
 }
 
@@ -38,7 +38,8 @@ static void tr_destroy(void *ctx)
 int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *table,
                          const char *family, const tfrec_bt_writer_options *opts)
 {
-    if (out) *out = NULL;
+    if (out)
+        *out = NULL;
     if (!out || !c || !table || !*table || !family || !*family)
         return tfrec_fail(NULL, TFREC_E_INVALID,
                           "tfrec_bt_writer_open needs a client, a table and a column family");
@@ -46,7 +47,8 @@ int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *
     if (tfrec_bt_table_name(c, table, name, sizeof name))
         return tfrec_fail(NULL, TFREC_E_INVALID, "table name too long");
     grpc_tr *t = calloc(1, sizeof *t);
-    if (!t) return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    if (!t)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     t->client = c;
     tfrec_bt_url_encode(name, enc, sizeof enc);
     snprintf(t->params, sizeof t->params, "table_name=%s", enc);
@@ -56,8 +58,9 @@ int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *
         snprintf(t->params + l, sizeof t->params - l, "&app_profile_id=%s", enc);
     }
     t->cq = grpc_completion_queue_create_for_next(NULL);
-    bt_transport tr = {t, tr_start, tr_next, tr_destroy};
+    bt_transport tr = { t, tr_start, tr_next, tr_destroy };
     int rc = tfrec_bt_writer_open_transport(out, &tr, name, c->app_profile, family, opts);
-    if (rc) tr_destroy(t);
+    if (rc)
+        tr_destroy(t);
     return rc;
 }

@@ -32,7 +32,8 @@ int tfrec_bt_w_track(tfrec_bt_writer *w)
         w->win_len -= w->win_off;
         w->win_off = 0;
     }
-    if (tfrec_vec_reserve(&w->win, &w->win_cap, w->win_len + 1, 4096)) return TFREC_E_NOMEM;
+    if (tfrec_vec_reserve(&w->win, &w->win_cap, w->win_len + 1, 4096))
+        return TFREC_E_NOMEM;
     w->win[w->win_len++] = ROW_PENDING;
     return TFREC_OK;
 }
@@ -63,7 +64,8 @@ void tfrec_bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt,
     if (w->nfailed < w->failed_cap) {
         failed_row *f = &w->failed[w->nfailed++];
         f->key = malloc(e->key_len ? e->key_len : 1);
-        if (f->key) memcpy(f->key, e->key, e->key_len);
+        if (f->key)
+            memcpy(f->key, e->key, e->key_len);
         f->key_len = f->key ? e->key_len : 0;
         f->seq = e->seq;
         f->index = e->index;
@@ -77,8 +79,10 @@ void tfrec_bt_w_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *fmt,
 void tfrec_bt_w_queue_push_back(tfrec_bt_writer *w, bt_entry *e)
 {
     e->next = NULL;
-    if (w->q_tail) w->q_tail->next = e;
-    else w->q_head = e;
+    if (w->q_tail)
+        w->q_tail->next = e;
+    else
+        w->q_head = e;
     w->q_tail = e;
     w->q_rows++;
     w->q_bytes += e->enc_len;
@@ -89,7 +93,8 @@ void tfrec_bt_w_queue_push_front(tfrec_bt_writer *w, bt_entry *e)
 {
     e->next = w->q_head;
     w->q_head = e;
-    if (!w->q_tail) w->q_tail = e;
+    if (!w->q_tail)
+        w->q_tail = e;
     w->q_rows++;
     w->q_bytes += e->enc_len;
     w->q_mutations += e->ncells;
@@ -99,7 +104,8 @@ bt_entry *tfrec_bt_w_queue_pop(tfrec_bt_writer *w)
 {
     bt_entry *e = w->q_head;
     w->q_head = e->next;
-    if (!w->q_head) w->q_tail = NULL;
+    if (!w->q_head)
+        w->q_tail = NULL;
     w->q_rows--;
     w->q_bytes -= e->enc_len;
     w->q_mutations -= e->ncells;
@@ -115,7 +121,8 @@ static int by_seq(const void *a, const void *b)
 
 int tfrec_bt_w_report(tfrec_bt_writer *w)
 {
-    if (!w->nfailed && !w->st.rows_failed) return TFREC_OK;
+    if (!w->nfailed && !w->st.rows_failed)
+        return TFREC_OK;
     /* Rows fail in retry order; callers want them in put order. */
     qsort(w->failed, w->nfailed, sizeof *w->failed, by_seq);
     const failed_row *f = w->nfailed ? &w->failed[0] : NULL;
@@ -129,7 +136,8 @@ int tfrec_bt_w_report(tfrec_bt_writer *w)
 
 int tfrec_bt_writer_stats_get(const tfrec_bt_writer *w, tfrec_bt_writer_stats *stats)
 {
-    if (!w) return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_stats_get: NULL writer");
+    if (!w)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_stats_get: NULL writer");
     return TFREC_STRUCT_OUT(tfrec_bt_writer_stats, stats, &w->st, NULL);
 }
 
@@ -137,20 +145,32 @@ const char *tfrec_bt_writer_errmsg(const tfrec_bt_writer *w)
 {
     return w ? w->err.msg : tfrec_last_errmsg();
 }
-int64_t tfrec_bt_writer_timestamp(const tfrec_bt_writer *w) { return w ? w->ts : 0; }
-size_t tfrec_bt_writer_failed_count(const tfrec_bt_writer *w) { return w ? w->nfailed : 0; }
+int64_t tfrec_bt_writer_timestamp(const tfrec_bt_writer *w)
+{
+    return w ? w->ts : 0;
+}
+size_t tfrec_bt_writer_failed_count(const tfrec_bt_writer *w)
+{
+    return w ? w->nfailed : 0;
+}
 
 int tfrec_bt_writer_failed_row(const tfrec_bt_writer *w, size_t i, const uint8_t **key,
                                size_t *key_len, uint64_t *index, int *grpc_code,
                                const char **message)
 {
-    if (!w || i >= w->nfailed) return TFREC_E_INVALID;
+    if (!w || i >= w->nfailed)
+        return TFREC_E_INVALID;
     const failed_row *f = &w->failed[i];
-    if (key) *key = f->key;
-    if (key_len) *key_len = f->key_len;
-    if (index) *index = f->index;
-    if (grpc_code) *grpc_code = f->code;
-    if (message) *message = f->message ? f->message : "";
+    if (key)
+        *key = f->key;
+    if (key_len)
+        *key_len = f->key_len;
+    if (index)
+        *index = f->index;
+    if (grpc_code)
+        *grpc_code = f->code;
+    if (message)
+        *message = f->message ? f->message : "";
     return TFREC_OK;
 }
 

@@ -50,7 +50,7 @@ TFREC_INLINE TFREC_AVX512_CLMUL __m128i lanes_to_128(__m512i x)
 /* Four vectors (sixteen lanes) -> one 128-bit chunk in a single round of
  * independent multiplies, each lane by its own distance to the last lane. */
 TFREC_INLINE TFREC_AVX512_CLMUL __m128i vectors_to_128(__m512i x0, __m512i x1, __m512i x2,
-                                                      __m512i x3)
+                                                       __m512i x3)
 {
     const uint8_t *k = (const uint8_t *)tfrec_crc32c_tab.to_last16;
     const __m512i k0 = load512(k), k1 = load512(k + 64), k2 = load512(k + 128),
@@ -80,8 +80,7 @@ TFREC_INLINE TFREC_AVX512_CLMUL uint32_t hybrid_chunks(uint32_t reg, const uint8
 
     while (n >= TFREC_CRC32C_HYB_CHUNK) {
         const uint8_t *s = p + TFREC_CRC32C_HYB_FOLD;
-        __m512i x0 = load512(p), x1 = load512(p + 64), x2 = load512(p + 128),
-                x3 = load512(p + 192);
+        __m512i x0 = load512(p), x1 = load512(p + 64), x2 = load512(p + 128), x3 = load512(p + 192);
         uint64_t s0 = 0, s1 = 0, s2 = 0;
         for (int j = 0;; j++) {
             const uint8_t *w = s + 8 * TFREC_CRC32C_HYB_WORDS * j;

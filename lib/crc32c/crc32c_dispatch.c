@@ -99,7 +99,8 @@ static void ensure_init(void)
 
 /* Kept out of line so the hot entry point needs no stack frame and ends in
  * a tail jump to the implementation. */
-static __attribute__((noinline)) uint32_t extend_first_use(uint32_t crc, const void *data, size_t len)
+static __attribute__((noinline)) uint32_t extend_first_use(uint32_t crc, const void *data,
+                                                           size_t len)
 {
     ensure_init();
     tfrec_crc32c_fn fn = atomic_load_explicit(&active_fn, memory_order_acquire);

@@ -20,7 +20,7 @@ static uint64_t load_le64(const uint8_t *p)
 
 uint32_t tfrec_crc32c_portable_extend(uint32_t crc, const uint8_t *p, size_t n)
 {
-    const uint32_t (*s)[256] = tfrec_crc32c_tab.slice;
+    const uint32_t(*s)[256] = tfrec_crc32c_tab.slice;
     uint64_t r = ~crc;
 
     /* Bytewise until aligned, so the 8-byte loads are cheap everywhere. */

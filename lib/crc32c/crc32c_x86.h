@@ -16,9 +16,24 @@
     __attribute__((target("sse4.2,pclmul,avx512f,avx512vl,avx512bw,vpclmulqdq")))
 #define TFREC_INLINE static inline __attribute__((always_inline))
 
-TFREC_INLINE uint64_t crc_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-TFREC_INLINE uint32_t crc_ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-TFREC_INLINE uint16_t crc_ld16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+TFREC_INLINE uint64_t crc_ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+TFREC_INLINE uint32_t crc_ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+TFREC_INLINE uint16_t crc_ld16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
 
 /* One stream of crc32 instructions; used for short inputs and tails. */
 TFREC_INLINE TFREC_SSE42 uint32_t crc_x86_one_stream(uint32_t reg, const uint8_t *p, size_t n)
@@ -64,17 +79,17 @@ TFREC_INLINE TFREC_SSE42 uint32_t crc_x86_shift_soft(uint32_t reg, uint32_t k)
  * issues every cycle, so three independent chains keep it busy. The second
  * and third start from zero and are merged by linearity:
  *   reg = shift(a, 2 blocks) ^ shift(b, 1 block) ^ c. */
-#define CRC_X86_THREE_WAY(reg, p, words, shift_fn)                              \
-    do {                                                                        \
-        const uint8_t *q_ = (p);                                                \
-        const size_t w_ = (words), blk_ = 8 * w_;                               \
-        uint64_t a_ = (reg), b_ = 0, c_ = 0;                                    \
-        for (size_t i_ = 0; i_ < blk_; i_ += 8) {                               \
-            a_ = _mm_crc32_u64(a_, crc_ld64(q_ + i_));                          \
-            b_ = _mm_crc32_u64(b_, crc_ld64(q_ + blk_ + i_));                   \
-            c_ = _mm_crc32_u64(c_, crc_ld64(q_ + 2 * blk_ + i_));               \
-        }                                                                       \
-        (reg) = shift_fn((uint32_t)a_, tfrec_crc32c_tab.shift[2 * w_]) ^        \
+#define CRC_X86_THREE_WAY(reg, p, words, shift_fn)                                 \
+    do {                                                                           \
+        const uint8_t *q_ = (p);                                                   \
+        const size_t w_ = (words), blk_ = 8 * w_;                                  \
+        uint64_t a_ = (reg), b_ = 0, c_ = 0;                                       \
+        for (size_t i_ = 0; i_ < blk_; i_ += 8) {                                  \
+            a_ = _mm_crc32_u64(a_, crc_ld64(q_ + i_));                             \
+            b_ = _mm_crc32_u64(b_, crc_ld64(q_ + blk_ + i_));                      \
+            c_ = _mm_crc32_u64(c_, crc_ld64(q_ + 2 * blk_ + i_));                  \
+        }                                                                          \
+        (reg) = shift_fn((uint32_t)a_, tfrec_crc32c_tab.shift[2 * w_]) ^           \
                 shift_fn((uint32_t)b_, tfrec_crc32c_tab.shift[w_]) ^ (uint32_t)c_; \
     } while (0)
 
@@ -82,25 +97,26 @@ TFREC_INLINE TFREC_SSE42 uint32_t crc_x86_shift_soft(uint32_t reg, uint32_t k)
  * much as the latency it hides. */
 #define CRC_X86_THREE_WAY_MIN 96
 
-#define CRC_X86_MULTI_STREAM(reg, p, n, shift_fn)                               \
-    do {                                                                        \
-        while ((n) >= 3 * TFREC_CRC32C_BLOCK) {                                 \
-            CRC_X86_THREE_WAY(reg, p, TFREC_CRC32C_BLOCK / 8, shift_fn);        \
-            (p) += 3 * TFREC_CRC32C_BLOCK;                                      \
-            (n) -= 3 * TFREC_CRC32C_BLOCK;                                      \
-        }                                                                       \
-        if ((n) >= CRC_X86_THREE_WAY_MIN) {                                     \
-            size_t words_ = (n) / 24;                                           \
-            CRC_X86_THREE_WAY(reg, p, words_, shift_fn);                        \
-            (p) += 24 * words_;                                                 \
-            (n) -= 24 * words_;                                                 \
-        }                                                                       \
-        (reg) = crc_x86_one_stream(reg, p, n);                                  \
+#define CRC_X86_MULTI_STREAM(reg, p, n, shift_fn)                        \
+    do {                                                                 \
+        while ((n) >= 3 * TFREC_CRC32C_BLOCK) {                          \
+            CRC_X86_THREE_WAY(reg, p, TFREC_CRC32C_BLOCK / 8, shift_fn); \
+            (p) += 3 * TFREC_CRC32C_BLOCK;                               \
+            (n) -= 3 * TFREC_CRC32C_BLOCK;                               \
+        }                                                                \
+        if ((n) >= CRC_X86_THREE_WAY_MIN) {                              \
+            size_t words_ = (n) / 24;                                    \
+            CRC_X86_THREE_WAY(reg, p, words_, shift_fn);                 \
+            (p) += 24 * words_;                                          \
+            (n) -= 24 * words_;                                          \
+        }                                                                \
+        (reg) = crc_x86_one_stream(reg, p, n);                           \
     } while (0)
 
 /* Three-stream crc32 with the PCLMULQDQ merge, inlinable into any caller
  * whose target includes sse4.2 and pclmul. */
-TFREC_INLINE TFREC_SSE42_CLMUL uint32_t crc_x86_multi_stream(uint32_t reg, const uint8_t *p, size_t n)
+TFREC_INLINE TFREC_SSE42_CLMUL uint32_t crc_x86_multi_stream(uint32_t reg, const uint8_t *p,
+                                                             size_t n)
 {
     CRC_X86_MULTI_STREAM(reg, p, n, crc_x86_shift_clmul);
     return reg;

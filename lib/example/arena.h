@@ -13,9 +13,9 @@
 typedef struct ex_arena_chunk ex_arena_chunk;
 
 typedef struct ex_arena {
-    size_t chunk_min;        /* size of shared chunks; 0 = 64 KiB */
-    ex_arena_chunk *head;    /* chunk being filled; earlier ones follow ->next */
-    ex_arena_chunk *spare;   /* rewound chunks waiting for reuse */
+    size_t chunk_min;      /* size of shared chunks; 0 = 64 KiB */
+    ex_arena_chunk *head;  /* chunk being filled; earlier ones follow ->next */
+    ex_arena_chunk *spare; /* rewound chunks waiting for reuse */
 } ex_arena;
 
 /* len bytes aligned for any type; NULL when out of memory. The memory stays

@@ -40,7 +40,7 @@ typedef struct bfeature {
 
 struct tfrec_example_builder {
     tfrec_err err;
-    bfeature **slots;          /* slots[0..n_used) are live, the rest recycled */
+    bfeature **slots; /* slots[0..n_used) are live, the rest recycled */
     size_t n_slots, slots_cap;
     size_t n_used;
     Tensorflow__Features__FeatureEntry **sorted; /* live entries by key */
@@ -48,7 +48,7 @@ struct tfrec_example_builder {
     Tensorflow__Features features;
     Tensorflow__Example example;
     ex_arena arena;
-    uint64_t encoded_bound;    /* upper bound of the serialized size */
+    uint64_t encoded_bound; /* upper bound of the serialized size */
 };
 
 static const char *type_name(int type)
@@ -269,8 +269,8 @@ int tfrec_example_add_string(tfrec_example_builder *b, const char *key, const ch
     return add_bytes(b, key, s, strlen(s), 1);
 }
 
-int tfrec_example_add_int64_list(tfrec_example_builder *b, const char *key,
-                                 const int64_t *values, size_t n)
+int tfrec_example_add_int64_list(tfrec_example_builder *b, const char *key, const int64_t *values,
+                                 size_t n)
 {
     if (b && !values && n)
         return tfrec_fail(&b->err, TFREC_E_INVALID, "feature '%s': NULL values",

@@ -87,7 +87,8 @@ int tfrec_example_parse(tfrec_example **out, const void *data, size_t len)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_example_parse: out is NULL");
     *out = NULL;
     if (!data && len)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_example_parse: NULL data with length %zu", len);
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_example_parse: NULL data with length %zu",
+                          len);
     tfrec_example *ex = calloc(1, sizeof *ex);
     if (!ex)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory parsing an example");
@@ -103,7 +104,8 @@ int tfrec_example_parse(tfrec_example **out, const void *data, size_t len)
         else
             rc = tfrec_fail(NULL, TFREC_E_PARSE,
                             "malformed tf.Example: %zu bytes are not a valid protobuf encoding "
-                            "of tensorflow.Example (truncated, or not an Example)", len);
+                            "of tensorflow.Example (truncated, or not an Example)",
+                            len);
     } else if (build_index(ex)) {
         rc = tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory indexing a %zu-byte example", len);
     }
@@ -208,12 +210,12 @@ static int typed(const tfrec_example *ex, const char *key, int want, size_t i,
         return tfrec_fail(NULL, TFREC_E_NOT_FOUND, "example has no feature '%s'", key);
     int t = kind_type(k->feature);
     if (t != want)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "feature '%s' is %s, not %s", key,
-                          type_name(t), type_name(want));
+        return tfrec_fail(NULL, TFREC_E_INVALID, "feature '%s' is %s, not %s", key, type_name(t),
+                          type_name(want));
     size_t n = kind_count(k->feature);
     if (i != SIZE_MAX && i >= n)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "feature '%s' has %zu values, no index %zu",
-                          key, n, i);
+        return tfrec_fail(NULL, TFREC_E_INVALID, "feature '%s' has %zu values, no index %zu", key,
+                          n, i);
     *f = k->feature;
     return TFREC_OK;
 }
@@ -250,8 +252,8 @@ int tfrec_example_get_float(const tfrec_example *ex, const char *key, size_t i, 
     return rc;
 }
 
-int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key,
-                                 const int64_t **values, size_t *n)
+int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key, const int64_t **values,
+                                 size_t *n)
 {
     const Tensorflow__Feature *f;
     if (!values || !n)
@@ -264,8 +266,8 @@ int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key,
     return TFREC_OK;
 }
 
-int tfrec_example_get_float_list(const tfrec_example *ex, const char *key,
-                                 const float **values, size_t *n)
+int tfrec_example_get_float_list(const tfrec_example *ex, const char *key, const float **values,
+                                 size_t *n)
 {
     const Tensorflow__Feature *f;
     if (!values || !n)

@@ -20,8 +20,8 @@ int tfrec_img_jpeg_decode_check(const uint8_t *d, size_t len, int full);
 
 /* Decode a CMYK, YCCK or grayscale JPEG and re-encode it as RGB, row by row
  * (no whole-image buffer). out is malloc'ed. */
-int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
-                         uint8_t **out, size_t *out_len, tfrec_image_info *info);
+int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality, uint8_t **out,
+                               size_t *out_len, tfrec_image_info *info);
 
 /* PNG: header fields, and a full decode to 8-bit RGB (alpha dropped, like
  * TensorFlow's decode_png(channels=3)). pixels is malloc'ed. */
@@ -30,6 +30,6 @@ int tfrec_img_png_decode_rgb(const uint8_t *d, size_t len, uint8_t **pixels, int
 
 /* Encode an 8-bit RGB (components 3) or gray (1) buffer. out is malloc'ed. */
 int tfrec_img_encode_jpeg(const uint8_t *pixels, int w, int h, int components, int quality,
-                    uint8_t **out, size_t *out_len);
+                          uint8_t **out, size_t *out_len);
 
 #endif

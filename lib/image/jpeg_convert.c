@@ -37,7 +37,10 @@ static void cmyk_row_to_rgb(const JSAMPLE *in, JSAMPLE *out, JDIMENSION w, int i
     for (JDIMENSION x = 0; x < w; x++, in += 4, out += 3) {
         unsigned c = in[0], m = in[1], y = in[2], k = in[3];
         if (!inverted) {
-            c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k;
+            c = 255 - c;
+            m = 255 - m;
+            y = 255 - y;
+            k = 255 - k;
         }
         out[0] = mul255(c, k);
         out[1] = mul255(m, k);
@@ -45,8 +48,8 @@ static void cmyk_row_to_rgb(const JSAMPLE *in, JSAMPLE *out, JDIMENSION w, int i
     }
 }
 
-int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
-                         uint8_t **out, size_t *out_len, tfrec_image_info *info)
+int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality, uint8_t **out,
+                               size_t *out_len, tfrec_image_info *info)
 {
     struct jpeg_decompress_struct dc;
     struct jpeg_compress_struct cc;
@@ -122,7 +125,7 @@ int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality,
 }
 
 int tfrec_img_encode_jpeg(const uint8_t *pixels, int w, int h, int components, int quality,
-                    uint8_t **out, size_t *out_len)
+                          uint8_t **out, size_t *out_len)
 {
     struct jpeg_compress_struct cc;
     img_jerr e;

@@ -26,10 +26,8 @@ static int warning_is_corruption(int code)
     case JWRN_HUFF_BAD_CODE:
     case JWRN_JPEG_EOF:
     case JWRN_MUST_RESYNC:
-    case JWRN_NOT_SEQUENTIAL:
-        return 1;
-    default:
-        return 0;
+    case JWRN_NOT_SEQUENTIAL: return 1;
+    default: return 0;
     }
 }
 

@@ -70,7 +70,8 @@ int tfrec_img_jpeg_check_structure(const uint8_t *d, size_t len)
         size_t seg = ((size_t)d[p] << 8) | d[p + 1];
         if (seg < 2)
             return tfrec_fail(NULL, TFREC_E_IMAGE,
-                              "corrupt JPEG: marker 0x%02X at byte %zu has length %zu", m, p - 1, seg);
+                              "corrupt JPEG: marker 0x%02X at byte %zu has length %zu", m, p - 1,
+                              seg);
         if (p + seg > len)
             return tfrec_fail(NULL, TFREC_E_IMAGE,
                               "truncated JPEG: marker 0x%02X segment at byte %zu runs past the end",
@@ -86,7 +87,8 @@ int tfrec_img_jpeg_check_structure(const uint8_t *d, size_t len)
             if (p >= len)
                 return tfrec_fail(NULL, TFREC_E_IMAGE,
                                   "truncated JPEG: scan %d data runs to the end of the file "
-                                  "(%zu bytes) without an EOI marker", scans, len);
+                                  "(%zu bytes) without an EOI marker",
+                                  scans, len);
         }
     }
 }

@@ -149,7 +149,8 @@ static int take(wstate *w, size_t i, in_result *r)
         if (!c->ring[i % c->window].ready) {
             pthread_mutex_unlock(&c->mu);
             if (report_progress(w, i, 0))
-                return tfrec_fail(&w->res->err, TFREC_E_STATE, "cancelled by the progress callback");
+                return tfrec_fail(&w->res->err, TFREC_E_STATE,
+                                  "cancelled by the progress callback");
             pthread_mutex_lock(&c->mu);
         }
     }
@@ -194,8 +195,9 @@ static int place(wstate *w, tfrec_writer *tw, const in_item *it, in_result *r)
             return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
         if (w->c->o->o.on_error == TFREC_ON_ERROR_SKIP)
             return TFREC_OK;
-        return tfrec_fail(&res->err, r->status, "%s: %s (use --on_error=skip to leave such images out)",
-                          it->path, r->reason ? r->reason : "failed");
+        return tfrec_fail(&res->err, r->status,
+                          "%s: %s (use --on_error=skip to leave such images out)", it->path,
+                          r->reason ? r->reason : "failed");
     }
     if (r->action != TFREC_IMAGE_KEPT) {
         res->counts.images_fixed++;

@@ -12,12 +12,12 @@
 #define IN_MAX_IMAGE_BYTES ((uint64_t)256 * 1024 * 1024)
 
 typedef struct in_result {
-    int status;        /* TFREC_OK or a negative code */
-    char *reason;      /* malloc'ed message when status != OK */
-    uint8_t *record;   /* serialized tf.Example (malloc'ed, record_cap bytes) */
+    int status;      /* TFREC_OK or a negative code */
+    char *reason;    /* malloc'ed message when status != OK */
+    uint8_t *record; /* serialized tf.Example (malloc'ed, record_cap bytes) */
     size_t record_len, record_cap;
-    int action;        /* tfrec_image_action */
-    int source_cs;     /* FROM_CMYK: TFREC_CS_CMYK or TFREC_CS_YCCK */
+    int action;    /* tfrec_image_action */
+    int source_cs; /* FROM_CMYK: TFREC_CS_CMYK or TFREC_CS_YCCK */
     uint64_t bytes_in;
 } in_result;
 
@@ -33,8 +33,8 @@ typedef struct in_buf {
  * are the calling worker's own; the record is serialized into *rec, whose
  * memory moves into r->record (rec is left empty). Never fails silently:
  * r->status/reason. */
-void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b, in_buf *buf,
-                     in_buf *rec, in_result *r);
+void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b,
+                           in_buf *buf, in_buf *rec, in_result *r);
 void tfrec_in_result_clear(in_result *r);
 
 /* Short name of what a fixed image was ("PNG", "CMYK", "YCCK", "grayscale"). */

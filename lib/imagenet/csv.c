@@ -80,10 +80,12 @@ int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
         char *f[CSV_MAX_FIELDS];
         int nf = split_fields(lines.v[i], f);
         if (i == 0 && nf >= 1 &&
-            (!strcasecmp(f[0], "path") || !strcasecmp(f[0], "image_uri") || !strcasecmp(f[0], "filename")))
+            (!strcasecmp(f[0], "path") || !strcasecmp(f[0], "image_uri") ||
+             !strcasecmp(f[0], "filename")))
             continue;
         if (nf < 2 || !*f[0] || !*f[1]) {
-            rc = tfrec_fail(err, TFREC_E_INVALID, "%s line %zu: expected path,label[,split]", csv, i + 1);
+            rc = tfrec_fail(err, TFREC_E_INVALID, "%s line %zu: expected path,label[,split]", csv,
+                            i + 1);
             break;
         }
         char split[IN_SPLIT_NAME_MAX] = "train";

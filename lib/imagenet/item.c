@@ -116,8 +116,8 @@ static int serialize_into(tfrec_example_builder *b, in_buf *rec, in_result *r)
     return TFREC_OK;
 }
 
-void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b, in_buf *fbuf,
-                     in_buf *rec, in_result *r)
+void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_builder *b,
+                           in_buf *fbuf, in_buf *rec, in_result *r)
 {
     memset(r, 0, sizeof *r);
     if (!b) {

@@ -77,8 +77,9 @@ int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err)
     qsort(ix, p->nclasses, sizeof *ix, cmp_ix);
     for (size_t i = 1; i < p->nclasses && !rc; i++)
         if (!strcmp(ix[i - 1].name, ix[i].name))
-            rc = tfrec_fail(err, TFREC_E_INVALID, "labels file %s lists %s twice (lines %lld and %lld)",
-                            file, ix[i].name, (long long)ix[i - 1].label, (long long)ix[i].label);
+            rc = tfrec_fail(err, TFREC_E_INVALID,
+                            "labels file %s lists %s twice (lines %lld and %lld)", file, ix[i].name,
+                            (long long)ix[i - 1].label, (long long)ix[i].label);
     for (int s = 0; s < p->nsplits && !rc; s++) {
         in_list *l = &p->splits[s].items;
         for (size_t i = 0; i < l->n; i++) {

@@ -28,10 +28,12 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
     if (x->layout < TFREC_LAYOUT_IMAGENET || x->layout > TFREC_LAYOUT_CSV)
         return tfrec_fail(err, TFREC_E_INVALID, "unknown input layout %d", x->layout);
     if (!x->output_dir || !*x->output_dir)
-        return tfrec_fail(err, TFREC_E_INVALID, "an output directory (--local_scratch_dir / --output_dir) is required");
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "an output directory (--local_scratch_dir / --output_dir) is required");
     if (x->layout == TFREC_LAYOUT_CSV ? !x->csv_path || !*x->csv_path
                                       : !x->raw_data_dir || !*x->raw_data_dir)
-        return tfrec_fail(err, TFREC_E_INVALID, x->layout == TFREC_LAYOUT_CSV
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          x->layout == TFREC_LAYOUT_CSV
                               ? "a CSV file (--csv) is required"
                               : "an input directory (--raw_data_dir) is required");
     if (!x->train_shards)
@@ -88,4 +90,3 @@ void tfrec_in_free_options(in_opts *o)
     free(o->exts);
     free(o->ext_buf);
 }
-

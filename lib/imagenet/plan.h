@@ -16,7 +16,7 @@ typedef struct in_item {
     const char *name;   /* base name, inside path */
     const char *synset; /* class name, owned by the plan's string pool */
     int64_t label;
-    uint64_t size;      /* file size at scan time */
+    uint64_t size; /* file size at scan time */
 } in_item;
 
 typedef struct in_list {
@@ -36,8 +36,8 @@ typedef struct in_split {
 typedef struct in_shard {
     int split;
     char file[IN_SPLIT_NAME_MAX + 32]; /* "train-00000-of-01024" */
-    size_t first, count;                /* range in plan order */
-    uint64_t records, bytes;            /* filled by the writer */
+    size_t first, count;               /* range in plan order */
+    uint64_t records, bytes;           /* filled by the writer */
 } in_shard;
 
 typedef struct in_plan {
@@ -46,7 +46,7 @@ typedef struct in_plan {
     char **classes; /* label k is classes[k - 1]; the strings are in the pool */
     size_t nclasses;
     tfrec_strlist pool; /* every string the plan owns, freed together */
-    in_item **order; /* all items in output order */
+    in_item **order;    /* all items in output order */
     size_t nitems;
     in_shard *shards;
     size_t nshards;
@@ -55,9 +55,9 @@ typedef struct in_plan {
 /* Resolved options (defaults applied). */
 typedef struct in_opts {
     tfrec_imagenet_options o;
-    char **exts;    /* accepted extensions, without dots */
+    char **exts; /* accepted extensions, without dots */
     size_t nexts;
-    char *ext_buf;  /* storage of exts */
+    char *ext_buf; /* storage of exts */
 } in_opts;
 
 void tfrec_in_plan_free(in_plan *p);

@@ -8,8 +8,8 @@
 #include "tfrec/imagenet.h"
 
 typedef struct in_note {
-    char *path;        /* malloc'ed */
-    char *what;        /* reason (rejected) or source format (fixed), malloc'ed */
+    char *path; /* malloc'ed */
+    char *what; /* reason (rejected) or source format (fixed), malloc'ed */
 } in_note;
 
 typedef struct in_notes {
@@ -41,6 +41,6 @@ int tfrec_in_write_manifest_file(const char *path, const char *json, tfrec_err *
 
 /* Build the manifest JSON into r->json. */
 void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
-                       const in_notes *fixed, const in_notes *rejected);
+                             const in_notes *fixed, const in_notes *rejected);
 
 #endif

@@ -79,8 +79,8 @@ static char *join(const char *a, const char *b)
     return s;
 }
 
-static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file,
-                    const char *synset, tfrec_err *err)
+static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file, const char *synset,
+                    tfrec_err *err)
 {
     in_item it = { 0 };
     it.path = tfrec_in_plan_own(p, join(dir, file));
@@ -166,18 +166,20 @@ int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
     if (vlabels.n != vnames.n) {
         rc = tfrec_fail(err, TFREC_E_INVALID,
                         "%s has %zu labels but %s has %zu images: they must match one to one "
-                        "(sorted file-name order)", labels, vlabels.n, val, vnames.n);
+                        "(sorted file-name order)",
+                        labels, vlabels.n, val, vnames.n);
         goto out;
     }
-    if (!(tr = tfrec_in_plan_split(p, "train", err)) || !(va = tfrec_in_plan_split(p, "validation", err))) {
+    if (!(tr = tfrec_in_plan_split(p, "train", err)) ||
+        !(va = tfrec_in_plan_split(p, "validation", err))) {
         rc = err->code;
         goto out;
     }
     if ((rc = scan_class_tree(p, tr, train, o, err)))
         goto out;
     if (tr->items.n == 0) {
-        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s/<synset>/ (extensions: %s)",
-                        train, o->o.extensions);
+        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s/<synset>/ (extensions: %s)", train,
+                        o->o.extensions);
         goto out;
     }
     for (size_t i = 0; i < vnames.n && !rc; i++) {

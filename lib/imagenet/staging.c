@@ -61,7 +61,8 @@ void tfrec_in_discard_staging(const char *staging, const in_plan *p)
 int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan *p, tfrec_err *err)
 {
     for (size_t i = 0; i < p->nshards; i++) {
-        char *from = tfrec_in_path2(staging, p->shards[i].file), *to = tfrec_in_path2(out, p->shards[i].file);
+        char *from = tfrec_in_path2(staging, p->shards[i].file),
+             *to = tfrec_in_path2(out, p->shards[i].file);
         int ok = from && to && rename(from, to) == 0;
         int e = errno;
         free(from);
@@ -90,4 +91,3 @@ int tfrec_in_write_manifest_file(const char *path, const char *json, tfrec_err *
     }
     return TFREC_OK;
 }
-

@@ -64,8 +64,8 @@ static int sink_close(void *ctx, int commit)
         if (close(s->fd) != 0 && commit)
             rc = tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->path, "close failed");
         if (commit && rc == TFREC_OK && rename(s->tmp_path, s->path) != 0)
-            rc = tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->path, "cannot rename %s into place",
-                                  s->tmp_path);
+            rc = tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->path,
+                                  "cannot rename %s into place", s->tmp_path);
         if (!commit || rc != TFREC_OK)
             unlink(s->tmp_path);
     }

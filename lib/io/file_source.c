@@ -27,7 +27,7 @@ typedef struct file_source {
     void *map;     /* tfrec_io_source_map(): the whole file, read-only */
     size_t map_len;
     tfrec_err err;
-    char name[];   /* path, or "<stdin>" */
+    char name[]; /* path, or "<stdin>" */
 } file_source;
 
 static ptrdiff_t fs_read(void *ctx, void *buf, size_t n)
@@ -42,15 +42,16 @@ static ptrdiff_t fs_read(void *ctx, void *buf, size_t n)
             return got;
         }
         if (errno != EINTR)
-            return tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->name, "read failed at offset %llu",
-                                    (unsigned long long)s->pos);
+            return tfrec_fail_errno(&s->err, TFREC_E_IO, errno, s->name,
+                                    "read failed at offset %llu", (unsigned long long)s->pos);
     }
 }
 
 static int fs_seek(void *ctx, uint64_t offset)
 {
     file_source *s = ctx;
-    if (offset > (uint64_t)INT64_MAX - s->base || lseek(s->fd, (off_t)(s->base + offset), SEEK_SET) < 0)
+    if (offset > (uint64_t)INT64_MAX - s->base ||
+        lseek(s->fd, (off_t)(s->base + offset), SEEK_SET) < 0)
         return tfrec_fail_errno(&s->err, TFREC_E_IO, errno ? errno : EINVAL, s->name,
                                 "cannot seek to offset %llu", (unsigned long long)offset);
     s->pos = offset;
@@ -146,8 +147,7 @@ static int mappable_fs(int fd)
     case 0x9123683E: /* btrfs */
     case 0x01021994: /* tmpfs */
     case 0x794C7630: /* overlayfs */
-    case 0xF2F52010: /* f2fs */
-        return 1;
+    case 0xF2F52010: /* f2fs */ return 1;
     }
     return 0;
 }

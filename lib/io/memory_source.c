@@ -31,7 +31,8 @@ static int ms_seek(void *ctx, uint64_t offset)
 {
     memory_source *m = ctx;
     if (offset > m->len)
-        return tfrec_fail(&m->err, TFREC_E_INVALID, "<memory>: seek to %llu beyond the end (%zu bytes)",
+        return tfrec_fail(&m->err, TFREC_E_INVALID,
+                          "<memory>: seek to %llu beyond the end (%zu bytes)",
                           (unsigned long long)offset, m->len);
     m->pos = (size_t)offset;
     return TFREC_OK;

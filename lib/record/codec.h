@@ -17,9 +17,9 @@ typedef struct codec_buf {
 } codec_buf;
 
 enum codec_status {
-    CODEC_OK = 0,      /* progress made (or nothing to do); call again */
-    CODEC_END = 1,     /* the stream (gzip: this member) ended; in points after it */
-    CODEC_ERROR = -1   /* corrupt input, or (deflate) an internal failure */
+    CODEC_OK = 0,    /* progress made (or nothing to do); call again */
+    CODEC_END = 1,   /* the stream (gzip: this member) ended; in points after it */
+    CODEC_ERROR = -1 /* corrupt input, or (deflate) an internal failure */
 };
 
 enum codec_flush { CODEC_NO_FLUSH, CODEC_SYNC_FLUSH, CODEC_FINISH };

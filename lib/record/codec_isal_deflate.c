@@ -25,16 +25,16 @@ enum { CHUNK = 256 * 1024, STORED_MAX = 65535 };
 
 typedef struct chunked {
     int gzip;
-    int level;          /* igzip level */
-    int strict;         /* keep compressed output whenever it is smaller */
-    uint32_t check;     /* crc32 (gzip) or adler32 (zlib) of all input */
+    int level;      /* igzip level */
+    int strict;     /* keep compressed output whenever it is smaller */
+    uint32_t check; /* crc32 (gzip) or adler32 (zlib) of all input */
     uint64_t total_in;
     int started, finished;
     uint8_t *level_buf;
     size_t level_buf_size;
     size_t chunk_len;
-    uint8_t *chunk;     /* input waiting to be compressed */
-    uint8_t *pend;      /* output waiting to be handed out */
+    uint8_t *chunk; /* input waiting to be compressed */
+    uint8_t *pend;  /* output waiting to be handed out */
     size_t pend_pos, pend_len, pend_cap;
 } chunked;
 
@@ -123,7 +123,8 @@ static void put_stored(chunked *c, const uint8_t *data, size_t len, int final)
     do {
         size_t n = len > STORED_MAX ? STORED_MAX : len;
         int last = final && n == len;
-        uint8_t h[5] = { (uint8_t)last, (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)~n, (uint8_t)(~n >> 8) };
+        uint8_t h[5] = { (uint8_t)last, (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)~n,
+                         (uint8_t)(~n >> 8) };
         put(c, h, 5);
         put(c, data, n);
         data += n;
@@ -150,11 +151,12 @@ static int compress_chunk(chunked *c, const uint8_t *data, size_t len, int final
         z.level_buf_size = (uint32_t)c->level_buf_size;
         z.gzip_flag = IGZIP_DEFLATE;
         z.flush = final ? NO_FLUSH : FULL_FLUSH;
-        z.end_of_stream = (uint16_t)final;
+        z.end_of_stream = (uint16_t) final;
         z.next_in = (uint8_t *)data;
         z.avail_in = (uint32_t)len;
         z.next_out = c->pend + c->pend_len;
-        z.avail_out = (uint32_t)(limit < c->pend_cap - c->pend_len ? limit : c->pend_cap - c->pend_len);
+        z.avail_out =
+            (uint32_t)(limit < c->pend_cap - c->pend_len ? limit : c->pend_cap - c->pend_len);
         int rc = isal_deflate_stateless(&z);
         if (rc == COMP_OK) {
             c->pend_len += z.total_out;

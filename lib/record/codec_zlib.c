@@ -75,7 +75,8 @@ static void zi_free(void *st)
 static void *zd_new(int wrapper, int level)
 {
     z_stream *z = calloc(1, sizeof *z);
-    if (z && deflateInit2(z, level, Z_DEFLATED, window_bits(wrapper), 9, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (z &&
+        deflateInit2(z, level, Z_DEFLATED, window_bits(wrapper), 9, Z_DEFAULT_STRATEGY) != Z_OK) {
         free(z);
         z = NULL;
     }
@@ -85,7 +86,9 @@ static void *zd_new(int wrapper, int level)
 static int zd_deflate(void *st, codec_buf *b, int flush)
 {
     z_stream *z = st;
-    int mode = flush == CODEC_FINISH ? Z_FINISH : flush == CODEC_SYNC_FLUSH ? Z_SYNC_FLUSH : Z_NO_FLUSH;
+    int mode = flush == CODEC_FINISH       ? Z_FINISH
+               : flush == CODEC_SYNC_FLUSH ? Z_SYNC_FLUSH
+                                           : Z_NO_FLUSH;
     /* With more than UINT_MAX bytes pending, finishing must wait for the rest. */
     if (b->in_len > UINT_MAX && mode != Z_NO_FLUSH)
         mode = Z_NO_FLUSH;

@@ -17,7 +17,7 @@ struct deflate_sink {
 };
 
 int tfrec_deflate_sink_new(deflate_sink **out, const tfrec_io *io, int wrapper, int level,
-                     const char *name, size_t buffer_size, tfrec_err *err)
+                           const char *name, size_t buffer_size, tfrec_err *err)
 {
     *out = NULL;
     deflate_sink *s = calloc(1, sizeof *s);

@@ -13,7 +13,7 @@ typedef struct deflate_sink deflate_sink;
 
 /* io is borrowed; wrapper is TFREC_COMPRESSION_ZLIB or _GZIP; level 1..9. */
 int tfrec_deflate_sink_new(deflate_sink **out, const tfrec_io *io, int wrapper, int level,
-                     const char *name, size_t buffer_size, tfrec_err *err);
+                           const char *name, size_t buffer_size, tfrec_err *err);
 int tfrec_deflate_sink_write(deflate_sink *s, const void *data, size_t n, tfrec_err *err);
 /* Sync flush: everything written so far becomes decodable from the sink. */
 int tfrec_deflate_sink_flush(deflate_sink *s, tfrec_err *err);

@@ -13,7 +13,8 @@ enum { FRAME_HEADER = 12, FRAME_FOOTER = 4, FRAME_OVERHEAD = FRAME_HEADER + FRAM
 static inline uint64_t frame_load64(const uint8_t *p)
 {
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
 }
 
 static inline uint32_t frame_load32(const uint8_t *p)

@@ -13,13 +13,13 @@ struct inflate_source {
     void *state;
     int wrapper;
     const char *name;
-    uint8_t *in;         /* compressed input buffer */
+    uint8_t *in; /* compressed input buffer */
     size_t in_cap, in_pos, in_len;
-    uint64_t consumed;   /* compressed bytes handed to the inflater and used */
-    int input_eof;       /* io said end of input */
-    int member_done;     /* the inflater finished a stream/member */
-    int finished;        /* clean end reached */
-    int mapped;          /* in is the whole file, not ours */
+    uint64_t consumed; /* compressed bytes handed to the inflater and used */
+    int input_eof;     /* io said end of input */
+    int member_done;   /* the inflater finished a stream/member */
+    int finished;      /* clean end reached */
+    int mapped;        /* in is the whole file, not ours */
 };
 
 static const char *kind(const inflate_source *s)
@@ -27,8 +27,9 @@ static const char *kind(const inflate_source *s)
     return s->wrapper == TFREC_COMPRESSION_GZIP ? "GZIP" : "ZLIB";
 }
 
-int tfrec_inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
-                       const void *prefix, size_t prefix_len, size_t buffer_size, tfrec_err *err)
+int tfrec_inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper,
+                             const char *name, const void *prefix, size_t prefix_len,
+                             size_t buffer_size, tfrec_err *err)
 {
     *out = NULL;
     inflate_source *s = calloc(1, sizeof *s);
@@ -54,8 +55,9 @@ int tfrec_inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapp
     return TFREC_OK;
 }
 
-int tfrec_inflate_source_new_mapped(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
-                              const uint8_t *data, uint64_t len, tfrec_err *err)
+int tfrec_inflate_source_new_mapped(inflate_source **out, const tfrec_io *io, int wrapper,
+                                    const char *name, const uint8_t *data, uint64_t len,
+                                    tfrec_err *err)
 {
     int rc = tfrec_inflate_source_new(out, io, wrapper, name, NULL, 0, 0, err);
     if (rc < 0)
@@ -185,8 +187,10 @@ ptrdiff_t tfrec_inflate_source_read(inflate_source *s, void *buf, size_t n, tfre
                                   (unsigned long long)(s->consumed + s->in_len - s->in_pos));
             }
             if (s->in_pos == 0 && s->in_len == s->in_cap)
-                return tfrec_fail(err, TFREC_E_COMPRESSION, "%s: %s inflater stalled at compressed "
-                                  "offset %llu", s->name, kind(s), (unsigned long long)s->consumed);
+                return tfrec_fail(err, TFREC_E_COMPRESSION,
+                                  "%s: %s inflater stalled at compressed "
+                                  "offset %llu",
+                                  s->name, kind(s), (unsigned long long)s->consumed);
             int rc2 = refill(s, err);
             if (rc2 < 0)
                 return rc2;
@@ -205,8 +209,10 @@ int tfrec_inflate_source_rewind(inflate_source *s, tfrec_err *err)
         return TFREC_OK;
     }
     if (!s->io->seek)
-        return tfrec_fail(err, TFREC_E_UNSUPPORTED, "%s: cannot rewind a compressed stream on an "
-                          "unseekable source", s->name);
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "%s: cannot rewind a compressed stream on an "
+                          "unseekable source",
+                          s->name);
     int rc = s->io->seek(s->io->ctx, 0);
     if (rc < 0) {
         const char *why = s->io->errmsg ? s->io->errmsg(s->io->ctx) : NULL;

@@ -20,13 +20,15 @@ typedef struct inflate_source inflate_source;
 /* io is borrowed. The first prefix_len bytes of the stream were already read
  * from io (by format detection) and are handed over here. name is used in
  * messages and must outlive the source. */
-int tfrec_inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
-                       const void *prefix, size_t prefix_len, size_t buffer_size, tfrec_err *err);
+int tfrec_inflate_source_new(inflate_source **out, const tfrec_io *io, int wrapper,
+                             const char *name, const void *prefix, size_t prefix_len,
+                             size_t buffer_size, tfrec_err *err);
 
 /* The same over the whole compressed file already in memory (a mapping
  * that outlives the source): no copying into an input buffer. */
-int tfrec_inflate_source_new_mapped(inflate_source **out, const tfrec_io *io, int wrapper, const char *name,
-                              const uint8_t *data, uint64_t len, tfrec_err *err);
+int tfrec_inflate_source_new_mapped(inflate_source **out, const tfrec_io *io, int wrapper,
+                                    const char *name, const uint8_t *data, uint64_t len,
+                                    tfrec_err *err);
 
 /* Up to n uncompressed bytes into buf: the count, 0 at the clean end of the
  * stream, or a negative code with the message in err. */

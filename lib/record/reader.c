@@ -48,9 +48,9 @@ int tfrec_reader_fill(tfrec_reader *r, size_t need)
              * so moving partial records to the front stays rare. */
             (void)tfrec_vec_resize(&r->buf, &r->cap, r->roomy_cap); /* an optimisation only */
         }
-        ptrdiff_t got = r->inflater
-                            ? tfrec_inflate_source_read(r->inflater, r->buf + r->end, r->cap - r->end, &r->err)
-                            : r->io.read(r->io.ctx, r->buf + r->end, r->cap - r->end);
+        ptrdiff_t got = r->inflater ? tfrec_inflate_source_read(r->inflater, r->buf + r->end,
+                                                                r->cap - r->end, &r->err)
+                                    : r->io.read(r->io.ctx, r->buf + r->end, r->cap - r->end);
         if (got < 0)
             return r->inflater ? (int)got : source_error(r, (int)got);
         if (got == 0)
@@ -83,9 +83,9 @@ static void prefetch_ahead(tfrec_reader *r, size_t total)
 
 /* Outcome of looking at the bytes at buf[start]. */
 enum frame_check {
-    FRAME_OK,        /* a whole, valid record */
-    FRAME_END,       /* clean end of stream */
-    FRAME_STRAY,     /* 1..11 bytes left at the end */
+    FRAME_OK,    /* a whole, valid record */
+    FRAME_END,   /* clean end of stream */
+    FRAME_STRAY, /* 1..11 bytes left at the end */
     FRAME_BAD_HEADER,
     FRAME_TOO_LARGE,
     FRAME_TRUNCATED,
@@ -143,24 +143,28 @@ static int report(tfrec_reader *r, int check, const frame_info *fi)
     case FRAME_STRAY:
         return tfrec_fail(&r->err, TFREC_E_TRAILING_GARBAGE,
                           "%s: %zu stray bytes at the end, at %s %llu (a truncated record header "
-                          "or trailing garbage)", n, fi->avail, w, at);
+                          "or trailing garbage)",
+                          n, fi->avail, w, at);
     case FRAME_BAD_HEADER:
         return tfrec_fail(&r->err, TFREC_E_BAD_LENGTH_CRC,
                           "%s: bad length CRC in record header at %s %llu (expected 0x%08x, got "
-                          "0x%08x; length field says %llu)", n, w, at, fi->stored, fi->actual, len);
+                          "0x%08x; length field says %llu)",
+                          n, w, at, fi->stored, fi->actual, len);
     case FRAME_TOO_LARGE:
         return tfrec_fail(&r->err, TFREC_E_RECORD_TOO_LARGE,
                           "%s: record at %s %llu claims %llu bytes, above the maximum record size "
-                          "%llu", n, w, at, len, (unsigned long long)r->max_record);
+                          "%llu",
+                          n, w, at, len, (unsigned long long)r->max_record);
     case FRAME_TRUNCATED:
         return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
                           "%s: truncated record at %s %llu: header says %llu data bytes, but only "
-                          "%zu of the %llu record bytes are present", n, w, at, len, fi->avail,
-                          len + FRAME_OVERHEAD);
+                          "%zu of the %llu record bytes are present",
+                          n, w, at, len, fi->avail, len + FRAME_OVERHEAD);
     case FRAME_BAD_DATA:
         return tfrec_fail(&r->err, TFREC_E_BAD_DATA_CRC,
                           "%s: bad data CRC in record at %s %llu (expected 0x%08x, got 0x%08x; "
-                          "%llu data bytes)", n, w, at, fi->stored, fi->actual, len);
+                          "%llu data bytes)",
+                          n, w, at, fi->stored, fi->actual, len);
     }
     return tfrec_fail(&r->err, TFREC_E_STATE, "%s: internal error at %s %llu", n, w, at);
 }

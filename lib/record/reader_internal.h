@@ -17,17 +17,17 @@ struct tfrec_reader {
     uint8_t *buf;
     size_t cap, start, end;
     uint64_t pos;
-    int eof;                  /* the source has said end of input */
-    int mapped;               /* NONE file mapped: buf is the whole file, not ours */
-    size_t prefetched;        /* mapped: cache lines requested up to here */
-    size_t roomy_cap;         /* buffer size worth having for the records seen */
+    int eof;           /* the source has said end of input */
+    int mapped;        /* NONE file mapped: buf is the whole file, not ours */
+    size_t prefetched; /* mapped: cache lines requested up to here */
+    size_t roomy_cap;  /* buffer size worth having for the records seen */
 
     uint64_t max_record;
     int skip_corrupt;
-    int sticky;               /* error the reader is stuck in, 0 if none */
+    int sticky; /* error the reader is stuck in, 0 if none */
     uint64_t last_offset;
     uint64_t skip_offset, skip_bytes; /* last region skipped (skip_corrupt) */
-    int skip_code;                     /* what was wrong at its start */
+    int skip_code;                    /* what was wrong at its start */
     tfrec_reader_stats stats;
     tfrec_err err;
 };

@@ -46,8 +46,9 @@ static int setup(tfrec_reader *r, const tfrec_reader_options *o)
         const char *why = r->io.errmsg ? r->io.errmsg(r->io.ctx) : NULL;
         return tfrec_fail(&r->err, (int)n, "%s", why && *why ? why : tfrec_strerror((int)n));
     }
-    r->compression = o->compression == TFREC_COMPRESSION_AUTO ? tfrec_detect_compression(head, (size_t)n)
-                                                               : o->compression;
+    r->compression = o->compression == TFREC_COMPRESSION_AUTO
+                         ? tfrec_detect_compression(head, (size_t)n)
+                         : o->compression;
     /* When asked to, a local file is read from a mapping of it: no copy out
      * of the page cache, and record data handed out straight from it. */
     const uint8_t *map;
@@ -56,8 +57,8 @@ static int setup(tfrec_reader *r, const tfrec_reader_options *o)
     if (want_map && tfrec_io_source_map(&r->io, &map, &map_len) == 0) {
         if (r->compression != TFREC_COMPRESSION_NONE) {
             r->eof = 0; /* detection's short read said nothing about the inflated stream */
-            return tfrec_inflate_source_new_mapped(&r->inflater, &r->io, r->compression, r->name, map,
-                                             map_len, &r->err);
+            return tfrec_inflate_source_new_mapped(&r->inflater, &r->io, r->compression, r->name,
+                                                   map, map_len, &r->err);
         }
         free(r->buf);
         r->buf = (uint8_t *)map; /* only read from */
@@ -74,7 +75,7 @@ static int setup(tfrec_reader *r, const tfrec_reader_options *o)
     }
     r->eof = 0; /* the inflater reads on from where detection stopped */
     return tfrec_inflate_source_new(&r->inflater, &r->io, r->compression, r->name, head, (size_t)n,
-                              bufsize, &r->err);
+                                    bufsize, &r->err);
 }
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_reader_options)

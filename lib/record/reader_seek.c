@@ -29,8 +29,10 @@ static int do_seek(tfrec_reader *r, uint64_t offset)
 {
     if (r->mapped) {
         if (offset > r->cap)
-            return tfrec_fail(&r->err, TFREC_E_INVALID, "%s: cannot seek to offset %llu: the file "
-                              "ends at %zu", r->name, (unsigned long long)offset, r->cap);
+            return tfrec_fail(&r->err, TFREC_E_INVALID,
+                              "%s: cannot seek to offset %llu: the file "
+                              "ends at %zu",
+                              r->name, (unsigned long long)offset, r->cap);
         r->start = (size_t)offset;
         r->pos = offset;
         return TFREC_OK;
@@ -56,7 +58,8 @@ static int do_seek(tfrec_reader *r, uint64_t offset)
         if (!r->io.seek)
             return tfrec_fail(&r->err, TFREC_E_UNSUPPORTED,
                               "%s: cannot seek backwards to %s %llu on a stream that cannot seek "
-                              "(a pipe)", r->name, reader_offset_word(r), (unsigned long long)offset);
+                              "(a pipe)",
+                              r->name, reader_offset_word(r), (unsigned long long)offset);
         int rc = tfrec_inflate_source_rewind(r->inflater, &r->err);
         if (rc < 0)
             return rc;

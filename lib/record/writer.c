@@ -113,7 +113,8 @@ int tfrec_writer_flush(tfrec_writer *w)
     int rc = check_open(w, "flush");
     if (rc < 0)
         return rc;
-    if ((rc = emit_staged(w)) < 0 || (w->deflater && (rc = tfrec_deflate_sink_flush(w->deflater, &w->err)) < 0))
+    if ((rc = emit_staged(w)) < 0 ||
+        (w->deflater && (rc = tfrec_deflate_sink_flush(w->deflater, &w->err)) < 0))
         return failed(w, rc);
     return TFREC_OK;
 }
@@ -148,7 +149,8 @@ int tfrec_writer_close(tfrec_writer *w)
             close_sink(w, 0);
         return rc;
     }
-    if ((rc = emit_staged(w)) < 0 || (w->deflater && (rc = tfrec_deflate_sink_finish(w->deflater, &w->err)) < 0)) {
+    if ((rc = emit_staged(w)) < 0 ||
+        (w->deflater && (rc = tfrec_deflate_sink_finish(w->deflater, &w->err)) < 0)) {
         close_sink(w, 0);
         return failed(w, rc);
     }
@@ -206,7 +208,8 @@ static int setup(tfrec_writer *w, const tfrec_writer_options *o)
         return tfrec_fail(&w->err, TFREC_E_NOMEM, "%s: out of memory", w->name);
     if (w->compression == TFREC_COMPRESSION_NONE)
         return TFREC_OK;
-    return tfrec_deflate_sink_new(&w->deflater, &w->io, w->compression, level, w->name, w->cap, &w->err);
+    return tfrec_deflate_sink_new(&w->deflater, &w->io, w->compression, level, w->name, w->cap,
+                                  &w->err);
 }
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_writer_options)
@@ -252,7 +255,8 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
     w->io = *io;
     w->io_open = 1;
     w->name = copy;
-    w->compression = o->compression == TFREC_COMPRESSION_AUTO ? TFREC_COMPRESSION_NONE : o->compression;
+    w->compression =
+        o->compression == TFREC_COMPRESSION_AUTO ? TFREC_COMPRESSION_NONE : o->compression;
     rc = setup(w, o);
     if (rc < 0) {
         tfrec_err e = w->err;

@@ -82,8 +82,7 @@ int tfrec_version_check(unsigned header_version)
     return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
                       "built against libtfrec %u.%u.%u, but the loaded library is %s: "
                       "needs the same major version and a library minor version at least as new",
-                      major, minor, header_version % 100,
-                      TFREC_VERSION_STRING);
+                      major, minor, header_version % 100, TFREC_VERSION_STRING);
 }
 
 void tfrec_free(void *p)

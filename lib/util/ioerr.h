@@ -22,11 +22,11 @@ TFREC_PRIVATE_API int tfrec_errno_code(int errnum);
  * starts at <what>. what is a printf format. */
 void tfrec_errno_msg(char *buf, size_t cap, int errnum, const char *path, const char *what, ...)
     TFREC_PRINTF(5, 6);
-TFREC_PRIVATE_API void tfrec_errno_vmsg(char *buf, size_t cap, int errnum, const char *path, const char *what,
-                      va_list ap);
+TFREC_PRIVATE_API void tfrec_errno_vmsg(char *buf, size_t cap, int errnum, const char *path,
+                                        const char *what, va_list ap);
 
 /* tfrec_fail() with that message; returns code. */
-TFREC_PRIVATE_API int tfrec_fail_errno(tfrec_err *err, int code, int errnum, const char *path, const char *what, ...)
-    TFREC_PRINTF(5, 6);
+TFREC_PRIVATE_API int tfrec_fail_errno(tfrec_err *err, int code, int errnum, const char *path,
+                                       const char *what, ...) TFREC_PRINTF(5, 6);
 
 #endif

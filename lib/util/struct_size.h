@@ -41,27 +41,31 @@
  * bytes. src NULL: dst becomes all defaults. type names the struct in
  * messages ("tfrec_reader_options"). The failure goes to err (may be NULL:
  * thread slot only). */
-TFREC_PRIVATE_API int tfrec_struct_in(void *dst, size_t lib_size, const void *src, const char *type, tfrec_err *err);
+TFREC_PRIVATE_API int tfrec_struct_in(void *dst, size_t lib_size, const void *src, const char *type,
+                                      tfrec_err *err);
 
 /* Check a caller's output struct before doing work for it. */
 TFREC_PRIVATE_API int tfrec_struct_check_out(const void *dst, const char *type, tfrec_err *err);
 
 /* Copy the library's src (lib_size bytes) into the caller's dst, bounded by
  * dst->struct_size; dst's struct_size is left as the caller set it. */
-TFREC_PRIVATE_API int tfrec_struct_out(void *dst, const void *src, size_t lib_size, const char *type, tfrec_err *err);
+TFREC_PRIVATE_API int tfrec_struct_out(void *dst, const void *src, size_t lib_size,
+                                       const char *type, tfrec_err *err);
 
 /* Zero s and set its struct_size: the body of every public _init(). */
 TFREC_PRIVATE_API void tfrec_struct_init(void *s, size_t size);
 
-#define TFREC_STRUCT_IN(type, dst, src, err) tfrec_struct_in((dst), sizeof(type), (src), #type, (err))
-#define TFREC_STRUCT_OUT(type, dst, src, err) tfrec_struct_out((dst), (src), sizeof(type), #type, (err))
+#define TFREC_STRUCT_IN(type, dst, src, err) \
+    tfrec_struct_in((dst), sizeof(type), (src), #type, (err))
+#define TFREC_STRUCT_OUT(type, dst, src, err) \
+    tfrec_struct_out((dst), (src), sizeof(type), #type, (err))
 #define TFREC_STRUCT_CHECK_OUT(type, dst, err) tfrec_struct_check_out((dst), #type, (err))
 
 /* Defines the public `void <type>_init(<type> *)`. */
-#define TFREC_DEFINE_STRUCT_INIT(type)                                                            \
-    void type##_init(type *s)                                                                     \
-    {                                                                                             \
-        tfrec_struct_init(s, sizeof(type));                                                       \
+#define TFREC_DEFINE_STRUCT_INIT(type)      \
+    void type##_init(type *s)               \
+    {                                       \
+        tfrec_struct_init(s, sizeof(type)); \
     }
 
 #endif

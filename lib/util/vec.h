@@ -29,7 +29,8 @@
  * pointer (a T **, passed as void * so any element type fits; object
  * pointers share one representation on every platform the library
  * supports); elem is sizeof(T). */
-TFREC_PRIVATE_API int tfrec_vec_reserve_(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
+TFREC_PRIVATE_API int tfrec_vec_reserve_(void *arrp, size_t *cap, size_t need, size_t elem,
+                                         size_t first);
 int tfrec_vec_resize_(void *arrp, size_t *cap, size_t new_cap, size_t elem);
 TFREC_PRIVATE_API int tfrec_vec_fit_(void *arrp, size_t *cap, size_t need, size_t elem);
 

@@ -36,37 +36,39 @@ int harness_run_self(const char *const *argv, const char *const *envs, size_t ne
 /* Deterministic pseudo-random bytes (xorshift), for reproducible data. */
 void harness_random(void *buf, size_t len, uint64_t seed);
 
-#define CHECK(cond)                                                      \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            harness_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);        \
-            return;                                                      \
-        }                                                                \
+#define CHECK(cond)                                               \
+    do {                                                          \
+        if (!(cond)) {                                            \
+            harness_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); \
+            return;                                               \
+        }                                                         \
     } while (0)
 
-#define CHECKF(cond, ...)                                                \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            harness_fail(__FILE__, __LINE__, __VA_ARGS__);               \
-            return;                                                      \
-        }                                                                \
+#define CHECKF(cond, ...)                                  \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            harness_fail(__FILE__, __LINE__, __VA_ARGS__); \
+            return;                                        \
+        }                                                  \
     } while (0)
 
-#define CHECK_EQ(a, b)                                                   \
-    do {                                                                 \
-        long long a_ = (long long)(a), b_ = (long long)(b);              \
-        if (a_ != b_) {                                                  \
-            harness_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", \
-                         #a, a_, #b, b_);                                \
-            return;                                                      \
-        }                                                                \
+#define CHECK_EQ(a, b)                                                                           \
+    do {                                                                                         \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                      \
+        if (a_ != b_) {                                                                          \
+            harness_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_); \
+            return;                                                                              \
+        }                                                                                        \
     } while (0)
 
-#define TEST(fn) { #fn, fn }
-#define TESTS(...)                                                       \
-    int main(int argc, char **argv)                                      \
-    {                                                                    \
-        static const harness_test tests_[] = { __VA_ARGS__ };            \
+#define TEST(fn) \
+    {            \
+#fn, fn  \
+    }
+#define TESTS(...)                                                                 \
+    int main(int argc, char **argv)                                                \
+    {                                                                              \
+        static const harness_test tests_[] = { __VA_ARGS__ };                      \
         return harness_main(argc, argv, tests_, sizeof tests_ / sizeof tests_[0]); \
     }
 

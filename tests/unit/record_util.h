@@ -47,7 +47,8 @@ static inline int rt_spit(const char *path, const void *data, size_t len)
 }
 
 /* Write records of the given sizes; returns 0 or the failing code. */
-static inline int rt_write(const char *path, int compression, const size_t *sizes, size_t n, uint64_t seed)
+static inline int rt_write(const char *path, int compression, const size_t *sizes, size_t n,
+                           uint64_t seed)
 {
     tfrec_writer_options o = { .struct_size = sizeof o, .compression = compression };
     tfrec_writer *w;
@@ -74,8 +75,8 @@ static inline int rt_write(const char *path, int compression, const size_t *size
 
 /* Read path expecting exactly these records; returns a description of the
  * first difference, or NULL when everything matched. */
-static inline const char *rt_verify(const char *path, const tfrec_reader_options *opts, const size_t *sizes,
-                                    size_t n, uint64_t seed)
+static inline const char *rt_verify(const char *path, const tfrec_reader_options *opts,
+                                    const size_t *sizes, size_t n, uint64_t seed)
 {
     static char why[600];
     tfrec_reader *r;

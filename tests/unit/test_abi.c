@@ -235,7 +235,8 @@ static void test_old_image_info_is_not_overrun(void)
     unsigned char *b = room();
     abi_image_info_v0 *info = (abi_image_info_v0 *)b;
     info->struct_size = sizeof *info;
-    CHECK_EQ(tfrec_image_probe(tiny_jpeg, sizeof tiny_jpeg - 1, (tfrec_image_info *)info), TFREC_OK);
+    CHECK_EQ(tfrec_image_probe(tiny_jpeg, sizeof tiny_jpeg - 1, (tfrec_image_info *)info),
+             TFREC_OK);
     CHECK_EQ(info->format, TFREC_IMAGE_JPEG);
     CHECK_EQ(info->width, 3);
     CHECK_EQ(info->height, 2);
@@ -360,7 +361,7 @@ static void test_struct_size_zero_is_invalid(void)
     CHECK_EQ(tfrec_reader_stats_get(r, st), TFREC_E_INVALID);
     CHECK(contains(tfrec_last_errmsg(), "TFREC_READER_STATS_INIT"));
     CHECK(guard_intact(b, sizeof st->struct_size)); /* nothing written */
-    st->struct_size = 3; /* not even the size field itself */
+    st->struct_size = 3;                            /* not even the size field itself */
     CHECK_EQ(tfrec_reader_stats_get(r, st), TFREC_E_INVALID);
     tfrec_reader_free(r);
 
@@ -393,7 +394,7 @@ static void test_exports(void)
     CHECK(dlsym(RTLD_DEFAULT, "tfrec_reader_free") != NULL);
     CHECK(dlsym(RTLD_DEFAULT, "tfrec_set_deflate_backend") != NULL);
     CHECK(dlsym(RTLD_DEFAULT, "tfrec_bt_row_init") != NULL);
-    CHECK(dlsym(RTLD_DEFAULT, "tfrec_reader_close") == NULL); /* renamed to _free */
+    CHECK(dlsym(RTLD_DEFAULT, "tfrec_reader_close") == NULL);  /* renamed to _free */
     CHECK(dlsym(RTLD_DEFAULT, "tfrec_codec_default") == NULL); /* internal */
     CHECK(dlsym(RTLD_DEFAULT, "tfrec_bt_writer_set_status_hook") == NULL);
 }

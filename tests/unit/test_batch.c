@@ -11,7 +11,10 @@
 enum { N = 1000 };
 
 /* Record i has length i % 97 * 13 (0 included) and pseudo-random content. */
-static size_t rec_len(size_t i) { return i % 97 * 13; }
+static size_t rec_len(size_t i)
+{
+    return i % 97 * 13;
+}
 
 static void make_records(uint8_t *data, uint64_t *ends)
 {

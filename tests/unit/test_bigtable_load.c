@@ -26,7 +26,7 @@ typedef struct fake_ev {
 } fake_ev;
 
 typedef struct fake {
-    int refuse_from;        /* refuse (INVALID_ARGUMENT) rows whose value says index >= this; -1 never */
+    int refuse_from; /* refuse (INVALID_ARGUMENT) rows whose value says index >= this; -1 never */
     char keys[MAX_ROWS][48];
     char values[MAX_ROWS][32];
     size_t nrows;
@@ -49,7 +49,8 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
     Google__Bigtable__V2__MutateRowsRequest *req =
         google__bigtable__v2__mutate_rows_request__unpack(NULL, len, buf);
     free(buf);
-    Google__Bigtable__V2__MutateRowsResponse resp = GOOGLE__BIGTABLE__V2__MUTATE_ROWS_RESPONSE__INIT;
+    Google__Bigtable__V2__MutateRowsResponse resp =
+        GOOGLE__BIGTABLE__V2__MUTATE_ROWS_RESPONSE__INIT;
     Google__Bigtable__V2__MutateRowsResponse__Entry ents[MAX_ROWS], *ptrs[MAX_ROWS];
     Google__Rpc__Status st[MAX_ROWS];
     for (size_t i = 0; req && i < req->n_entries && i < MAX_ROWS; i++) {
@@ -186,8 +187,8 @@ static void test_num_records_start_index_reversed(void)
     tfrec_bt_load_options o = TFREC_BT_LOAD_OPTIONS_INIT;
     o.row_prefix = "v_";
     o.column = "col";
-    o.num_records = 25;  /* width: digits of 24 */
-    o.start_index = 7;   /* records 0..6 were loaded before */
+    o.num_records = 25; /* width: digits of 24 */
+    o.start_index = 7;  /* records 0..6 were loaded before */
     o.reversed_keys = 1;
     tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
     CHECK_EQ(tfrec_bt_load(w, files, 2, &o, &st), TFREC_OK);
@@ -288,7 +289,8 @@ static void test_corrupt_input_named(void)
     CHECK_EQ(tfrec_bt_load(w, files, 2, &o, &st), TFREC_E_BAD_DATA_CRC);
     const char *msg = tfrec_last_errmsg();
     CHECKF(strstr(msg, files[1]) && strstr(msg, "offset 72") &&
-           strstr(msg, "record 15 would have been row t_15"), "%s", msg);
+               strstr(msg, "record 15 would have been row t_15"),
+           "%s", msg);
     CHECK_EQ(st.next_index, 15); /* the good records before it are acknowledged */
     CHECK_EQ(f->nrows, 15);
     tfrec_bt_writer_free(w);
@@ -368,7 +370,8 @@ static void test_growable_structs(void)
     } out = { { sizeof(old_stats), 0, 0xdeadbeef }, 0x5a5a };
     out.s.struct_size = offsetof(old_stats, canary);
     CHECK_EQ(tfrec_bt_load(NULL, files, 1, (const tfrec_bt_load_options *)&old,
-                           (tfrec_bt_load_stats *)&out.s), TFREC_OK);
+                           (tfrec_bt_load_stats *)&out.s),
+             TFREC_OK);
     CHECK_EQ(out.s.records_read, 5);
     CHECK(out.s.canary == 0xdeadbeef && out.after == 0x5a5a);
     CHECK_EQ(out.s.struct_size, offsetof(old_stats, canary));

@@ -45,10 +45,12 @@ static chunk_t make(const spec *s, int slot)
     c.timestamp_micros = s->ts;
     c.value_size = s->value_size;
     if (s->status == 'c') {
-        c.row_status_case = GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_COMMIT_ROW;
+        c.row_status_case =
+            GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_COMMIT_ROW;
         c.commit_row = 1;
     } else if (s->status == 'r') {
-        c.row_status_case = GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_RESET_ROW;
+        c.row_status_case =
+            GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_RESET_ROW;
         c.reset_row = 1;
     }
     return c;
@@ -62,13 +64,16 @@ static int feed_all(bt_merger *m, const spec *s, int n, int *rows, tfrec_err *er
     for (int i = 0; i < n; i++) {
         chunk_t c = make(&s[i], i % 16);
         rc = tfrec_bt_merger_feed(m, &c, err);
-        if (rc < 0) return rc;
-        if (rc == 1) (*rows)++;
+        if (rc < 0)
+            return rc;
+        if (rc == 1)
+            (*rows)++;
     }
     return rc;
 }
 
-static int cell_is(const tfrec_bt_cell *c, const char *fam, const char *q, const char *v, int64_t ts)
+static int cell_is(const tfrec_bt_cell *c, const char *fam, const char *q, const char *v,
+                   int64_t ts)
 {
     return !strcmp(c->family, fam) && c->qualifier_len == strlen(q) &&
            !memcmp(c->qualifier, q, c->qualifier_len) && c->value_len == strlen(v) &&
@@ -79,10 +84,10 @@ static void test_two_cells_one_row_with_carried_family(void)
 {
     bt_merger m;
     tfrec_bt_merger_init(&m);
-    tfrec_err err = {0};
+    tfrec_err err = { 0 };
     spec s[] = {
-        {"r1", "tfexample", "example", "v1", 1000, 0, 0},
-        {NULL, NULL, "other", "v2", 2000, 0, 'c'}, /* family carried over */
+        { "r1", "tfexample", "example", "v1", 1000, 0, 0 },
+        { NULL, NULL, "other", "v2", 2000, 0, 'c' }, /* family carried over */
     };
     int rows;
     CHECK_EQ(feed_all(&m, s, 2, &rows, &err), 1);
@@ -99,11 +104,11 @@ static void test_split_value_is_reassembled(void)
 {
     bt_merger m;
     tfrec_bt_merger_init(&m);
-    tfrec_err err = {0};
+    tfrec_err err = { 0 };
     spec s[] = {
-        {"row", "f", "q", "hello ", 5, 16, 0},
-        {NULL, NULL, NULL, "big ", 0, 16, 0},
-        {NULL, NULL, NULL, "world!", 0, 0, 'c'},
+        { "row", "f", "q", "hello ", 5, 16, 0 },
+        { NULL, NULL, NULL, "big ", 0, 16, 0 },
+        { NULL, NULL, NULL, "world!", 0, 0, 'c' },
     };
     int rows;
     CHECK_EQ(feed_all(&m, s, 3, &rows, &err), 1);
@@ -116,12 +121,12 @@ static void test_reset_row_discards_partial_row(void)
 {
     bt_merger m;
     tfrec_bt_merger_init(&m);
-    tfrec_err err = {0};
+    tfrec_err err = { 0 };
     spec s[] = {
-        {"a", "f", "q", "stale", 1, 0, 0},
-        {NULL, NULL, NULL, NULL, 0, 0, 'r'},
-        {"a", "f", "q2", "fresh", 2, 0, 'c'},
-        {"b", "f", "q", "next", 3, 0, 'c'},
+        { "a", "f", "q", "stale", 1, 0, 0 },
+        { NULL, NULL, NULL, NULL, 0, 0, 'r' },
+        { "a", "f", "q2", "fresh", 2, 0, 'c' },
+        { "b", "f", "q", "next", 3, 0, 'c' },
     };
     int rows;
     for (int i = 0; i < 3; i++) {
@@ -140,11 +145,11 @@ static void test_many_rows_in_order(void)
 {
     bt_merger m;
     tfrec_bt_merger_init(&m);
-    tfrec_err err = {0};
+    tfrec_err err = { 0 };
     spec s[] = {
-        {"k1", "f", "q", "1", 0, 0, 'c'},
-        {"k2", "f", "q", "2", 0, 0, 'c'},
-        {"k3", "f", "q", "", 0, 0, 'c'}, /* empty value is a real cell */
+        { "k1", "f", "q", "1", 0, 0, 'c' },
+        { "k2", "f", "q", "2", 0, 0, 'c' },
+        { "k3", "f", "q", "", 0, 0, 'c' }, /* empty value is a real cell */
     };
     int rows;
     CHECK_EQ(feed_all(&m, s, 3, &rows, &err), 1);
@@ -158,10 +163,11 @@ static void expect_violation(const spec *s, int n, const char *what)
 {
     bt_merger m;
     tfrec_bt_merger_init(&m);
-    tfrec_err err = {0};
+    tfrec_err err = { 0 };
     int rows;
     int rc = feed_all(&m, s, n, &rows, &err);
-    if (rc >= 0) rc = tfrec_bt_merger_finish(&m, &err);
+    if (rc >= 0)
+        rc = tfrec_bt_merger_finish(&m, &err);
     tfrec_bt_merger_free(&m);
     CHECKF(rc == TFREC_E_PARSE, "%s: accepted (rc %d)", what, rc);
     CHECKF(strstr(err.msg, "malformed ReadRows stream"), "%s: message '%s'", what, err.msg);
@@ -169,27 +175,27 @@ static void expect_violation(const spec *s, int n, const char *what)
 
 static void test_protocol_violations(void)
 {
-    spec no_family[] = {{"r", NULL, "q", "v", 0, 0, 'c'}};
+    spec no_family[] = { { "r", NULL, "q", "v", 0, 0, 'c' } };
     expect_violation(no_family, 1, "new row without family");
-    spec no_key[] = {{NULL, "f", "q", "v", 0, 0, 'c'}};
+    spec no_key[] = { { NULL, "f", "q", "v", 0, 0, 'c' } };
     expect_violation(no_key, 1, "new row without key");
-    spec order[] = {{"b", "f", "q", "v", 0, 0, 'c'}, {"a", "f", "q", "v", 0, 0, 'c'}};
+    spec order[] = { { "b", "f", "q", "v", 0, 0, 'c' }, { "a", "f", "q", "v", 0, 0, 'c' } };
     expect_violation(order, 2, "keys out of order");
-    spec dup[] = {{"a", "f", "q", "v", 0, 0, 'c'}, {"a", "f", "q", "v", 0, 0, 'c'}};
+    spec dup[] = { { "a", "f", "q", "v", 0, 0, 'c' }, { "a", "f", "q", "v", 0, 0, 'c' } };
     expect_violation(dup, 2, "same key twice");
-    spec commit_split[] = {{"a", "f", "q", "v", 0, 10, 'c'}};
+    spec commit_split[] = { { "a", "f", "q", "v", 0, 10, 'c' } };
     expect_violation(commit_split, 1, "commit inside a split value");
-    spec reset_data[] = {{"a", "f", "q", "v", 0, 0, 0}, {NULL, NULL, NULL, "x", 0, 0, 'r'}};
+    spec reset_data[] = { { "a", "f", "q", "v", 0, 0, 0 }, { NULL, NULL, NULL, "x", 0, 0, 'r' } };
     expect_violation(reset_data, 2, "reset carrying data");
-    spec reset_first[] = {{NULL, NULL, NULL, NULL, 0, 0, 'r'}};
+    spec reset_first[] = { { NULL, NULL, NULL, NULL, 0, 0, 'r' } };
     expect_violation(reset_first, 1, "reset with no row");
-    spec key_change[] = {{"a", "f", "q", "v", 0, 0, 0}, {"b", "f", "q", "v", 0, 0, 'c'}};
+    spec key_change[] = { { "a", "f", "q", "v", 0, 0, 0 }, { "b", "f", "q", "v", 0, 0, 'c' } };
     expect_violation(key_change, 2, "key changed before commit");
-    spec unfinished[] = {{"a", "f", "q", "v", 0, 0, 0}};
+    spec unfinished[] = { { "a", "f", "q", "v", 0, 0, 0 } };
     expect_violation(unfinished, 1, "stream ends inside a row");
-    spec cont_new_cell[] = {{"a", "f", "q", "v", 0, 5, 0}, {NULL, "f", "q", "x", 0, 0, 'c'}};
+    spec cont_new_cell[] = { { "a", "f", "q", "v", 0, 5, 0 }, { NULL, "f", "q", "x", 0, 0, 'c' } };
     expect_violation(cont_new_cell, 2, "continuation naming a column");
-    spec fam_no_qual[] = {{"a", "f", "q", "v", 0, 0, 0}, {NULL, "g", NULL, "x", 0, 0, 'c'}};
+    spec fam_no_qual[] = { { "a", "f", "q", "v", 0, 0, 0 }, { NULL, "g", NULL, "x", 0, 0, 'c' } };
     expect_violation(fam_no_qual, 2, "family without qualifier");
 }
 

@@ -31,15 +31,15 @@ typedef struct fake_ev {
 typedef struct fake {
     /* policy */
     int (*entry_code)(struct fake *f, uint64_t key_index, unsigned send_no); /* per entry */
-    int fail_call_no;          /* 1-based call to fail as a whole (0: none) */
+    int fail_call_no; /* 1-based call to fail as a whole (0: none) */
     int fail_call_code;
-    size_t fail_after;         /* entries answered OK before that call fails */
-    int fail_all_calls;        /* every call fails UNAVAILABLE */
-    size_t max_request;        /* bigger requests: RESOURCE_EXHAUSTED (0: no limit) */
+    size_t fail_after;  /* entries answered OK before that call fails */
+    int fail_all_calls; /* every call fails UNAVAILABLE */
+    size_t max_request; /* bigger requests: RESOURCE_EXHAUSTED (0: no limit) */
     /* observations */
     int calls, outstanding, max_outstanding;
-    unsigned sends[MAX_KEYS];  /* times each key index was sent */
-    unsigned acks[MAX_KEYS];   /* times each key index was answered OK */
+    unsigned sends[MAX_KEYS]; /* times each key index was sent */
+    unsigned acks[MAX_KEYS];  /* times each key index was answered OK */
     size_t max_rows_in_request, max_bytes_accepted, max_mutations;
     Google__Bigtable__V2__MutateRowsRequest *first_request;
     /* event queue */
@@ -59,14 +59,14 @@ static void push(fake *f, fake_ev e)
 static uint64_t key_index(const ProtobufCBinaryData *k)
 {
     /* keys are "row_NNNNNN" */
-    char buf[32] = {0};
+    char buf[32] = { 0 };
     memcpy(buf, k->data, k->len < 31 ? k->len : 31);
     return strtoull(buf + 4, NULL, 10);
 }
 
 static void push_done(fake *f, void *user, int code, const char *details)
 {
-    fake_ev d = {BT_EV_DONE, user, NULL, 0, code, ""};
+    fake_ev d = { BT_EV_DONE, user, NULL, 0, code, "" };
     snprintf(d.details, sizeof d.details, "%s", details);
     push(f, d);
 }
@@ -76,14 +76,16 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
     (void)err;
     fake *f = ctx;
     size_t len = 0;
-    for (size_t i = 0; i < n; i++) len += GRPC_SLICE_LENGTH(sl[i]);
+    for (size_t i = 0; i < n; i++)
+        len += GRPC_SLICE_LENGTH(sl[i]);
     uint8_t *buf = malloc(len), *p = buf;
     for (size_t i = 0; i < n; i++) {
         memcpy(p, GRPC_SLICE_START_PTR(sl[i]), GRPC_SLICE_LENGTH(sl[i]));
         p += GRPC_SLICE_LENGTH(sl[i]);
     }
     f->calls++;
-    if (++f->outstanding > f->max_outstanding) f->max_outstanding = f->outstanding;
+    if (++f->outstanding > f->max_outstanding)
+        f->max_outstanding = f->outstanding;
     if (f->max_request && len > f->max_request) {
         free(buf);
         push_done(f, user, BT_RESOURCE_EXHAUSTED,
@@ -97,22 +99,29 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
         push_done(f, user, BT_INVALID_ARGUMENT, "unparsable request");
         return 0;
     }
-    if (req->n_entries > f->max_rows_in_request) f->max_rows_in_request = req->n_entries;
-    if (len > f->max_bytes_accepted) f->max_bytes_accepted = len;
+    if (req->n_entries > f->max_rows_in_request)
+        f->max_rows_in_request = req->n_entries;
+    if (len > f->max_bytes_accepted)
+        f->max_bytes_accepted = len;
     size_t muts = 0;
-    for (size_t i = 0; i < req->n_entries; i++) muts += req->entries[i]->n_mutations;
-    if (muts > f->max_mutations) f->max_mutations = muts;
+    for (size_t i = 0; i < req->n_entries; i++)
+        muts += req->entries[i]->n_mutations;
+    if (muts > f->max_mutations)
+        f->max_mutations = muts;
 
     int whole_fail = f->fail_all_calls || f->calls == f->fail_call_no;
     size_t answer = whole_fail ? (f->fail_all_calls ? 0 : f->fail_after) : req->n_entries;
-    Google__Bigtable__V2__MutateRowsResponse resp = GOOGLE__BIGTABLE__V2__MUTATE_ROWS_RESPONSE__INIT;
+    Google__Bigtable__V2__MutateRowsResponse resp =
+        GOOGLE__BIGTABLE__V2__MUTATE_ROWS_RESPONSE__INIT;
     Google__Bigtable__V2__MutateRowsResponse__Entry *ents = calloc(answer + 1, sizeof *ents);
     Google__Bigtable__V2__MutateRowsResponse__Entry **ptrs = calloc(answer + 1, sizeof *ptrs);
     Google__Rpc__Status *st = calloc(answer + 1, sizeof *st);
     for (size_t i = 0; i < req->n_entries; i++) {
         uint64_t k = key_index(&req->entries[i]->row_key);
-        if (k < MAX_KEYS) f->sends[k]++;
-        if (i >= answer) continue;
+        if (k < MAX_KEYS)
+            f->sends[k]++;
+        if (i >= answer)
+            continue;
         google__bigtable__v2__mutate_rows_response__entry__init(&ents[i]);
         google__rpc__status__init(&st[i]);
         ents[i].index = (int64_t)i;
@@ -120,7 +129,8 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
         st[i].message = st[i].code ? "injected" : "";
         ents[i].status = &st[i];
         ptrs[i] = &ents[i];
-        if (st[i].code == 0 && k < MAX_KEYS) f->acks[k]++;
+        if (st[i].code == 0 && k < MAX_KEYS)
+            f->acks[k]++;
     }
     resp.n_entries = answer;
     resp.entries = ptrs;
@@ -131,7 +141,7 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
         ptrs[answer - 1 - i] = t;
     }
     if (answer) {
-        fake_ev m = {BT_EV_MESSAGE, user, NULL, 0, 0, ""};
+        fake_ev m = { BT_EV_MESSAGE, user, NULL, 0, 0, "" };
         m.len = google__bigtable__v2__mutate_rows_response__get_packed_size(&resp);
         m.data = malloc(m.len);
         google__bigtable__v2__mutate_rows_response__pack(&resp, m.data);
@@ -142,8 +152,10 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
     free(st);
     push_done(f, user, whole_fail ? (f->fail_all_calls ? BT_UNAVAILABLE : f->fail_call_code) : 0,
               whole_fail ? "connection reset by fake" : "");
-    if (!f->first_request) f->first_request = req;
-    else google__bigtable__v2__mutate_rows_request__free_unpacked(req, NULL);
+    if (!f->first_request)
+        f->first_request = req;
+    else
+        google__bigtable__v2__mutate_rows_request__free_unpacked(req, NULL);
     return 0;
 }
 
@@ -151,7 +163,8 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
 {
     (void)deadline_ms;
     fake *f = ctx;
-    if (f->head == f->nev) return 0;
+    if (f->head == f->nev)
+        return 0;
     fake_ev e = f->ev[f->head++];
     memset(ev, 0, sizeof *ev);
     ev->kind = e.kind;
@@ -172,16 +185,19 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
 static void fake_free(fake *f)
 {
     free(f->ev);
-    if (f->first_request) google__bigtable__v2__mutate_rows_request__free_unpacked(f->first_request, NULL);
+    if (f->first_request)
+        google__bigtable__v2__mutate_rows_request__free_unpacked(f->first_request, NULL);
     free(f);
 }
 
 static tfrec_bt_writer *open_writer(fake *f, tfrec_bt_writer_options *o)
 {
-    bt_transport t = {f, fake_start, fake_next, NULL};
+    bt_transport t = { f, fake_start, fake_next, NULL };
     tfrec_bt_writer *w = NULL;
-    if (!o->retry_initial_ms) o->retry_initial_ms = 1; /* keep the test fast */
-    if (!o->retry_max_ms) o->retry_max_ms = 4;
+    if (!o->retry_initial_ms)
+        o->retry_initial_ms = 1; /* keep the test fast */
+    if (!o->retry_max_ms)
+        o->retry_max_ms = 4;
     tfrec_bt_writer_open_transport(&w, &t, "projects/p/instances/i/tables/t", NULL, "tfexample", o);
     return w;
 }
@@ -214,12 +230,14 @@ static void test_request_encoding_decodes(void)
     CHECK(r);
     CHECK(!strcmp(r->table_name, "projects/p/instances/i/tables/t"));
     CHECK_EQ(r->n_entries, 3);
-    CHECK(r->entries[2]->row_key.len == 10 && !memcmp(r->entries[2]->row_key.data, "row_000002", 10));
+    CHECK(r->entries[2]->row_key.len == 10 &&
+          !memcmp(r->entries[2]->row_key.data, "row_000002", 10));
     CHECK_EQ(r->entries[2]->n_mutations, 1);
     Google__Bigtable__V2__Mutation *m = r->entries[2]->mutations[0];
     CHECK_EQ(m->mutation_case, GOOGLE__BIGTABLE__V2__MUTATION__MUTATION_SET_CELL);
     CHECK(!strcmp(m->set_cell->family_name, "tfexample"));
-    CHECK(m->set_cell->column_qualifier.len == 7 && !memcmp(m->set_cell->column_qualifier.data, "example", 7));
+    CHECK(m->set_cell->column_qualifier.len == 7 &&
+          !memcmp(m->set_cell->column_qualifier.data, "example", 7));
     CHECK_EQ(m->set_cell->timestamp_micros, 1234567000);
     CHECK_EQ(m->set_cell->value.len, 300);
     CHECK(m->set_cell->value.data[0] == 'c' && m->set_cell->value.data[299] == 'c');
@@ -278,7 +296,8 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK(f->max_bytes_accepted <= 4096);
     CHECK(f->calls >= 25); /* ~3 rows of ~1 KB per 4 KiB request */
-    for (int i = 0; i < 100; i++) CHECK_EQ(f->acks[i], 1);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(f->acks[i], 1);
     tfrec_bt_writer_free(w);
     fake_free(f);
 
@@ -286,7 +305,7 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
     tfrec_bt_writer_options_init(&o);
     o.batch_mutations = 10;
     w = open_writer(f, &o);
-    tfrec_bt_cell_in cells[3] = {{"a", 1, "x", 1}, {"b", 1, "y", 1}, {"c", 1, "z", 1}};
+    tfrec_bt_cell_in cells[3] = { { "a", 1, "x", 1 }, { "b", 1, "y", 1 }, { "c", 1, "z", 1 } };
     for (int i = 0; i < 30; i++) {
         char key[32];
         snprintf(key, sizeof key, "row_%06d", i);
@@ -304,8 +323,10 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
 static int flaky_entries(fake *f, uint64_t k, unsigned send_no)
 {
     (void)f;
-    if (k == 10) return BT_INVALID_ARGUMENT;
-    if (k % 7 == 3 && send_no == 1) return BT_UNAVAILABLE;
+    if (k == 10)
+        return BT_INVALID_ARGUMENT;
+    if (k % 7 == 3 && send_no == 1)
+        return BT_UNAVAILABLE;
     return BT_OK;
 }
 
@@ -314,7 +335,8 @@ static int fail_row5_once(void *ctx, uint64_t index, unsigned attempt, int code)
 {
     (void)ctx;
     hook_calls++;
-    if (index == 5 && attempt == 1) return BT_ABORTED;
+    if (index == 5 && attempt == 1)
+        return BT_ABORTED;
     return code;
 }
 
@@ -345,7 +367,7 @@ static void test_only_failed_entries_are_retried(void)
     CHECK_EQ(st.rows_acked, 199);
     CHECK_EQ(st.rows_failed, 1);
     CHECK_EQ(st.retried_entries, 28 + 1); /* 29 rows with k%7==3, minus row 10, plus row 5 */
-    CHECK_EQ(st.acked_prefix, 10);       /* row 10 blocks the contiguous prefix */
+    CHECK_EQ(st.acked_prefix, 10);        /* row 10 blocks the contiguous prefix */
     CHECK_EQ(tfrec_bt_writer_failed_count(w), 1);
     const uint8_t *key;
     size_t kl;
@@ -415,7 +437,8 @@ static void test_too_large_request_is_split(void)
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 40, 500), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
-    for (int i = 0; i < 40; i++) CHECK_EQ(f->acks[i], 1);
+    for (int i = 0; i < 40; i++)
+        CHECK_EQ(f->acks[i], 1);
     CHECK(f->max_bytes_accepted <= 3000);
     tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(w, &st);
@@ -442,7 +465,8 @@ static void test_single_row_too_large_is_reported(void)
     tfrec_bt_writer_failed_row(w, 0, NULL, NULL, &idx, NULL, &msg);
     CHECK_EQ(idx, 3);
     CHECK(strstr(msg, "too large"));
-    for (int i = 0; i < 8; i++) CHECK_EQ(f->acks[i], i == 3 ? 0 : 1);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ(f->acks[i], i == 3 ? 0 : 1);
     tfrec_bt_writer_free(w);
     fake_free(f);
 }
@@ -498,7 +522,8 @@ static void test_inflight_bounded(void)
     CHECK_EQ(put_rows(w, 0, 200, 10), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK(f->max_outstanding <= 3);
-    for (int i = 0; i < 200; i++) CHECK_EQ(f->acks[i], 1);
+    for (int i = 0; i < 200; i++)
+        CHECK_EQ(f->acks[i], 1);
     tfrec_bt_writer_free(w);
     fake_free(f);
 }
@@ -550,13 +575,14 @@ static void test_retry_classification(void)
     CHECK(!tfrec_bt_retryable(BT_INVALID_ARGUMENT, ""));
     CHECK(!tfrec_bt_retryable(BT_NOT_FOUND, ""));
     CHECK(!tfrec_bt_retryable(BT_PERMISSION_DENIED, ""));
-    bt_backoff b = {100, 2000, 2.0, 12345};
+    bt_backoff b = { 100, 2000, 2.0, 12345 };
     for (unsigned a = 1; a < 12; a++) {
         int64_t cap = 100;
-        for (unsigned i = 1; i < a; i++) cap = cap * 2 > 2000 ? 2000 : cap * 2;
+        for (unsigned i = 1; i < a; i++)
+            cap = cap * 2 > 2000 ? 2000 : cap * 2;
         int64_t d = tfrec_bt_backoff_delay(&b, a);
-        CHECKF(d >= cap / 2 && d <= cap, "attempt %u: %lld not in [%lld, %lld]", a,
-               (long long)d, (long long)cap / 2, (long long)cap);
+        CHECKF(d >= cap / 2 && d <= cap, "attempt %u: %lld not in [%lld, %lld]", a, (long long)d,
+               (long long)cap / 2, (long long)cap);
     }
 }
 

@@ -73,10 +73,10 @@ static void test_first_use_from_threads(void)
 
 /* ---- published vectors */
 
-static const uint8_t iscsi_read_pdu[48] = { /* RFC 3720 B.4, READ(10) PDU */
-    0x01, 0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0x14, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x18,
-    0x28, 0, 0, 0, 0, 0, 0, 0, 0x02, 0, 0, 0, 0, 0, 0, 0,
+static const uint8_t iscsi_read_pdu[48] = {
+    /* RFC 3720 B.4, READ(10) PDU */
+    0x01, 0xc0, 0, 0,    0, 0, 0, 0,    0,    0, 0, 0, 0, 0, 0, 0, 0x14, 0, 0, 0, 0, 0, 0x04, 0,
+    0,    0,    0, 0x14, 0, 0, 0, 0x18, 0x28, 0, 0, 0, 0, 0, 0, 0, 0x02, 0, 0, 0, 0, 0, 0,    0,
 };
 
 static void test_known_vectors(void)
@@ -110,7 +110,8 @@ static void test_known_vectors(void)
         CHECKF(with(impl, 0, ones, 32) == 0x62A8AB43u, "%s", tfrec_crc32c_impl_name(impl));
         CHECKF(with(impl, 0, inc, 32) == 0x46DD794Eu, "%s", tfrec_crc32c_impl_name(impl));
         CHECKF(with(impl, 0, dec, 32) == 0x113FDB5Cu, "%s", tfrec_crc32c_impl_name(impl));
-        CHECKF(with(impl, 0, iscsi_read_pdu, 48) == 0xD9963A56u, "%s", tfrec_crc32c_impl_name(impl));
+        CHECKF(with(impl, 0, iscsi_read_pdu, 48) == 0xD9963A56u, "%s",
+               tfrec_crc32c_impl_name(impl));
     }
     CHECK(tried >= 2); /* auto and portable at least */
 }
@@ -160,7 +161,7 @@ static void cross_check(int impl, uint32_t (*raw)(uint32_t, const uint8_t *, siz
     static uint8_t buf[2 * TFREC_CRC32C_HYB_CHUNK + 128];
     harness_random(buf, sizeof buf, 11);
     for (size_t align = 0; align < 16; align++)
-        for (size_t len = 0;; ) {
+        for (size_t len = 0;;) {
             const uint8_t *p = buf + align;
             uint32_t seed = (uint32_t)(len * 0x9E3779B1u + align); /* extend, not just start */
             uint32_t want = with(TFREC_CRC32C_PORTABLE, seed, p, len);
@@ -260,7 +261,8 @@ static void test_extend_splits(void)
             uint32_t crc = 0;
             size_t pos = 0;
             for (int k = 0; pos < LEN; k++) {
-                size_t piece = (size_t)cuts[(k + trial * 7) % 64] * (k % 3 == 0 ? 64 : 1) + (size_t)trial;
+                size_t piece =
+                    (size_t)cuts[(k + trial * 7) % 64] * (k % 3 == 0 ? 64 : 1) + (size_t)trial;
                 if (piece > LEN - pos)
                     piece = LEN - pos;
                 crc = with(impl, crc, buf + pos, piece);

@@ -92,12 +92,10 @@ static int build(tfrec_example_builder *b, uint8_t **out, size_t *len)
  *   Example           0a 3a <58>            (features = 1)       60
  */
 static const uint8_t tiny_expected[60] = {
-    0x0a, 0x3a,
-    0x0a, 0x14, 0x0a, 0x01, 'a', 0x12, 0x0f, 0x1a, 0x0d, 0x0a, 0x0b, 0x01,
-    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
-    0x0a, 0x0a, 0x0a, 0x01, 'b', 0x12, 0x05, 0x0a, 0x03, 0x0a, 0x01, 'x',
-    0x0a, 0x0d, 0x0a, 0x01, 'c', 0x12, 0x08, 0x12, 0x06, 0x0a, 0x04, 0x00, 0x00, 0xc0, 0x3f,
-    0x0a, 0x07, 0x0a, 0x01, 'd', 0x12, 0x02, 0x1a, 0x00,
+    0x0a, 0x3a, 0x0a, 0x14, 0x0a, 0x01, 'a',  0x12, 0x0f, 0x1a, 0x0d, 0x0a, 0x0b, 0x01, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x0a, 0x0a, 0x0a, 0x01, 'b',  0x12,
+    0x05, 0x0a, 0x03, 0x0a, 0x01, 'x',  0x0a, 0x0d, 0x0a, 0x01, 'c',  0x12, 0x08, 0x12, 0x06,
+    0x0a, 0x04, 0x00, 0x00, 0xc0, 0x3f, 0x0a, 0x07, 0x0a, 0x01, 'd',  0x12, 0x02, 0x1a, 0x00,
 };
 
 static void test_exact_bytes_hand_derived(void)
@@ -179,8 +177,8 @@ static void test_roundtrip_every_type(void)
     CHECK_EQ(tfrec_example_builder_new(&b), TFREC_OK);
     const uint8_t bin[] = { 0, 1, 2, 0, 255, 0 };
     CHECK_EQ(tfrec_example_add_bytes(b, "bin", bin, sizeof bin), TFREC_OK);
-    CHECK_EQ(tfrec_example_add_bytes(b, "bin", "", 0), TFREC_OK);      /* empty value */
-    CHECK_EQ(tfrec_example_add_bytes(b, "bin", NULL, 0), TFREC_OK);    /* empty value */
+    CHECK_EQ(tfrec_example_add_bytes(b, "bin", "", 0), TFREC_OK);   /* empty value */
+    CHECK_EQ(tfrec_example_add_bytes(b, "bin", NULL, 0), TFREC_OK); /* empty value */
     CHECK_EQ(tfrec_example_add_string(b, "bin", "tail"), TFREC_OK);
     const int64_t ints[] = { 0, 1, -1, INT64_MAX, INT64_MIN, 127, 128, -129, 1LL << 40 };
     CHECK_EQ(tfrec_example_add_int64_list(b, "ints", ints, 4), TFREC_OK);
@@ -192,7 +190,7 @@ static void test_roundtrip_every_type(void)
     CHECK_EQ(tfrec_example_add_empty(b, "e_float", TFREC_FEATURE_FLOAT), TFREC_OK);
     CHECK_EQ(tfrec_example_add_empty(b, "e_int", TFREC_FEATURE_INT64), TFREC_OK);
     CHECK_EQ(tfrec_example_add_empty(b, "ints", TFREC_FEATURE_INT64), TFREC_OK); /* no-op */
-    CHECK_EQ(tfrec_example_add_int64(b, "", 7), TFREC_OK);             /* empty key */
+    CHECK_EQ(tfrec_example_add_int64(b, "", 7), TFREC_OK);                       /* empty key */
     CHECK_EQ(tfrec_example_add_string(b, "utf8/\xc3\xa9t\xc3\xa9", "\xe2\x9c\x93"), TFREC_OK);
 
     uint8_t *out;
@@ -237,7 +235,8 @@ static void test_roundtrip_every_type(void)
     CHECK_EQ(tfrec_example_feature_type(ex, "e_float"), TFREC_FEATURE_FLOAT);
     CHECK_EQ(tfrec_example_feature_type(ex, "e_int"), TFREC_FEATURE_INT64);
     CHECK_EQ(tfrec_example_value_count(ex, "e_bytes") + tfrec_example_value_count(ex, "e_float") +
-                 tfrec_example_value_count(ex, "e_int"), 0);
+                 tfrec_example_value_count(ex, "e_int"),
+             0);
     CHECK_EQ(tfrec_example_get_float_list(ex, "e_float", &fv, &n), TFREC_OK);
     CHECK(fv == NULL && n == 0);
     CHECK_EQ(tfrec_example_get_bytes(ex, "utf8/\xc3\xa9t\xc3\xa9", 0, &d, &dl), TFREC_OK);
@@ -511,17 +510,26 @@ static void test_unpacked_and_split_runs(void)
     /* Int64List: unpacked 5, packed run [1], unpacked 7, packed run [2, 3] */
     pb il = { .n = 0 };
     uint8_t run1[] = { 0x01 }, run2[] = { 0x02, 0x03 };
-    pb_varint(&il, 1 << 3 | 0); pb_varint(&il, 5);
-    pb_varint(&il, 1 << 3 | 2); pb_varint(&il, 1); pb_raw(&il, run1, 1);
-    pb_varint(&il, 1 << 3 | 0); pb_varint(&il, 7);
-    pb_varint(&il, 1 << 3 | 2); pb_varint(&il, 2); pb_raw(&il, run2, 2);
+    pb_varint(&il, 1 << 3 | 0);
+    pb_varint(&il, 5);
+    pb_varint(&il, 1 << 3 | 2);
+    pb_varint(&il, 1);
+    pb_raw(&il, run1, 1);
+    pb_varint(&il, 1 << 3 | 0);
+    pb_varint(&il, 7);
+    pb_varint(&il, 1 << 3 | 2);
+    pb_varint(&il, 2);
+    pb_raw(&il, run2, 2);
     pb fi = { .n = 0 };
     pb_msg(&fi, 3, &il);
     /* FloatList: unpacked 2.5 (wire type 5) then a packed run [-1] */
     pb fl = { .n = 0 };
     float a = 2.5f, m1 = -1.0f;
-    pb_varint(&fl, 1 << 3 | 5); pb_raw(&fl, &a, 4);
-    pb_varint(&fl, 1 << 3 | 2); pb_varint(&fl, 4); pb_raw(&fl, &m1, 4);
+    pb_varint(&fl, 1 << 3 | 5);
+    pb_raw(&fl, &a, 4);
+    pb_varint(&fl, 1 << 3 | 2);
+    pb_varint(&fl, 4);
+    pb_raw(&fl, &m1, 4);
     pb ff = { .n = 0 };
     pb_msg(&ff, 2, &fl);
 
@@ -549,9 +557,15 @@ static void test_unpacked_runs_order(void)
 {
     /* Packed first, then unpacked, then packed again. */
     pb il = { .n = 0 };
-    pb_varint(&il, 1 << 3 | 2); pb_varint(&il, 2); pb_varint(&il, 10); pb_varint(&il, 11);
-    pb_varint(&il, 1 << 3 | 0); pb_varint(&il, 12);
-    pb_varint(&il, 1 << 3 | 2); pb_varint(&il, 1); pb_varint(&il, 13);
+    pb_varint(&il, 1 << 3 | 2);
+    pb_varint(&il, 2);
+    pb_varint(&il, 10);
+    pb_varint(&il, 11);
+    pb_varint(&il, 1 << 3 | 0);
+    pb_varint(&il, 12);
+    pb_varint(&il, 1 << 3 | 2);
+    pb_varint(&il, 1);
+    pb_varint(&il, 13);
     pb fi = { .n = 0 };
     pb_msg(&fi, 3, &il);
     pb fs = { .n = 0 };
@@ -575,17 +589,18 @@ static void test_repeated_key_last_wins_and_split_features(void)
        l3 = { .n = 0 };
     pb_str(&l1, 1, "first");
     pb_msg(&f1, 1, &l1);
-    pb_varint(&l2, 1 << 3 | 0); pb_varint(&l2, 99);
+    pb_varint(&l2, 1 << 3 | 0);
+    pb_varint(&l2, 99);
     pb_msg(&f2, 3, &l2);
     pb_str(&l3, 1, "other");
     pb_msg(&f3, 1, &l3);
     pb fsa = { .n = 0 }, fsb = { .n = 0 };
     pb_entry(&fsa, "k", &f1);
     pb_entry(&fsa, "z", &f3);
-    pb_entry(&fsb, "k", &f2);      /* same key again, now int64 */
+    pb_entry(&fsb, "k", &f2); /* same key again, now int64 */
     pb exb = { .n = 0 };
     pb_msg(&exb, 1, &fsa);
-    pb_msg(&exb, 1, &fsb);         /* a second Features message: merged */
+    pb_msg(&exb, 1, &fsb); /* a second Features message: merged */
 
     tfrec_example *ex;
     CHECK_EQ(tfrec_example_parse(&ex, exb.b, exb.n), TFREC_OK);
@@ -604,7 +619,8 @@ static void test_feature_without_kind_and_unknown_fields(void)
     pb_entry(&fs, "nokind", &empty);
     pb_msg(&exb, 1, &fs);
     /* unknown field 7 (varint) and 9 (bytes) must be skipped */
-    pb_varint(&exb, 7 << 3 | 0); pb_varint(&exb, 300);
+    pb_varint(&exb, 7 << 3 | 0);
+    pb_varint(&exb, 300);
     pb_str(&exb, 9, "ignored");
     tfrec_example *ex;
     CHECK_EQ(tfrec_example_parse(&ex, exb.b, exb.n), TFREC_OK);
@@ -620,7 +636,11 @@ static void test_feature_without_kind_and_unknown_fields(void)
 
 static void test_malformed_inputs(void)
 {
-    static const struct { const char *what; uint8_t b[16]; size_t n; } cases[] = {
+    static const struct {
+        const char *what;
+        uint8_t b[16];
+        size_t n;
+    } cases[] = {
         { "lone tag", { 0x0a }, 1 },
         { "length past end", { 0x0a, 0x05, 0x00 }, 3 },
         { "varint never ends", { 0x08, 0xff, 0xff, 0xff }, 4 },
@@ -630,9 +650,11 @@ static void test_malformed_inputs(void)
         { "bad map entry", { 0x0a, 0x02, 0x0a, 0x05 }, 4 },
         { "entry key past end", { 0x0a, 0x04, 0x0a, 0x02, 0x0a, 0x09 }, 6 },
         { "int64 list truncated varint",
-          { 0x0a, 0x0a, 0x0a, 0x08, 0x12, 0x06, 0x1a, 0x04, 0x0a, 0x02, 0x01, 0xff }, 12 },
+          { 0x0a, 0x0a, 0x0a, 0x08, 0x12, 0x06, 0x1a, 0x04, 0x0a, 0x02, 0x01, 0xff },
+          12 },
         { "float run not multiple of 4",
-          { 0x0a, 0x0b, 0x0a, 0x09, 0x12, 0x07, 0x12, 0x05, 0x0a, 0x03, 0, 0, 0 }, 13 },
+          { 0x0a, 0x0b, 0x0a, 0x09, 0x12, 0x07, 0x12, 0x05, 0x0a, 0x03, 0, 0, 0 },
+          13 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tfrec_example *ex = (tfrec_example *)1;
@@ -732,8 +754,8 @@ static void test_truncations_and_random_bytes(void)
         }
         tfrec_example *ex;
         int rc = tfrec_example_parse(&ex, p, len);
-        CHECKF(rc == TFREC_OK || rc == TFREC_E_PARSE, "seed %llu: rc %d",
-               (unsigned long long)seed, rc);
+        CHECKF(rc == TFREC_OK || rc == TFREC_E_PARSE, "seed %llu: rc %d", (unsigned long long)seed,
+               rc);
         if (rc == TFREC_OK) {
             touch_all(ex);
             tfrec_example_free(ex);
@@ -753,8 +775,7 @@ TESTS(TEST(test_exact_bytes_hand_derived), TEST(test_parse_hand_derived), TEST(t
       TEST(test_roundtrip_every_type), TEST(test_big_values), TEST(test_size_limit),
       TEST(test_bytes_ref_is_zero_copy), TEST(test_deterministic_regardless_of_order),
       TEST(test_reset_forgets_everything), TEST(test_same_bytes_as_protobuf_c_pack),
-      TEST(test_type_mismatch),
-      TEST(test_unpacked_and_split_runs), TEST(test_unpacked_runs_order),
+      TEST(test_type_mismatch), TEST(test_unpacked_and_split_runs), TEST(test_unpacked_runs_order),
       TEST(test_repeated_key_last_wins_and_split_features),
       TEST(test_feature_without_kind_and_unknown_fields), TEST(test_malformed_inputs),
       TEST(test_truncations_and_random_bytes))

@@ -46,19 +46,33 @@ static void setup(cli_cmdline *cl, int max_args)
         { .name = "quiet", .short_name = 'q', .type = CLI_BOOL, .dest = &o.quiet, .help = "quiet" },
         { .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL, .dest = &o.skip },
         { .name = "create_table", .type = CLI_BOOL, .dest = &o.create },
-        { .name = "source_glob", .type = CLI_STRING, .dest = &o.glob, .value_name = "GLOB",
+        { .name = "source_glob",
+          .type = CLI_STRING,
+          .dest = &o.glob,
+          .value_name = "GLOB",
           .help = "files to load\nsecond line" },
         { .name = "row_prefix", .type = CLI_STRING, .dest = &o.prefix },
-        { .name = "max_inflight", .short_name = 'n', .type = CLI_INT, .dest = &o.inflight,
-          .min = 1, .max = 64 },
+        { .name = "max_inflight",
+          .short_name = 'n',
+          .type = CLI_INT,
+          .dest = &o.inflight,
+          .min = 1,
+          .max = 64 },
         { .name = "offset", .type = CLI_INT64, .dest = &o.offset },
         { .name = "num_records", .type = CLI_UINT64, .dest = &o.records },
-        { .name = "batch_bytes", .short_name = 'b', .type = CLI_SIZE, .dest = &o.batch_bytes,
-          .umin = 1024, .umax = UINT64_MAX, .section = "Tuning:" },
-        { .name = "max_rows_per_sec", .type = CLI_DOUBLE, .dest = &o.rate, .dmin = 0,
-          .dmax = 1e9 },
+        { .name = "batch_bytes",
+          .short_name = 'b',
+          .type = CLI_SIZE,
+          .dest = &o.batch_bytes,
+          .umin = 1024,
+          .umax = UINT64_MAX,
+          .section = "Tuning:" },
+        { .name = "max_rows_per_sec", .type = CLI_DOUBLE, .dest = &o.rate, .dmin = 0, .dmax = 1e9 },
         { .name = "row_key_order", .type = CLI_CHOICE, .dest = &o.order, .choices = orders },
-        { .name = "level", .short_name = 'l', .type = CLI_CUSTOM, .dest = &o.level,
+        { .name = "level",
+          .short_name = 'l',
+          .type = CLI_CUSTOM,
+          .dest = &o.level,
           .parse = parse_level },
         { 0 }
     };
@@ -125,7 +139,8 @@ static void test_value_forms(void)
 {
     cli_cmdline cl;
     CHECK_EQ(parse(&cl, -1, "--source_glob=a*", "--row_prefix", "v_", "-max_inflight=4",
-                   "-num_records", "7", NULL), CLI_PARSED);
+                   "-num_records", "7", NULL),
+             CLI_PARSED);
     CHECK(!strcmp(o.glob, "a*") && !strcmp(o.prefix, "v_"));
     CHECK_EQ(o.inflight, 4);
     CHECK_EQ(o.records, 7);
@@ -133,7 +148,8 @@ static void test_value_forms(void)
     cli_cmdline_free(&cl);
     /* '-' and '_' are interchangeable; the last occurrence wins */
     CHECK_EQ(parse(&cl, -1, "--source-glob=x", "--row-prefix=", "--max-inflight=2",
-                   "--max_inflight=3", NULL), CLI_PARSED);
+                   "--max_inflight=3", NULL),
+             CLI_PARSED);
     CHECK(!strcmp(o.glob, "x") && !strcmp(o.prefix, ""));
     CHECK_EQ(o.inflight, 3);
     CHECK_EQ(cli_flag_get(&cl, "max_inflight")->seen, 2);
@@ -189,8 +205,9 @@ static void test_booleans(void)
         CHECKF(o.quiet == 0, "%s", a);
         cli_cmdline_free(&cl);
     }
-    CHECK_EQ(parse(&cl, -1, "--quiet", "--create_table", "--nocreate_table", "--noskip-corrupt",
-                   NULL), CLI_PARSED);
+    CHECK_EQ(
+        parse(&cl, -1, "--quiet", "--create_table", "--nocreate_table", "--noskip-corrupt", NULL),
+        CLI_PARSED);
     CHECK(o.quiet && !o.create && !o.skip);
     CHECK(cli_flag_seen(&cl, "create_table"));
     cli_cmdline_free(&cl);
@@ -255,13 +272,18 @@ static void test_numbers(void)
 
 static void test_sizes(void)
 {
-    static const struct { const char *s; uint64_t v; } good[] = {
-        { "1024", 1024 }, { "64K", 65536 }, { "64k", 65536 }, { "1M", 1 << 20 },
-        { "1Mi", 1 << 20 }, { "1MiB", 1 << 20 }, { "1MB", 1 << 20 }, { "2G", 2ull << 30 },
+    static const struct {
+        const char *s;
+        uint64_t v;
+    } good[] = {
+        { "1024", 1024 },     { "64K", 65536 },
+        { "64k", 65536 },     { "1M", 1 << 20 },
+        { "1Mi", 1 << 20 },   { "1MiB", 1 << 20 },
+        { "1MB", 1 << 20 },   { "2G", 2ull << 30 },
         { "3T", 3ull << 40 }, { "16777215T", 16777215ull << 40 },
     };
-    static const char *const bad[] = { "", "K", "1.5M", "1X", "1KK", "-1K", " 1K", "1 K",
-                                       "1Ki B", NULL };
+    static const char *const bad[] = { "",    "K",   "1.5M", "1X",    "1KK",
+                                       "-1K", " 1K", "1 K",  "1Ki B", NULL };
     char err[256];
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         uint64_t v = 0;
@@ -446,7 +468,8 @@ static void test_help_and_version(void)
     CHECK(strstr(out, "usage: tool [flags] FILE...\n"));
     CHECK(strstr(out, "  -q, --[no]quiet"));
     char want[256];
-    snprintf(want, sizeof want, "      --source_glob=GLOB%8sfiles to load\n%32ssecond line\n", "", "");
+    snprintf(want, sizeof want, "      --source_glob=GLOB%8sfiles to load\n%32ssecond line\n", "",
+             "");
     CHECKF(strstr(out, want), "%s", out);
     CHECK(strstr(out, "      --row_key_order=sequential|reversed"));
     CHECK(strstr(out, "\nTuning:\n  -b, --batch_bytes=SIZE"));
@@ -478,5 +501,5 @@ static void test_edit_distance(void)
 
 TESTS(TEST(test_value_forms), TEST(test_short_forms), TEST(test_booleans), TEST(test_numbers),
       TEST(test_sizes), TEST(test_choices_and_custom), TEST(test_unknown_flags),
-      TEST(test_positional_and_double_dash), TEST(test_flagfile),
-      TEST(test_flagfile_nesting_limit), TEST(test_help_and_version), TEST(test_edit_distance))
+      TEST(test_positional_and_double_dash), TEST(test_flagfile), TEST(test_flagfile_nesting_limit),
+      TEST(test_help_and_version), TEST(test_edit_distance))

@@ -20,8 +20,8 @@ typedef struct jpeg_spec {
     J_COLOR_SPACE in_cs;   /* JCS_RGB, JCS_GRAYSCALE or JCS_CMYK */
     J_COLOR_SPACE file_cs; /* JCS_YCbCr, JCS_GRAYSCALE, JCS_CMYK, JCS_YCCK */
     int progressive;
-    const uint8_t *pixel;  /* one pixel repeated, in_cs components */
-    int restart_rows;      /* restart marker every N MCU rows (0: none) */
+    const uint8_t *pixel; /* one pixel repeated, in_cs components */
+    int restart_rows;     /* restart marker every N MCU rows (0: none) */
 } jpeg_spec;
 
 static uint8_t *make_jpeg(const jpeg_spec *s, size_t *len)
@@ -199,7 +199,8 @@ static void test_not_images(void)
     CHECKF(strstr(tfrec_last_errmsg(), "empty") != NULL, "msg: %s", tfrec_last_errmsg());
     const char *text = "hello, this is not an image\n";
     CHECK_EQ(tfrec_image_probe(text, strlen(text), &info), TFREC_E_IMAGE);
-    CHECKF(strstr(tfrec_last_errmsg(), "not a JPEG or PNG") != NULL, "msg: %s", tfrec_last_errmsg());
+    CHECKF(strstr(tfrec_last_errmsg(), "not a JPEG or PNG") != NULL, "msg: %s",
+           tfrec_last_errmsg());
     uint8_t *out = NULL;
     size_t out_len = 0;
     CHECK_EQ(tfrec_image_normalize(text, strlen(text), NULL, &out, &out_len, NULL, NULL),
@@ -337,8 +338,14 @@ static void check_cmyk_to_red(J_COLOR_SPACE file_cs)
     free(j);
 }
 
-static void test_cmyk_to_rgb(void) { check_cmyk_to_red(JCS_CMYK); }
-static void test_ycck_to_rgb(void) { check_cmyk_to_red(JCS_YCCK); }
+static void test_cmyk_to_rgb(void)
+{
+    check_cmyk_to_red(JCS_CMYK);
+}
+static void test_ycck_to_rgb(void)
+{
+    check_cmyk_to_red(JCS_YCCK);
+}
 
 static void test_png_to_rgb_jpeg(void)
 {
@@ -359,8 +366,8 @@ static void test_png_to_rgb_jpeg(void)
         CHECK_EQ(w, 50);
         CHECK_EQ(h, 31);
         CHECK_EQ(comps, 3);
-        CHECKF(near(px[0], 20, 4) && near(px[1], 200, 4) && near(px[2], 90, 4), "%d %d %d",
-               px[0], px[1], px[2]);
+        CHECKF(near(px[0], 20, 4) && near(px[1], 200, 4) && near(px[2], 90, 4), "%d %d %d", px[0],
+               px[1], px[2]);
         /* a truncated PNG is an error, not a half image */
         uint8_t *o2 = NULL;
         size_t l2 = 0;
@@ -471,5 +478,5 @@ TESTS(TEST(test_probe_baseline_rgb), TEST(test_probe_progressive_and_gray),
       TEST(test_probe_cmyk_ycck_png), TEST(test_not_images), TEST(test_truncated_fails_every_level),
       TEST(test_cut_scan_with_eoi_needs_decode), TEST(test_rgb_kept_unchanged),
       TEST(test_gray_kept_or_converted), TEST(test_cmyk_to_rgb), TEST(test_ycck_to_rgb),
-      TEST(test_png_to_rgb_jpeg), TEST(test_restart_markers), TEST(test_one_pixel), TEST(test_names),
-      TEST(test_hostile_inputs_never_crash))
+      TEST(test_png_to_rgb_jpeg), TEST(test_restart_markers), TEST(test_one_pixel),
+      TEST(test_names), TEST(test_hostile_inputs_never_crash))

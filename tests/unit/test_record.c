@@ -6,7 +6,8 @@
 
 #include "record_util.h"
 
-static const int comps[] = { TFREC_COMPRESSION_NONE, TFREC_COMPRESSION_ZLIB, TFREC_COMPRESSION_GZIP };
+static const int comps[] = { TFREC_COMPRESSION_NONE, TFREC_COMPRESSION_ZLIB,
+                             TFREC_COMPRESSION_GZIP };
 
 static void test_names(void)
 {
@@ -135,7 +136,9 @@ static void test_buffer_sizes(void)
                 CHECKF(!why, "%s comp %d buffer %zu: %s", rt_backends[b], comps[c], bufs[k], why);
             }
             /* and a small writer buffer */
-            tfrec_writer_options wo = { .struct_size = sizeof wo, .compression = comps[c], .buffer_size = 100 };
+            tfrec_writer_options wo = { .struct_size = sizeof wo,
+                                        .compression = comps[c],
+                                        .buffer_size = 100 };
             tfrec_writer *w;
             CHECK(tfrec_writer_open(&w, harness_path("bufs-w"), &wo) == 0);
             uint8_t *buf = malloc(9000);
@@ -409,7 +412,9 @@ static void test_levels(void)
         rt_use_backend(rt_backends[b]);
         uint64_t prev = UINT64_MAX;
         for (int level = 1; level <= 9; level += 4) {
-            tfrec_writer_options o = { .struct_size = sizeof o, .compression = TFREC_COMPRESSION_GZIP, .level = level };
+            tfrec_writer_options o = { .struct_size = sizeof o,
+                                       .compression = TFREC_COMPRESSION_GZIP,
+                                       .level = level };
             tfrec_writer *w;
             CHECK(tfrec_writer_open(&w, harness_path("lvl"), &o) == 0);
             for (int i = 0; i < N; i++)
@@ -451,7 +456,7 @@ static void test_deterministic_output(void)
     enum { N = 400 };
     static uint8_t text[N * 300];
     static const char *const tok[] = { "image/class/label", "image/height", "JPEG", "RGB",
-                                       "n01440764", "features", "0.25", "train_" };
+                                       "n01440764",         "features",     "0.25", "train_" };
     uint8_t rnd[4];
     for (size_t i = 0; i < sizeof text;) { /* tf.Example-like: keys and random numbers */
         harness_random(rnd, sizeof rnd, i);
@@ -497,6 +502,7 @@ static void test_deterministic_output(void)
 }
 
 TESTS(TEST(test_names), TEST(test_header_layout), TEST(test_zero_records), TEST(test_empty_records),
-      TEST(test_many_sizes), TEST(test_buffer_sizes), TEST(test_large_record), TEST(test_output_is_standard),
-      TEST(test_concatenated_gzip), TEST(test_autodetect), TEST(test_flush),
-      TEST(test_memory_source_and_stats), TEST(test_bad_options), TEST(test_levels), TEST(test_deterministic_output))
+      TEST(test_many_sizes), TEST(test_buffer_sizes), TEST(test_large_record),
+      TEST(test_output_is_standard), TEST(test_concatenated_gzip), TEST(test_autodetect),
+      TEST(test_flush), TEST(test_memory_source_and_stats), TEST(test_bad_options),
+      TEST(test_levels), TEST(test_deterministic_output))

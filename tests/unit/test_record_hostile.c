@@ -30,8 +30,8 @@ static size_t build(uint8_t *out, const size_t *sizes, size_t n, uint64_t *offse
 
 /* Read a file until something other than OK; return that code, the number
  * of good records before it, and the message. */
-static int read_until_error_once(const char *path, const tfrec_reader_options *o, size_t *good, char *msg,
-                                 size_t msg_len)
+static int read_until_error_once(const char *path, const tfrec_reader_options *o, size_t *good,
+                                 char *msg, size_t msg_len)
 {
     tfrec_reader *r;
     *good = 0;
@@ -53,8 +53,8 @@ static int read_until_error_once(const char *path, const tfrec_reader_options *o
 
 /* Both ways of reading a local file (mapped, and read() into a buffer)
  * must give the same code, count and message. */
-static int read_until_error(const char *path, const tfrec_reader_options *o, size_t *good, char *msg,
-                            size_t msg_len)
+static int read_until_error(const char *path, const tfrec_reader_options *o, size_t *good,
+                            char *msg, size_t msg_len)
 {
     int rc = read_until_error_once(path, o, good, msg, msg_len);
     char msg2[600];
@@ -66,12 +66,13 @@ static int read_until_error(const char *path, const tfrec_reader_options *o, siz
     int rc2 = read_until_error_once(path, &mapped, &good2, msg2, sizeof msg2);
     /* where a corrupt deflate stream is noticed depends on how much input
      * the inflater was given at once, so only that position may differ */
-    int same_msg = strcmp(msg, msg2) == 0 || (rc == TFREC_E_COMPRESSION && rt_contains(msg2, "near compressed offset"));
+    int same_msg = strcmp(msg, msg2) == 0 ||
+                   (rc == TFREC_E_COMPRESSION && rt_contains(msg2, "near compressed offset"));
     if (rc2 != rc || good2 != *good || !same_msg) {
         char first[600];
         snprintf(first, sizeof first, "%s", msg);
-        snprintf(msg, msg_len, "mapped and read() paths differ: %d/%zu '%.200s' vs %d/%zu '%.200s'", rc,
-                 *good, first, rc2, good2, msg2);
+        snprintf(msg, msg_len, "mapped and read() paths differ: %d/%zu '%.200s' vs %d/%zu '%.200s'",
+                 rc, *good, first, rc2, good2, msg2);
         return -2000;
     }
     return rc;
@@ -139,7 +140,9 @@ static void test_absurd_length(void)
     /* Allocation, not just touched pages: watch the heap from the source. */
     watched wt = { .p = file, .len = 12 + BODY };
     size_t base = heap_now();
-    tfrec_io io = { .struct_size = sizeof io, .ctx = &wt, .read = watched_read, .close = watched_close };
+    tfrec_io io = {
+        .struct_size = sizeof io, .ctx = &wt, .read = watched_read, .close = watched_close
+    };
     tfrec_reader *r;
     CHECK(tfrec_reader_open_io(&r, &io, "watched", &o) == 0);
     const uint8_t *d;
@@ -176,7 +179,8 @@ static void test_bad_length_crc(void)
     CHECK_EQ(good, 3);
     snprintf(want, sizeof want, "at offset %llu ", (unsigned long long)off[3]);
     CHECKF(rt_contains(msg, want) && rt_contains(msg, harness_path("badlen")) &&
-               rt_contains(msg, "bad length CRC"), "%s", msg);
+               rt_contains(msg, "bad length CRC"),
+           "%s", msg);
     /* a flipped length byte is caught the same way */
     n = build(file, sizes5, 5, off);
     file[off[1]] ^= 1;
@@ -200,13 +204,15 @@ static void test_bad_data_crc(void)
     int rc = read_until_error(harness_path("baddata"), NULL, &good, msg, sizeof msg);
     CHECKF(rc == TFREC_E_BAD_DATA_CRC, "%d %s", rc, msg);
     CHECK_EQ(good, 2);
-    snprintf(want, sizeof want, "bad data CRC in record at offset %llu (expected 0x%08x, got 0x%08x",
+    snprintf(want, sizeof want,
+             "bad data CRC in record at offset %llu (expected 0x%08x, got 0x%08x",
              (unsigned long long)off[2], stored, actual);
     CHECKF(rt_contains(msg, want), "%s\nwanted: %s", msg, want);
     CHECK(rt_contains(msg, harness_path("baddata")));
 }
 
-static void cut_case(const char *name, size_t cut_at, int want_code, size_t want_good, uint64_t want_off)
+static void cut_case(const char *name, size_t cut_at, int want_code, size_t want_good,
+                     uint64_t want_off)
 {
     uint8_t file[8192];
     uint64_t off[5];
@@ -259,7 +265,8 @@ static void test_trailing_garbage(void)
     CHECK(rt_spit(harness_path("garbage12"), file, n + 12) == 0);
     size_t good;
     char msg[600];
-    CHECK(read_until_error(harness_path("garbage12"), NULL, &good, msg, sizeof msg) == TFREC_E_BAD_LENGTH_CRC);
+    CHECK(read_until_error(harness_path("garbage12"), NULL, &good, msg, sizeof msg) ==
+          TFREC_E_BAD_LENGTH_CRC);
 }
 
 static void test_corrupt_compressed(void)
@@ -305,7 +312,8 @@ static void test_corrupt_compressed(void)
             memcpy(z3 + zl, "xyz", 3);
             CHECK(rt_spit(p, z3, zl + 3) == 0);
             rc = read_until_error(p, NULL, &good, msg, sizeof msg);
-            CHECKF(rc == TFREC_E_TRAILING_GARBAGE && good == 5, "%s: %d %s", rt_backends[b], rc, msg);
+            CHECKF(rc == TFREC_E_TRAILING_GARBAGE && good == 5, "%s: %d %s", rt_backends[b], rc,
+                   msg);
             char want[64];
             snprintf(want, sizeof want, "at compressed offset %zu", zl);
             CHECKF(rt_contains(msg, want), "%s", msg);
@@ -367,10 +375,12 @@ static void check_skip(const char *path, int compressed, int use_mmap)
             uint64_t at, bytes;
             int code = tfrec_reader_last_skip(r, &at, &bytes);
             if (regions_seen == 0)
-                CHECKF(code == TFREC_E_BAD_DATA_CRC && bytes == 3016, "%d %llu", code, (unsigned long long)bytes);
+                CHECKF(code == TFREC_E_BAD_DATA_CRC && bytes == 3016, "%d %llu", code,
+                       (unsigned long long)bytes);
             if (regions_seen == 1)
                 CHECK(code == TFREC_E_BAD_LENGTH_CRC && bytes == 86);
-            CHECK(rt_contains(tfrec_reader_errmsg(r), compressed ? "uncompressed offset" : "at offset"));
+            CHECK(rt_contains(tfrec_reader_errmsg(r),
+                              compressed ? "uncompressed offset" : "at offset"));
             regions_seen = st.skipped_regions;
         }
         got++;
@@ -409,7 +419,8 @@ static void test_skip_corrupt(void)
     /* without the option, the first problem stops the reader */
     size_t good;
     char msg[600];
-    CHECK(read_until_error(harness_path("damaged"), NULL, &good, msg, sizeof msg) == TFREC_E_BAD_DATA_CRC);
+    CHECK(read_until_error(harness_path("damaged"), NULL, &good, msg, sizeof msg) ==
+          TFREC_E_BAD_DATA_CRC);
     CHECK_EQ(good, 3);
 }
 
@@ -447,11 +458,14 @@ static void test_trickle_and_tiny_buffer(void)
         trickle *t = calloc(1, sizeof *t);
         t->p = comp ? z : file;
         t->len = comp ? zl : n;
-        tfrec_io io = { .struct_size = sizeof io, .ctx = t, .read = trickle_read, .close = trickle_close };
+        tfrec_io io = {
+            .struct_size = sizeof io, .ctx = t, .read = trickle_read, .close = trickle_close
+        };
         tfrec_reader_options o = { .struct_size = sizeof o, .skip_corrupt = 1, .buffer_size = 1 };
         tfrec_reader *r;
         CHECK(tfrec_reader_open_io(&r, &io, "trickle", &o) == 0);
-        CHECK_EQ(tfrec_reader_compression(r), comp ? TFREC_COMPRESSION_GZIP : TFREC_COMPRESSION_NONE);
+        CHECK_EQ(tfrec_reader_compression(r),
+                 comp ? TFREC_COMPRESSION_GZIP : TFREC_COMPRESSION_NONE);
         const uint8_t *d;
         size_t len, got = 0;
         int rc;
@@ -475,11 +489,13 @@ static void test_wrong_compression(void)
     size_t good;
     char msg[600];
     tfrec_reader_options o = { .struct_size = sizeof o, .compression = TFREC_COMPRESSION_NONE };
-    CHECK(read_until_error(harness_path("wc.gz"), &o, &good, msg, sizeof msg) == TFREC_E_BAD_LENGTH_CRC);
+    CHECK(read_until_error(harness_path("wc.gz"), &o, &good, msg, sizeof msg) ==
+          TFREC_E_BAD_LENGTH_CRC);
     o.compression = TFREC_COMPRESSION_GZIP;
     CHECK(read_until_error(harness_path("wc"), &o, &good, msg, sizeof msg) == TFREC_E_COMPRESSION);
     o.compression = TFREC_COMPRESSION_ZLIB;
-    CHECK(read_until_error(harness_path("wc.gz"), &o, &good, msg, sizeof msg) == TFREC_E_COMPRESSION);
+    CHECK(read_until_error(harness_path("wc.gz"), &o, &good, msg, sizeof msg) ==
+          TFREC_E_COMPRESSION);
 }
 
 /* Another process truncates the file while it is being read: with read()
@@ -507,12 +523,12 @@ static void test_file_shrinks_while_reading(void)
     CHECK_EQ(rc, TFREC_E_TRUNCATED);
     char where[64];
     snprintf(where, sizeof where, "offset %llu", (unsigned long long)(15 * (SIZE + 16)));
-    CHECKF(got == 15 && rt_contains(tfrec_reader_errmsg(r), where),
-           "%zu records; message: %s", got, tfrec_reader_errmsg(r));
+    CHECKF(got == 15 && rt_contains(tfrec_reader_errmsg(r), where), "%zu records; message: %s", got,
+           tfrec_reader_errmsg(r));
     tfrec_reader_free(r);
 }
 
-TESTS(TEST(test_absurd_length), TEST(test_bad_length_crc), TEST(test_bad_data_crc), TEST(test_truncated),
-      TEST(test_trailing_garbage), TEST(test_corrupt_compressed), TEST(test_skip_corrupt),
-      TEST(test_trickle_and_tiny_buffer), TEST(test_wrong_compression),
+TESTS(TEST(test_absurd_length), TEST(test_bad_length_crc), TEST(test_bad_data_crc),
+      TEST(test_truncated), TEST(test_trailing_garbage), TEST(test_corrupt_compressed),
+      TEST(test_skip_corrupt), TEST(test_trickle_and_tiny_buffer), TEST(test_wrong_compression),
       TEST(test_file_shrinks_while_reading))

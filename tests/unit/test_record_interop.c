@@ -7,7 +7,8 @@
 #include "record_util.h"
 
 static const char *const comp_names[] = { "NONE", "ZLIB", "GZIP" };
-static const int comps[] = { TFREC_COMPRESSION_NONE, TFREC_COMPRESSION_ZLIB, TFREC_COMPRESSION_GZIP };
+static const int comps[] = { TFREC_COMPRESSION_NONE, TFREC_COMPRESSION_ZLIB,
+                             TFREC_COMPRESSION_GZIP };
 
 typedef struct size_set {
     const char *name;
@@ -53,7 +54,8 @@ static void test_python_writes_we_read(void)
             sizes_arg(&sets[s], sizes, sizeof sizes);
             snprintf(name, sizeof name, "py-%s-%s", sets[s].name, comp_names[c]);
             const char *path = harness_path(name);
-            CHECKF(python("write", path, comp_names[c], sizes) == 0, "python could not write %s", name);
+            CHECKF(python("write", path, comp_names[c], sizes) == 0, "python could not write %s",
+                   name);
             for (size_t b = 0; b < 2; b++) {
                 rt_use_backend(rt_backends[b]);
                 tfrec_reader *r;
@@ -88,7 +90,8 @@ static void test_we_write_python_reads(void)
                 rt_use_backend(rt_backends[b]);
                 char sizes[512], name[64];
                 sizes_arg(&sets[s], sizes, sizeof sizes);
-                snprintf(name, sizeof name, "c-%s-%s-%s", sets[s].name, comp_names[c], rt_backends[b]);
+                snprintf(name, sizeof name, "c-%s-%s-%s", sets[s].name, comp_names[c],
+                         rt_backends[b]);
                 const char *path = harness_path(name);
                 tfrec_writer_options o = { .struct_size = sizeof o, .compression = comps[c] };
                 tfrec_writer *w;

@@ -30,8 +30,9 @@ static void test_temp_then_rename(void)
         CHECK(tfrec_writer_open(&w, path, &o) == 0);
         CHECK(tfrec_writer_write(w, "abc", 3) == 0);
         CHECK(tfrec_writer_flush(w) == 0);
-        CHECK(!exists(path));                                      /* not before close */
-        CHECK_EQ(rt_count_files(dir, "shard-00000-of-00001.tmp-"), 1); /* but a temp file is there */
+        CHECK(!exists(path)); /* not before close */
+        CHECK_EQ(rt_count_files(dir, "shard-00000-of-00001.tmp-"),
+                 1); /* but a temp file is there */
         CHECK(tfrec_writer_close(w) == 0);
         CHECK(exists(path));
         CHECK_EQ(rt_count_files(dir, "shard-00000-of-00001.tmp-"), 0);
@@ -98,7 +99,8 @@ static void test_rename_failure(void)
     CHECK(rt_spit(inner, "x", 1) == 0);
     int rc = tfrec_writer_close(w);
     CHECK_EQ(rc, TFREC_E_IO);
-    CHECKF(rt_contains(tfrec_writer_errmsg(w), "rename") && rt_contains(tfrec_writer_errmsg(w), path),
+    CHECKF(rt_contains(tfrec_writer_errmsg(w), "rename") &&
+               rt_contains(tfrec_writer_errmsg(w), path),
            "%s", tfrec_writer_errmsg(w));
     tfrec_writer_free(w);
     CHECK_EQ(rt_count_files(dir, "out.tmp-"), 0);
@@ -150,8 +152,14 @@ static void test_failing_sink(void)
 {
     for (int comp = TFREC_COMPRESSION_NONE; comp <= TFREC_COMPRESSION_GZIP; comp += 2) {
         failing f = { .limit = 100000 };
-        tfrec_io io = { .struct_size = sizeof io, .ctx = &f, .write = failing_write, .close = failing_close, .errmsg = failing_msg };
-        tfrec_writer_options o = { .struct_size = sizeof o, .compression = comp, .buffer_size = 4096 };
+        tfrec_io io = { .struct_size = sizeof io,
+                        .ctx = &f,
+                        .write = failing_write,
+                        .close = failing_close,
+                        .errmsg = failing_msg };
+        tfrec_writer_options o = { .struct_size = sizeof o,
+                                   .compression = comp,
+                                   .buffer_size = 4096 };
         tfrec_writer *w;
         CHECK(tfrec_writer_open_io(&w, &io, "sim", &o) == 0);
         uint8_t rec[1000];
@@ -325,5 +333,5 @@ static void test_seek(void)
     seek_cases(1);
 }
 
-TESTS(TEST(test_temp_then_rename), TEST(test_abort), TEST(test_rename_failure), TEST(test_open_errors), TEST(test_failing_sink),
-      TEST(test_stdout_stdin), TEST(test_seek))
+TESTS(TEST(test_temp_then_rename), TEST(test_abort), TEST(test_rename_failure),
+      TEST(test_open_errors), TEST(test_failing_sink), TEST(test_stdout_stdin), TEST(test_seek))

@@ -12,10 +12,10 @@ enum {
     EXIT_INTERRUPTED = 130 /* stopped by SIGINT or SIGTERM (128 + SIGINT, as a shell reports) */
 };
 
-#define EXIT_STATUS_HELP                                                                 \
-    "Exit status: 0 success; 1 bad data (corrupt input; a record, row or image\n"        \
-    "failed); 2 usage error (bad flags or arguments); 3 I/O or network error\n"          \
-    "(cannot open or write a file, server unreachable); 130 interrupted (SIGINT or\n"    \
+#define EXIT_STATUS_HELP                                                              \
+    "Exit status: 0 success; 1 bad data (corrupt input; a record, row or image\n"     \
+    "failed); 2 usage error (bad flags or arguments); 3 I/O or network error\n"       \
+    "(cannot open or write a file, server unreachable); 130 interrupted (SIGINT or\n" \
     "SIGTERM). With several problems the highest status is returned.\n"
 
 /* The exit status for a library status code (TFREC_OK, TFREC_E_*): data
@@ -25,6 +25,9 @@ enum {
  * EXIT_INTERRUPTED. */
 int cli_exit_for(int rc);
 
-static inline int cli_worst(int a, int b) { return a > b ? a : b; }
+static inline int cli_worst(int a, int b)
+{
+    return a > b ? a : b;
+}
 
 #endif

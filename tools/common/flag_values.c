@@ -89,10 +89,14 @@ int cli_parse_size(const char *s, uint64_t *out, char *err, size_t errcap)
     unsigned shift = 0;
     if (rc == 0) {
         switch (*end) {
-        case 'k': case 'K': shift = 10; break;
-        case 'm': case 'M': shift = 20; break;
-        case 'g': case 'G': shift = 30; break;
-        case 't': case 'T': shift = 40; break;
+        case 'k':
+        case 'K': shift = 10; break;
+        case 'm':
+        case 'M': shift = 20; break;
+        case 'g':
+        case 'G': shift = 30; break;
+        case 't':
+        case 'T': shift = 40; break;
         }
         if (shift) {
             end++;

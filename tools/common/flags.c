@@ -104,12 +104,8 @@ static int set_value(parser *p, cli_flag *f, const char *shown, const char *valu
     char err[256] = "";
     int bad = 0;
     switch (f->type) {
-    case CLI_BOOL:
-        bad = cli_parse_bool(value, (int *)f->dest, err, sizeof err);
-        break;
-    case CLI_STRING:
-        *(const char **)f->dest = value;
-        break;
+    case CLI_BOOL: bad = cli_parse_bool(value, (int *)f->dest, err, sizeof err); break;
+    case CLI_STRING: *(const char **)f->dest = value; break;
     case CLI_INT:
     case CLI_INT64: {
         int64_t v, lo = f->min, hi = f->max;
@@ -166,14 +162,12 @@ static int set_value(parser *p, cli_flag *f, const char *shown, const char *valu
         if (bad) {
             size_t o = (size_t)snprintf(err, sizeof err, "'%s' is not one of ", value);
             for (int i = 0; f->choices[i] && o < sizeof err; i++)
-                o += (size_t)snprintf(err + o, sizeof err - o, "%s%s", i ? ", " : "",
-                                      f->choices[i]);
+                o +=
+                    (size_t)snprintf(err + o, sizeof err - o, "%s%s", i ? ", " : "", f->choices[i]);
         }
         break;
     }
-    case CLI_CUSTOM:
-        bad = f->parse(value, f->dest, err, sizeof err) != 0;
-        break;
+    case CLI_CUSTOM: bad = f->parse(value, f->dest, err, sizeof err) != 0; break;
     }
     if (bad)
         return error(p, "%s: %s", shown, err[0] ? err : "bad value");
@@ -243,8 +237,10 @@ static int parse_list(parser *p, char **args, const int *lines, int n, int depth
 static int read_flagfile(parser *p, const char *path, int depth)
 {
     if (depth >= CLI_FLAGFILE_DEPTH)
-        return error(p, "--flagfile=%s: flagfiles nested more than %d deep (does one include "
-                     "itself?)", path, CLI_FLAGFILE_DEPTH);
+        return error(p,
+                     "--flagfile=%s: flagfiles nested more than %d deep (does one include "
+                     "itself?)",
+                     path, CLI_FLAGFILE_DEPTH);
     FILE *fp = fopen(path, "r");
     if (!fp)
         return error(p, "--flagfile=%s: cannot open: %s", path, strerror(errno));
@@ -409,8 +405,9 @@ static int parse_list(parser *p, char **args, const int *lines, int n, int depth
         }
         if (flags_done || a[0] != '-' || !a[1]) { /* "-" alone is a file name: stdin */
             if (cl->max_args >= 0 && cl->nargs >= cl->max_args)
-                return error(p, cl->max_args ? "unexpected argument '%s'"
-                                             : "unexpected argument '%s' (flags are --name=value)",
+                return error(p,
+                             cl->max_args ? "unexpected argument '%s'"
+                                          : "unexpected argument '%s' (flags are --name=value)",
                              a);
             cl->args[cl->nargs++] = args[i];
             continue;
@@ -433,19 +430,15 @@ int cli_parse(cli_cmdline *cl, int argc, char **argv)
     parser p = { cl, NULL, 0 };
     int rc = argc > 1 ? parse_list(&p, argv + 1, NULL, argc - 1, 0) : 0;
     switch (rc) {
-    case 0:
-        return CLI_PARSED;
+    case 0: return CLI_PARSED;
     case REQ_HELP:
-    case REQ_HELPFULL:
-        cli_print_help(cl, stdout, rc == REQ_HELPFULL);
-        return EXIT_OK;
+    case REQ_HELPFULL: cli_print_help(cl, stdout, rc == REQ_HELPFULL); return EXIT_OK;
     case REQ_VERSION: {
         size_t w = strcspn(cl->prog, " ");
         printf("%.*s (libtfrec) %s\n", (int)w, cl->prog, tfrec_version());
         return EXIT_OK;
     }
-    default:
-        return rc;
+    default: return rc;
     }
 }
 

@@ -42,8 +42,8 @@ typedef enum cli_flag_type {
 } cli_flag_type;
 
 typedef struct cli_flag {
-    const char *name;       /* long name; NULL ends a table */
-    char short_name;        /* one-letter form, 0 for none */
+    const char *name; /* long name; NULL ends a table */
+    char short_name;  /* one-letter form, 0 for none */
     cli_flag_type type;
     void *dest;
     const char *value_name; /* placeholder in --help ("N", "FILE") [by type] */
@@ -56,7 +56,7 @@ typedef struct cli_flag {
     /* CLI_CUSTOM: store the value; on error return -1 with a message in err
      * (printed after "--name: "). */
     int (*parse)(const char *value, void *dest, char *err, size_t errcap);
-    int seen;               /* set by the parser: times the flag was given */
+    int seen; /* set by the parser: times the flag was given */
 } cli_flag;
 
 typedef struct cli_cmdline {

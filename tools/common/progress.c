@@ -55,11 +55,12 @@ static void draw(cli_progress *p, double now)
     char head[160];
     if (p->total)
         snprintf(head, sizeof head, "%llu/%llu %s (%.1f%%)", (unsigned long long)p->done,
-                 (unsigned long long)p->total, p->label, 100.0 * (double)p->done / (double)p->total);
+                 (unsigned long long)p->total, p->label,
+                 100.0 * (double)p->done / (double)p->total);
     else
         snprintf(head, sizeof head, "%llu %s", (unsigned long long)p->done, p->label);
-    fprintf(stderr, "%s%s  %.0f %s/s  %.1f MB/s%s%s", p->tty ? "\r" : "", head, rate, p->label,
-            mbs, eta, p->tty ? "\033[K" : "\n");
+    fprintf(stderr, "%s%s  %.0f %s/s  %.1f MB/s%s%s", p->tty ? "\r" : "", head, rate, p->label, mbs,
+            eta, p->tty ? "\033[K" : "\n");
     fflush(stderr);
     p->drawn = 1;
     p->last_draw = now;

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 typedef struct cli_progress {
-    const char *label;     /* "images", "records", "rows" */
-    uint64_t total;        /* expected units, 0 if unknown (no ETA then) */
+    const char *label; /* "images", "records", "rows" */
+    uint64_t total;    /* expected units, 0 if unknown (no ETA then) */
     uint64_t done;
     uint64_t bytes;
     double start, last_draw;

@@ -40,8 +40,8 @@ typedef struct cli {
     uint64_t max_inflight_mb;
 } cli;
 
-static const char *const layouts[] = { "imagenet", "folders", "csv", NULL };  /* TFREC_LAYOUT_* */
-static const char *const on_errors[] = { "stop", "skip", NULL };              /* TFREC_ON_ERROR_* */
+static const char *const layouts[] = { "imagenet", "folders", "csv", NULL }; /* TFREC_LAYOUT_* */
+static const char *const on_errors[] = { "stop", "skip", NULL };             /* TFREC_ON_ERROR_* */
 
 /* The reference's upload and download flags: what they ask for is not
  * built yet, so say so, naming the flag (never "unknown flag"). */
@@ -52,7 +52,8 @@ static int check_reference_flags(const cli_cmdline *cl, const cli *c)
             cli_usage_error(cl, "--gcs_output_path must start with gs://, not '%s'",
                             c->gcs_output_path);
         else
-            cli_usage_error(cl, "--gcs_output_path=%s: uploading to Cloud Storage needs the "
+            cli_usage_error(cl,
+                            "--gcs_output_path=%s: uploading to Cloud Storage needs the "
                             "storage module, which is not built yet; convert with "
                             "--nogcs_upload and copy the shards (gsutil -m cp)",
                             c->gcs_output_path);
@@ -60,12 +61,13 @@ static int check_reference_flags(const cli_cmdline *cl, const cli *c)
     }
     if (c->gcs_upload && cli_flag_seen(cl, "gcs_upload")) {
         cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH, and "
-                        "uploading is not built yet: pass --nogcs_upload to convert locally");
+                            "uploading is not built yet: pass --nogcs_upload to convert locally");
         return EXIT_USAGE;
     }
     if (!c->o.raw_data_dir && c->o.layout != TFREC_LAYOUT_CSV &&
         (c->imagenet_username || c->imagenet_access_key)) {
-        cli_usage_error(cl, "%s: downloading ImageNet is not built yet; download and extract "
+        cli_usage_error(cl,
+                        "%s: downloading ImageNet is not built yet; download and extract "
                         "the tar files, then pass --raw_data_dir",
                         c->imagenet_username ? "--imagenet_username" : "--imagenet_access_key");
         return EXIT_USAGE;
@@ -110,7 +112,8 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     return CLI_PARSED;
 }
 
-static int on_progress(void *ctx, uint64_t done, uint64_t total, uint64_t bytes_in, uint64_t bytes_out)
+static int on_progress(void *ctx, uint64_t done, uint64_t total, uint64_t bytes_in,
+                       uint64_t bytes_out)
 {
     cli_progress *p = ctx;
     (void)bytes_out;
@@ -125,8 +128,10 @@ static void summary(const tfrec_imagenet_result *r, int status)
     tfrec_imagenet_result_counts(r, &c);
     double rate = c.seconds > 0 ? (double)(c.images_written + c.images_rejected) / c.seconds : 0;
     fprintf(stderr,
-            "%s: %" PRIu64 " images found, %" PRIu64 " written, %" PRIu64 " fixed (PNG/CMYK/YCCK/gray), "
-            "%" PRIu64 " rejected; %u shards, %.1f MB in, %.1f MB out, %u classes, %.2f s (%.0f images/s)\n",
+            "%s: %" PRIu64 " images found, %" PRIu64 " written, %" PRIu64
+            " fixed (PNG/CMYK/YCCK/gray), "
+            "%" PRIu64
+            " rejected; %u shards, %.1f MB in, %.1f MB out, %u classes, %.2f s (%.0f images/s)\n",
             status ? "FAILED" : "done", c.images_total, c.images_written, c.images_fixed,
             c.images_rejected, c.shards, (double)c.bytes_in / 1e6, (double)c.bytes_out / 1e6,
             c.classes, c.seconds, rate);
@@ -191,61 +196,141 @@ int main(int argc, char **argv)
     c.max_inflight_mb = 256;
     tfrec_imagenet_options *o = &c.o;
     cli_flag flags[] = {
-        { .name = "raw_data_dir", .type = CLI_STRING, .dest = &o->raw_data_dir,
-          .value_name = "DIR", .section = "Flags of imagenet_to_gcs.py:",
+        { .name = "raw_data_dir",
+          .type = CLI_STRING,
+          .dest = &o->raw_data_dir,
+          .value_name = "DIR",
+          .section = "Flags of imagenet_to_gcs.py:",
           .help = "input root: train/, validation/, synset_labels.txt" },
-        { .name = "local_scratch_dir", .type = CLI_STRING, .dest = &o->output_dir,
-          .value_name = "DIR", .help = "output directory, created if missing" },
-        { .name = "gcs_upload", .type = CLI_BOOL, .dest = &c.gcs_upload,
+        { .name = "local_scratch_dir",
+          .type = CLI_STRING,
+          .dest = &o->output_dir,
+          .value_name = "DIR",
+          .help = "output directory, created if missing" },
+        { .name = "gcs_upload",
+          .type = CLI_BOOL,
+          .dest = &c.gcs_upload,
           .help = "upload the shards to --gcs_output_path [true, as the\n"
                   "reference]; uploading is not built yet" },
-        { .name = "gcs_output_path", .type = CLI_STRING, .dest = &c.gcs_output_path,
-          .value_name = "gs://B/P", .help = "where to upload (needs Cloud Storage support,\n"
-                                            "not built yet)" },
-        { .name = "project", .type = CLI_STRING, .dest = &c.project, .value_name = "P",
+        { .name = "gcs_output_path",
+          .type = CLI_STRING,
+          .dest = &c.gcs_output_path,
+          .value_name = "gs://B/P",
+          .help = "where to upload (needs Cloud Storage support,\n"
+                  "not built yet)" },
+        { .name = "project",
+          .type = CLI_STRING,
+          .dest = &c.project,
+          .value_name = "P",
           .help = "Cloud project of the upload" },
-        { .name = "imagenet_username", .type = CLI_STRING, .dest = &c.imagenet_username,
-          .value_name = "U", .help = "image-net.org account, for downloading (not built yet;\n"
-                                     "ignored with --raw_data_dir, as by the reference)" },
-        { .name = "imagenet_access_key", .type = CLI_STRING, .dest = &c.imagenet_access_key,
-          .value_name = "K", .help = "image-net.org access key, likewise" },
-        { .name = "layout", .type = CLI_CHOICE, .dest = &o->layout, .choices = layouts,
+        { .name = "imagenet_username",
+          .type = CLI_STRING,
+          .dest = &c.imagenet_username,
+          .value_name = "U",
+          .help = "image-net.org account, for downloading (not built yet;\n"
+                  "ignored with --raw_data_dir, as by the reference)" },
+        { .name = "imagenet_access_key",
+          .type = CLI_STRING,
+          .dest = &c.imagenet_access_key,
+          .value_name = "K",
+          .help = "image-net.org access key, likewise" },
+        { .name = "layout",
+          .type = CLI_CHOICE,
+          .dest = &o->layout,
+          .choices = layouts,
           .section = "Input:",
           .help = "[imagenet]; folders: DIR/<class>/*, one split \"train\"" },
-        { .name = "csv", .type = CLI_STRING, .dest = &o->csv_path, .value_name = "FILE",
+        { .name = "csv",
+          .type = CLI_STRING,
+          .dest = &o->csv_path,
+          .value_name = "FILE",
           .help = "path,label[,split] lines (implies --layout=csv)" },
-        { .name = "labels_file", .type = CLI_STRING, .dest = &o->labels_file, .value_name = "FILE",
+        { .name = "labels_file",
+          .type = CLI_STRING,
+          .dest = &o->labels_file,
+          .value_name = "FILE",
           .help = "one synset per line; label = line number\n[sorted union, 1..K]" },
-        { .name = "validation_labels_file", .type = CLI_STRING, .dest = &o->validation_labels_file,
-          .value_name = "FILE", .help = "[RAW/synset_labels.txt]" },
-        { .name = "extensions", .type = CLI_STRING, .dest = &o->extensions, .value_name = "LIST",
+        { .name = "validation_labels_file",
+          .type = CLI_STRING,
+          .dest = &o->validation_labels_file,
+          .value_name = "FILE",
+          .help = "[RAW/synset_labels.txt]" },
+        { .name = "extensions",
+          .type = CLI_STRING,
+          .dest = &o->extensions,
+          .value_name = "LIST",
           .help = "accepted extensions, any case [jpeg,jpg]" },
-        { .name = "output_dir", .type = CLI_STRING, .dest = &o->output_dir, .value_name = "DIR",
-          .section = "Output:", .help = "the same as --local_scratch_dir" },
-        { .name = "train_shards", .type = CLI_INT, .dest = &o->train_shards, .min = 1,
-          .max = 99999, .help = "[1024]" },
-        { .name = "validation_shards", .type = CLI_INT, .dest = &o->validation_shards, .min = 1,
-          .max = 99999, .help = "[128]" },
-        { .name = "compression", .type = CLI_CUSTOM, .dest = &o->compression,
-          .parse = cli_parse_output_compression, .value_name = "NONE|ZLIB|GZIP", .help = "[NONE]" },
-        { .name = "manifest", .type = CLI_STRING, .dest = &c.manifest, .value_name = "FILE",
+        { .name = "output_dir",
+          .type = CLI_STRING,
+          .dest = &o->output_dir,
+          .value_name = "DIR",
+          .section = "Output:",
+          .help = "the same as --local_scratch_dir" },
+        { .name = "train_shards",
+          .type = CLI_INT,
+          .dest = &o->train_shards,
+          .min = 1,
+          .max = 99999,
+          .help = "[1024]" },
+        { .name = "validation_shards",
+          .type = CLI_INT,
+          .dest = &o->validation_shards,
+          .min = 1,
+          .max = 99999,
+          .help = "[128]" },
+        { .name = "compression",
+          .type = CLI_CUSTOM,
+          .dest = &o->compression,
+          .parse = cli_parse_output_compression,
+          .value_name = "NONE|ZLIB|GZIP",
+          .help = "[NONE]" },
+        { .name = "manifest",
+          .type = CLI_STRING,
+          .dest = &c.manifest,
+          .value_name = "FILE",
           .help = "JSON manifest [OUTPUT/manifest.json]; --manifest= for none" },
-        { .name = "num_threads", .type = CLI_INT, .dest = &o->num_threads, .min = 1, .max = 256,
-          .section = "Processing:", .help = "worker threads [all cores]" },
+        { .name = "num_threads",
+          .type = CLI_INT,
+          .dest = &o->num_threads,
+          .min = 1,
+          .max = 256,
+          .section = "Processing:",
+          .help = "worker threads [all cores]" },
         { .name = "seed", .type = CLI_UINT64, .dest = &o->seed, .help = "train shuffle seed [0]" },
-        { .name = "no_shuffle", .type = CLI_BOOL, .dest = &o->no_shuffle,
+        { .name = "no_shuffle",
+          .type = CLI_BOOL,
+          .dest = &o->no_shuffle,
           .help = "keep the train images in sorted order" },
-        { .name = "verify", .type = CLI_CUSTOM, .dest = &o->verify, .parse = cli_parse_verify_level,
-          .value_name = "header|fast|full", .help = "[header]" },
-        { .name = "on_error", .type = CLI_CHOICE, .dest = &o->on_error, .choices = on_errors,
+        { .name = "verify",
+          .type = CLI_CUSTOM,
+          .dest = &o->verify,
+          .parse = cli_parse_verify_level,
+          .value_name = "header|fast|full",
+          .help = "[header]" },
+        { .name = "on_error",
+          .type = CLI_CHOICE,
+          .dest = &o->on_error,
+          .choices = on_errors,
           .help = "[stop]" },
-        { .name = "quality", .type = CLI_INT, .dest = &o->quality, .min = 1, .max = 100,
+        { .name = "quality",
+          .type = CLI_INT,
+          .dest = &o->quality,
+          .min = 1,
+          .max = 100,
           .help = "quality of re-encoded PNG/CMYK images [100]" },
-        { .name = "grayscale_to_rgb", .type = CLI_BOOL, .dest = &o->grayscale_to_rgb,
+        { .name = "grayscale_to_rgb",
+          .type = CLI_BOOL,
+          .dest = &o->grayscale_to_rgb,
           .help = "re-encode grayscale JPEGs as RGB [keep, like the\nreference]" },
-        { .name = "max_inflight_mb", .type = CLI_UINT64, .dest = &c.max_inflight_mb, .umin = 1,
-          .umax = 1 << 20, .help = "image bytes held in memory at once [256]" },
-        { .name = "quiet", .type = CLI_BOOL, .dest = &c.quiet,
+        { .name = "max_inflight_mb",
+          .type = CLI_UINT64,
+          .dest = &c.max_inflight_mb,
+          .umin = 1,
+          .umax = 1 << 20,
+          .help = "image bytes held in memory at once [256]" },
+        { .name = "quiet",
+          .type = CLI_BOOL,
+          .dest = &c.quiet,
           .help = "no progress display or summary" },
         { 0 }
     };

@@ -5,8 +5,8 @@
 
 #include "cli.h"
 
-int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag *flags,
-                  int argc, char **argv)
+int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag *flags, int argc,
+                  char **argv)
 {
     memset(cl, 0, sizeof *cl);
     cl->prog = prog;

@@ -19,9 +19,8 @@ typedef struct cli_read_opts {
     int skip_corrupt;         /* skip corrupt regions instead of stopping */
     uint64_t max_record_size; /* 0 = library default */
     /* Called for every skipped corrupt region; NULL prints a warning. */
-    void (*on_skip)(void *ctx, const char *file, uint64_t offset, uint64_t bytes,
-                    const char *why);
-    int keep_errors;          /* leave the error in the result, print nothing */
+    void (*on_skip)(void *ctx, const char *file, uint64_t offset, uint64_t bytes, const char *why);
+    int keep_errors; /* leave the error in the result, print nothing */
 } cli_read_opts;
 
 typedef struct cli_record {
@@ -62,8 +61,8 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl);
 
 /* Parse a subcommand's flags (argv[0] is the subcommand's name). Returns
  * CLI_PARSED or an exit status; free cl with cli_cmdline_free() either way. */
-int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag *flags,
-                  int argc, char **argv);
+int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag *flags, int argc,
+                  char **argv);
 
 /* The usual subcommand: parse, expand the input files, run fn over them
  * (fn returns the exit status). */
@@ -72,16 +71,24 @@ int cli_cmd_run(const char *prog, const char *usage, cli_flag *flags, int argc, 
                 cli_cmd_fn fn, void *ctx);
 
 /* Flags shared by the reading subcommands, as cli_flag table entries. */
-#define CLI_READ_FLAGS(o)                                                              \
-    { .name = "compression", .short_name = 'c', .type = CLI_CUSTOM,                    \
-      .dest = &(o)->compression, .parse = cli_parse_compression, .value_name = "C",    \
-      .help = "input compression: AUTO (default, detected), NONE,\nZLIB or GZIP" },    \
-    { .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE,                  \
-      .dest = &(o)->max_record_size, .umin = 1, .umax = UINT64_MAX,                    \
-      .help = "refuse longer records (default 1G; K/M/G suffixes)" }
-#define CLI_SKIP_FLAG(o)                                                               \
-    { .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL,                     \
-      .dest = &(o)->skip_corrupt, .help = "skip corrupt regions (reported on stderr) and go on" }
+#define CLI_READ_FLAGS(o)                                                           \
+    { .name = "compression",                                                        \
+      .short_name = 'c',                                                            \
+      .type = CLI_CUSTOM,                                                           \
+      .dest = &(o)->compression,                                                    \
+      .parse = cli_parse_compression,                                               \
+      .value_name = "C",                                                            \
+      .help = "input compression: AUTO (default, detected), NONE,\nZLIB or GZIP" }, \
+    {                                                                               \
+        .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE,             \
+        .dest = &(o)->max_record_size, .umin = 1, .umax = UINT64_MAX,               \
+        .help = "refuse longer records (default 1G; K/M/G suffixes)"                \
+    }
+#define CLI_SKIP_FLAG(o)                                                                         \
+    {                                                                                            \
+        .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL, .dest = &(o)->skip_corrupt, \
+        .help = "skip corrupt regions (reported on stderr) and go on"                            \
+    }
 
 /* Buffered stdout for bulk output; flush errors become EXIT_IO. */
 int cli_flush_stdout(void);
@@ -97,8 +104,8 @@ int cmd_convert(int argc, char **argv);
 
 /* dump's per-record JSON line, shared with head. */
 typedef struct dump_opts {
-    int full;      /* whole bytes values, not a prefix */
-    int raw;       /* never decode as tf.Example */
+    int full; /* whole bytes values, not a prefix */
+    int raw;  /* never decode as tf.Example */
 } dump_opts;
 void dump_record_json(FILE *out, const cli_record *rec, const dump_opts *d);
 

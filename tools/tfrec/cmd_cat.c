@@ -98,12 +98,13 @@ int cmd_cat(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.mode = OUT_RAW;
     s.limit = UINT64_MAX;
-    cli_flag flags[] = {
-        CLI_READ_FLAGS(&s.o), CLI_SKIP_FLAG(&s.o),
-        { .name = "framed", .type = CLI_BOOL, .dest = &s.framed,
-          .help = "TFRecord framing (length, CRCs) around each record" },
-        { 0 }
-    };
+    cli_flag flags[] = { CLI_READ_FLAGS(&s.o),
+                         CLI_SKIP_FLAG(&s.o),
+                         { .name = "framed",
+                           .type = CLI_BOOL,
+                           .dest = &s.framed,
+                           .help = "TFRecord framing (length, CRCs) around each record" },
+                         { 0 } };
     return cli_cmd_run("tfrec cat", cat_help, flags, argc, argv, run, &s);
 }
 
@@ -113,17 +114,26 @@ int cmd_head(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.mode = OUT_JSON;
     s.limit = 10;
-    cli_flag flags[] = {
-        { .name = "records", .short_name = 'n', .type = CLI_UINT64, .dest = &s.limit,
-          .help = "how many records (default 10)" },
-        CLI_READ_FLAGS(&s.o), CLI_SKIP_FLAG(&s.o),
-        { .name = "full", .short_name = 'f', .type = CLI_BOOL, .dest = &s.d.full,
-          .help = "bytes values in full in the JSON" },
-        { .name = "raw", .type = CLI_BOOL, .dest = &s.raw,
-          .help = "payload bytes back to back instead of JSON" },
-        { .name = "framed", .type = CLI_BOOL, .dest = &s.framed,
-          .help = "an uncompressed TFRecord stream instead of JSON" },
-        { 0 }
-    };
+    cli_flag flags[] = { { .name = "records",
+                           .short_name = 'n',
+                           .type = CLI_UINT64,
+                           .dest = &s.limit,
+                           .help = "how many records (default 10)" },
+                         CLI_READ_FLAGS(&s.o),
+                         CLI_SKIP_FLAG(&s.o),
+                         { .name = "full",
+                           .short_name = 'f',
+                           .type = CLI_BOOL,
+                           .dest = &s.d.full,
+                           .help = "bytes values in full in the JSON" },
+                         { .name = "raw",
+                           .type = CLI_BOOL,
+                           .dest = &s.raw,
+                           .help = "payload bytes back to back instead of JSON" },
+                         { .name = "framed",
+                           .type = CLI_BOOL,
+                           .dest = &s.framed,
+                           .help = "an uncompressed TFRecord stream instead of JSON" },
+                         { 0 } };
     return cli_cmd_run("tfrec head", head_help, flags, argc, argv, run, &s);
 }

@@ -63,9 +63,11 @@ static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const
         fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s.w));
         status = cli_worst(cli_exit_for(rc), EXIT_IO);
     } else if (!quiet) {
-        fprintf(stderr, "tfrec: %" PRIu64 " records (%" PRIu64 " bytes) from %zu file%s -> %s, "
-                "%s, %" PRIu64 " bytes\n", s.records, s.bytes, files->n, files->n == 1 ? "" : "s",
-                output, tfrec_compression_name(wo->compression), tfrec_writer_bytes_out(s.w));
+        fprintf(stderr,
+                "tfrec: %" PRIu64 " records (%" PRIu64 " bytes) from %zu file%s -> %s, "
+                "%s, %" PRIu64 " bytes\n",
+                s.records, s.bytes, files->n, files->n == 1 ? "" : "s", output,
+                tfrec_compression_name(wo->compression), tfrec_writer_bytes_out(s.w));
     }
     tfrec_writer_free(s.w);
     return status;
@@ -78,25 +80,47 @@ int cmd_convert(int argc, char **argv)
     wo.compression = TFREC_COMPRESSION_NONE;
     const char *output = NULL;
     int quiet = 0;
-    cli_flag flags[] = {
-        { .name = "compression", .short_name = 'C', .type = CLI_CUSTOM, .dest = &wo.compression,
-          .parse = cli_parse_output_compression, .value_name = "C",
-          .help = "output compression: NONE (default), ZLIB or GZIP" },
-        { .name = "level", .short_name = 'l', .type = CLI_INT, .dest = &wo.level, .min = 1,
-          .max = 9, .help = "compression level 1..9 (default 6, as TensorFlow)" },
-        { .name = "output", .short_name = 'o', .type = CLI_STRING, .dest = &output,
-          .value_name = "FILE", .help = "output file (otherwise the last argument)" },
-        { .name = "input-compression", .short_name = 'c', .type = CLI_CUSTOM,
-          .dest = &o.compression, .parse = cli_parse_compression, .value_name = "C",
-          .help = "input compression: AUTO (default), NONE, ZLIB, GZIP" },
-        { .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE,
-          .dest = &o.max_record_size, .umin = 1, .umax = UINT64_MAX,
-          .help = "refuse longer input records (default 1G)" },
-        CLI_SKIP_FLAG(&o),
-        { .name = "quiet", .short_name = 'q', .type = CLI_BOOL, .dest = &quiet,
-          .help = "no progress or summary on stderr" },
-        { 0 }
-    };
+    cli_flag flags[] = { { .name = "compression",
+                           .short_name = 'C',
+                           .type = CLI_CUSTOM,
+                           .dest = &wo.compression,
+                           .parse = cli_parse_output_compression,
+                           .value_name = "C",
+                           .help = "output compression: NONE (default), ZLIB or GZIP" },
+                         { .name = "level",
+                           .short_name = 'l',
+                           .type = CLI_INT,
+                           .dest = &wo.level,
+                           .min = 1,
+                           .max = 9,
+                           .help = "compression level 1..9 (default 6, as TensorFlow)" },
+                         { .name = "output",
+                           .short_name = 'o',
+                           .type = CLI_STRING,
+                           .dest = &output,
+                           .value_name = "FILE",
+                           .help = "output file (otherwise the last argument)" },
+                         { .name = "input-compression",
+                           .short_name = 'c',
+                           .type = CLI_CUSTOM,
+                           .dest = &o.compression,
+                           .parse = cli_parse_compression,
+                           .value_name = "C",
+                           .help = "input compression: AUTO (default), NONE, ZLIB, GZIP" },
+                         { .name = "max-record-size",
+                           .short_name = 'M',
+                           .type = CLI_SIZE,
+                           .dest = &o.max_record_size,
+                           .umin = 1,
+                           .umax = UINT64_MAX,
+                           .help = "refuse longer input records (default 1G)" },
+                         CLI_SKIP_FLAG(&o),
+                         { .name = "quiet",
+                           .short_name = 'q',
+                           .type = CLI_BOOL,
+                           .dest = &quiet,
+                           .help = "no progress or summary on stderr" },
+                         { 0 } };
     cli_cmdline cl;
     cli_files files = { 0 };
     int st = cli_cmd_parse(&cl, "tfrec convert", convert_help, flags, argc, argv);

@@ -95,8 +95,9 @@ static int verify_files(void *ctx, const cli_files *files)
         } else {
             bad_files++;
             printf("BAD %s: %" PRIu64 " good records, %" PRIu64 " bad regions (%" PRIu64
-                   " bytes)%s%s\n", files->paths[i], res.records, res.skipped_regions,
-                   res.skipped_bytes, res.status ? "; stopped: " : "",
+                   " bytes)%s%s\n",
+                   files->paths[i], res.records, res.skipped_regions, res.skipped_bytes,
+                   res.status ? "; stopped: " : "",
                    res.status ? cli_strip_file(res.error, files->paths[i]) : "");
         }
     }
@@ -108,13 +109,17 @@ static int verify_files(void *ctx, const cli_files *files)
 int cmd_verify(int argc, char **argv)
 {
     verify_cmd c = { { 0 }, 0, 0 };
-    cli_flag flags[] = {
-        CLI_READ_FLAGS(&c.o),
-        { .name = "quiet", .short_name = 'q', .type = CLI_BOOL, .dest = &c.quiet,
-          .help = "print only the problems" },
-        { .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL, .dest = &c.skip,
-          .help = "accepted: verify always reports every region" },
-        { 0 }
-    };
+    cli_flag flags[] = { CLI_READ_FLAGS(&c.o),
+                         { .name = "quiet",
+                           .short_name = 'q',
+                           .type = CLI_BOOL,
+                           .dest = &c.quiet,
+                           .help = "print only the problems" },
+                         { .name = "skip-corrupt",
+                           .short_name = 'S',
+                           .type = CLI_BOOL,
+                           .dest = &c.skip,
+                           .help = "accepted: verify always reports every region" },
+                         { 0 } };
     return cli_cmd_run("tfrec verify", verify_help, flags, argc, argv, verify_files, &c);
 }

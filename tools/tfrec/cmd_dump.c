@@ -66,8 +66,7 @@ static void feature_json(tfrec_json *j, const tfrec_example *ex, const char *key
         tfrec_json_array_end(j);
         break;
     }
-    default:
-        break;
+    default: break;
     }
     tfrec_json_object_end(j);
 }
@@ -138,13 +137,18 @@ int cmd_dump(int argc, char **argv)
 {
     dump_state s;
     memset(&s, 0, sizeof s);
-    cli_flag flags[] = {
-        CLI_READ_FLAGS(&s.o), CLI_SKIP_FLAG(&s.o),
-        { .name = "full", .short_name = 'f', .type = CLI_BOOL, .dest = &s.d.full,
-          .help = "bytes values in full (b64 and text, any length)" },
-        { .name = "raw", .short_name = 'r', .type = CLI_BOOL, .dest = &s.d.raw,
-          .help = "do not decode records as tf.Example" },
-        { 0 }
-    };
+    cli_flag flags[] = { CLI_READ_FLAGS(&s.o),
+                         CLI_SKIP_FLAG(&s.o),
+                         { .name = "full",
+                           .short_name = 'f',
+                           .type = CLI_BOOL,
+                           .dest = &s.d.full,
+                           .help = "bytes values in full (b64 and text, any length)" },
+                         { .name = "raw",
+                           .short_name = 'r',
+                           .type = CLI_BOOL,
+                           .dest = &s.d.raw,
+                           .help = "do not decode records as tf.Example" },
+                         { 0 } };
     return cli_cmd_run("tfrec dump", dump_help, flags, argc, argv, dump_files, &s);
 }

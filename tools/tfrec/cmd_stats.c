@@ -11,9 +11,9 @@
 
 typedef struct key_stat {
     char *key;
-    unsigned types;      /* bit (1 << TFREC_FEATURE_*) for every type seen */
-    uint64_t records;    /* records that have the key */
-    uint64_t values;     /* values over all those records */
+    unsigned types;   /* bit (1 << TFREC_FEATURE_*) for every type seen */
+    uint64_t records; /* records that have the key */
+    uint64_t values;  /* values over all those records */
     uint64_t min_values, max_values;
 } key_stat;
 
@@ -159,9 +159,9 @@ static void print_text(const stats_state *s, const totals *t)
     printf("payload bytes:    %" PRIu64 "\n", t->bytes);
     if (s->n_sizes)
         printf("record size:      min %" PRIu64 ", mean %.1f, p50 %" PRIu64 ", p90 %" PRIu64
-               ", p99 %" PRIu64 ", max %" PRIu64 "\n", s->sizes[0],
-               (double)t->bytes / (double)s->n_sizes, percentile(s, 50), percentile(s, 90),
-               percentile(s, 99), s->sizes[s->n_sizes - 1]);
+               ", p99 %" PRIu64 ", max %" PRIu64 "\n",
+               s->sizes[0], (double)t->bytes / (double)s->n_sizes, percentile(s, 50),
+               percentile(s, 90), percentile(s, 99), s->sizes[s->n_sizes - 1]);
     printf("tf.Example:       %" PRIu64 " records (%" PRIu64 " not tf.Example)\n", s->examples,
            s->non_examples);
     if (t->skipped_regions)
@@ -179,9 +179,8 @@ static void print_text(const stats_state *s, const totals *t)
         const key_stat *k = &s->keys[i];
         char types[64];
         type_names(types, sizeof types, k->types);
-        printf("  %-*s  %-6s %10" PRIu64 "  %" PRIu64 "/%.2f/%" PRIu64 "\n", (int)w, k->key,
-               types, k->records, k->min_values, (double)k->values / (double)k->records,
-               k->max_values);
+        printf("  %-*s  %-6s %10" PRIu64 "  %" PRIu64 "/%.2f/%" PRIu64 "\n", (int)w, k->key, types,
+               k->records, k->min_values, (double)k->values / (double)k->records, k->max_values);
     }
     if (s->untracked_keys)
         printf("  (%" PRIu64 " occurrences of keys beyond the first %d not tracked)\n",
@@ -285,11 +284,13 @@ static int stats_files(void *ctx, const cli_files *files)
 int cmd_stats(int argc, char **argv)
 {
     stats_cmd c = { { 0 }, 0 };
-    cli_flag flags[] = {
-        CLI_READ_FLAGS(&c.o), CLI_SKIP_FLAG(&c.o),
-        { .name = "json", .short_name = 'j', .type = CLI_BOOL, .dest = &c.as_json,
-          .help = "one JSON object instead of text" },
-        { 0 }
-    };
+    cli_flag flags[] = { CLI_READ_FLAGS(&c.o),
+                         CLI_SKIP_FLAG(&c.o),
+                         { .name = "json",
+                           .short_name = 'j',
+                           .type = CLI_BOOL,
+                           .dest = &c.as_json,
+                           .help = "one JSON object instead of text" },
+                         { 0 } };
     return cli_cmd_run("tfrec stats", stats_help, flags, argc, argv, stats_files, &c);
 }

@@ -4,13 +4,13 @@
 
 #include "cli.h"
 
-static void warn_skip(void *ctx, const char *file, uint64_t offset, uint64_t bytes,
-                      const char *why)
+static void warn_skip(void *ctx, const char *file, uint64_t offset, uint64_t bytes, const char *why)
 {
     (void)ctx;
     why = cli_strip_file(why, file);
-    fprintf(stderr, "tfrec: %s: skipped corrupt region at offset %" PRIu64 " (%" PRIu64
-            " bytes)%s%s\n", file, offset, bytes, why && *why ? ": " : "", why ? why : "");
+    fprintf(stderr,
+            "tfrec: %s: skipped corrupt region at offset %" PRIu64 " (%" PRIu64 " bytes)%s%s\n",
+            file, offset, bytes, why && *why ? ": " : "", why ? why : "");
 }
 
 const char *cli_strip_file(const char *msg, const char *file)

@@ -21,20 +21,18 @@ static const struct {
 
 static void usage(FILE *out, int full)
 {
-    fprintf(out,
-            "Usage: tfrec COMMAND [FLAGS] FILE...\n"
-            "Inspect, verify and convert TFRecord files (NONE, ZLIB or GZIP).\n\n"
-            "Commands:\n");
+    fprintf(out, "Usage: tfrec COMMAND [FLAGS] FILE...\n"
+                 "Inspect, verify and convert TFRecord files (NONE, ZLIB or GZIP).\n\n"
+                 "Commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out,
-            "\nFILE may be '-' for standard input, and a quoted glob pattern such as\n"
-            "'data/train-*' is expanded by tfrec itself. Compression is detected\n"
-            "unless --compression says otherwise. Offsets are byte offsets of record\n"
-            "headers in the uncompressed stream.\n\n"
-            "'tfrec COMMAND --help' describes each command's flags. Flags are written\n"
-            "--name=value or --name value, booleans --name / --noname; every command\n"
-            "also takes --flagfile=FILE (one flag per line, # comments).\n");
+    fprintf(out, "\nFILE may be '-' for standard input, and a quoted glob pattern such as\n"
+                 "'data/train-*' is expanded by tfrec itself. Compression is detected\n"
+                 "unless --compression says otherwise. Offsets are byte offsets of record\n"
+                 "headers in the uncompressed stream.\n\n"
+                 "'tfrec COMMAND --help' describes each command's flags. Flags are written\n"
+                 "--name=value or --name value, booleans --name / --noname; every command\n"
+                 "also takes --flagfile=FILE (one flag per line, # comments).\n");
     if (full)
         fprintf(out, "'tfrec COMMAND --helpfull' lists the common flags too; 'tfrec --version'\n"
                      "prints the version.\n");
@@ -77,8 +75,10 @@ int main(int argc, char **argv)
         if (cli_edit_distance(cmd, commands[i].name) <= 2)
             near = commands[i].name;
     if (cmd[0] == '-')
-        fprintf(stderr, "tfrec: %s before the command: flags go after it "
-                        "(tfrec COMMAND [FLAGS] FILE...)\n", cmd);
+        fprintf(stderr,
+                "tfrec: %s before the command: flags go after it "
+                "(tfrec COMMAND [FLAGS] FILE...)\n",
+                cmd);
     else if (near)
         fprintf(stderr, "tfrec: unknown command '%s' (did you mean '%s'?)\n", cmd, near);
     else

@@ -77,7 +77,8 @@ static int open_bigtable(run *r)
     if (rc) {
         const char *msg = tfrec_bt_client_errmsg(r->client);
         if (strstr(msg, "PERMISSION_DENIED")) { /* data-only credentials: just try writing */
-            fprintf(stderr, "tfrec2bt: warning: cannot check the table (%s); loading anyway\n", msg);
+            fprintf(stderr, "tfrec2bt: warning: cannot check the table (%s); loading anyway\n",
+                    msg);
         } else {
             fprintf(stderr, "tfrec2bt: %s\n", msg);
             return cli_exit_for(rc);
@@ -115,8 +116,8 @@ static void report_failures(run *r)
         const char *msg;
         tfrec_bt_writer_failed_row(r->writer, i, &k, &kl, &idx, &code, &msg);
         if (i < (size_t)r->f.max_failed_listed)
-            fprintf(stderr, "  not written: row %.*s (record %llu): %s\n", (int)kl,
-                    (const char *)k, (unsigned long long)idx, tfrec_bt_code_name(code));
+            fprintf(stderr, "  not written: row %.*s (record %llu): %s\n", (int)kl, (const char *)k,
+                    (unsigned long long)idx, tfrec_bt_code_name(code));
         if (fp)
             fprintf(fp, "%.*s\t%llu\t%s\n", (int)kl, (const char *)k, (unsigned long long)idx, msg);
     }

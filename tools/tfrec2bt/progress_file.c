@@ -12,7 +12,8 @@ int t2b_progress_write(const char *path, uint64_t next_index, const t2b_flags *f
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
     FILE *fp = fopen(tmp, "w");
-    if (!fp) return -1;
+    if (!fp)
+        return -1;
     fprintf(fp, "next_index %llu\n", (unsigned long long)next_index);
     fprintf(fp, "# every record below next_index is acknowledged by Bigtable\n");
     fprintf(fp, "# source_glob %s\n# table %s/%s\n# row_prefix %s\n", f->source_glob,
@@ -32,10 +33,12 @@ static int check_line(const char *line, const char *tag, const char *want, const
                       char *err, size_t errcap)
 {
     size_t n = strlen(tag);
-    if (strncmp(line, tag, n) != 0) return 0;
+    if (strncmp(line, tag, n) != 0)
+        return 0;
     const char *have = line + n;
     size_t len = strcspn(have, "\n");
-    if (len == strlen(want) && !memcmp(have, want, len)) return 0;
+    if (len == strlen(want) && !memcmp(have, want, len))
+        return 0;
     snprintf(err, errcap, "progress file %s was written for %s%.*s, not %s%s", path, tag + 2,
              (int)len, have, tag + 2, want);
     return -1;
@@ -52,14 +55,16 @@ int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index
     unsigned long long v;
     int ok = fscanf(fp, "next_index %llu\n", &v) == 1, bad = 0;
     char line[4096], table[1024];
-    snprintf(table, sizeof table, "%s/%s", f->instance ? f->instance : "", f->table ? f->table : "");
+    snprintf(table, sizeof table, "%s/%s", f->instance ? f->instance : "",
+             f->table ? f->table : "");
     while (ok && !bad && fgets(line, sizeof line, fp)) {
         bad |= check_line(line, "# table ", table, path, err, errcap);
         bad |= check_line(line, "# row_prefix ", f->row_prefix, path, err, errcap);
         bad |= check_line(line, "# source_glob ", f->source_glob, path, err, errcap);
     }
     fclose(fp);
-    if (bad) return T2B_PROGRESS_MISMATCH;
+    if (bad)
+        return T2B_PROGRESS_MISMATCH;
     if (!ok) {
         snprintf(err, errcap, "progress file %s has no 'next_index N' line", path);
         return T2B_PROGRESS_MISMATCH;

@@ -11,22 +11,22 @@
 typedef struct t2b_flags {
     /* the reference script's flags */
     const char *source_glob, *instance, *table, *project;
-    uint64_t num_records;       /* 0 = unset */
-    int num_parallel_reads;     /* accepted; reading stays in file order */
+    uint64_t num_records;   /* 0 = unset */
+    int num_parallel_reads; /* accepted; reading stays in file order */
     const char *column_family, *column, *row_prefix;
     /* ours */
     uint64_t start_index;
     int resume;
-    const char *progress_file;  /* NULL: derived from instance and table */
+    const char *progress_file; /* NULL: derived from instance and table */
     int max_inflight;
     uint64_t batch_bytes, batch_rows;
     uint64_t max_message_bytes;
     double retry_timeout_s;
-    double rpc_timeout_s;       /* deadline of each call attempt, 0 = library default */
+    double rpc_timeout_s; /* deadline of each call attempt, 0 = library default */
     int dry_run, create_table, quiet;
-    int reversed_keys;          /* --row_key_order=reversed */
+    int reversed_keys; /* --row_key_order=reversed */
     int max_failed_listed;
-    double max_rows_per_sec;    /* 0 = unlimited */
+    double max_rows_per_sec; /* 0 = unlimited */
 } t2b_flags;
 
 /* Parse argv into f (strings stay valid until cli_cmdline_free(cl)).
