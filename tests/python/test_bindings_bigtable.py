@@ -200,3 +200,20 @@ def test_errors_raise_bigtable_error(tfrec, emulator, tmp_path):
         tfrec.bigtable.Writer(PROJECT, INSTANCE, "t", endpoint="127.0.0.1:%d" % port,
                               admin_endpoint="127.0.0.1:%d" % port, rpc_timeout_ms=3000)
     assert e.value.code == -14
+
+
+def test_closed_bigtable_objects_raise_value_error(tfrec, emulator):
+    w = tfrec.bigtable.Writer(PROJECT, INSTANCE, "closed", create_table=True)
+    w.put(b"k", b"v")
+    stats = w.close()
+    assert stats["rows_acked"] == 1
+    for call in (lambda: w.put(b"k2", b"v"), w.flush, w.get_stats, w.failed_rows,
+                 lambda: w.project):
+        with pytest.raises(ValueError, match="closed"):
+            call()
+    assert w.close() == stats  # closing twice returns the final stats
+    r = tfrec.bigtable.Reader(PROJECT, INSTANCE, "closed")
+    assert [row.key for row in r] == [b"k"]
+    r.close()
+    with pytest.raises(StopIteration):  # an iterator that ended stays ended
+        next(r)

@@ -8,7 +8,6 @@ import pytest
 
 import tfrecord_ref
 from bindings_env import load_tfrec
-from test_bindings_bigtable import INSTANCE, PROJECT, emulator  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -115,20 +114,3 @@ def test_failed_close_keeps_counts(tfrec, tmp_path):
     assert w.records == 1
     with pytest.raises(ValueError):
         w.write(b"more")
-
-
-def test_closed_bigtable_objects_raise_value_error(tfrec, emulator):  # noqa: F811
-    w = tfrec.bigtable.Writer(PROJECT, INSTANCE, "closed", create_table=True)
-    w.put(b"k", b"v")
-    stats = w.close()
-    assert stats["rows_acked"] == 1
-    for call in (lambda: w.put(b"k2", b"v"), w.flush, w.get_stats, w.failed_rows,
-                 lambda: w.project):
-        with pytest.raises(ValueError, match="closed"):
-            call()
-    assert w.close() == stats  # closing twice returns the final stats
-    r = tfrec.bigtable.Reader(PROJECT, INSTANCE, "closed")
-    assert [row.key for row in r] == [b"k"]
-    r.close()
-    with pytest.raises(StopIteration):  # an iterator that ended stays ended
-        next(r)

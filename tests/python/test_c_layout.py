@@ -95,7 +95,7 @@ def py_kind(ctype):
 
 def test_every_struct_names_its_c_type(modules):
     mirrors = struct_mirrors(modules)
-    assert len(mirrors) >= 5, "the package walk found too few ctypes structs: %r" % mirrors
+    assert len(mirrors) >= 3, "the package walk found too few ctypes structs: %r" % mirrors
     missing = ["%s.%s" % (m.__name__, cls.__name__) for cls, m in mirrors.items()
                if not isinstance(vars(cls).get("_c_type_"), str)]
     assert not missing, ("ctypes structs without _c_type_ (the C type they mirror), "
