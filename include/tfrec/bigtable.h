@@ -178,6 +178,13 @@ typedef struct tfrec_bt_read_options {
     int64_t rows_limit; /* [0: no limit] */
     int all_versions;   /* [0: latest cell of each column only] */
     const char *family; /* only cells of this family [all] */
+    /* Largest row accepted, counted as the memory it takes merged: key,
+     * column names, labels, values and about 150 bytes per cell [256 MiB,
+     * Bigtable's own row limit]. A larger row, or a cell whose announced
+     * value_size alone would pass it, fails the scan with
+     * TFREC_E_RECORD_TOO_LARGE naming the row; memory follows the bytes
+     * received, never an announced size. */
+    size_t max_row_bytes;
 } tfrec_bt_read_options;
 
 #define TFREC_BT_READ_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_read_options)
@@ -193,6 +200,11 @@ typedef struct tfrec_bt_cell {
     int64_t timestamp_micros;
     const uint8_t *value;
     size_t value_len;
+    /* The labels a filter's apply_label_transformer attached to the cell
+     * (NUL-terminated; NULL when n_labels is 0, always so for the scans of
+     * tfrec_bt_reader_open, which apply no such filter). */
+    const char *const *labels;
+    size_t n_labels;
 } tfrec_bt_cell;
 
 #define TFREC_BT_CELL_INIT TFREC_STRUCT_INIT(tfrec_bt_cell)

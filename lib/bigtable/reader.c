@@ -174,7 +174,7 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
     if (!r)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     r->c = c;
-    tfrec_bt_merger_init(&r->m);
+    tfrec_bt_merger_init(&r->m, opts->max_row_bytes);
     rc = tfrec_bt_table_name(c, table, r->name, sizeof r->name) ? TFREC_E_INVALID : TFREC_OK;
     char enc[3 * BT_NAME_MAX];
     tfrec_bt_url_encode(r->name, enc, sizeof enc);

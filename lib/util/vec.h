@@ -31,7 +31,7 @@
  * supports); elem is sizeof(T). */
 TFREC_PRIVATE_API int tfrec_vec_reserve_(void *arrp, size_t *cap, size_t need, size_t elem,
                                          size_t first);
-int tfrec_vec_resize_(void *arrp, size_t *cap, size_t new_cap, size_t elem);
+TFREC_PRIVATE_API int tfrec_vec_resize_(void *arrp, size_t *cap, size_t new_cap, size_t elem);
 TFREC_PRIVATE_API int tfrec_vec_fit_(void *arrp, size_t *cap, size_t need, size_t elem);
 
 #endif

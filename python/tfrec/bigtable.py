@@ -100,13 +100,22 @@ class _ReadOptions(_Sized):
     _fields_ = [("struct_size", c_size_t), ("prefix", c_char_p), ("prefix_len", c_size_t),
                 ("start_key", c_char_p), ("start_key_len", c_size_t),
                 ("end_key", c_char_p), ("end_key_len", c_size_t),
-                ("rows_limit", c_int64), ("all_versions", c_int), ("family", c_char_p)]
+                ("rows_limit", c_int64), ("all_versions", c_int), ("family", c_char_p),
+                ("max_row_bytes", c_size_t)]
 
 
 class _Cell(_Sized):
     _c_type_ = "tfrec_bt_cell"
     _fields_ = [("struct_size", c_size_t), ("family", c_char_p), ("qualifier", c_void_p), ("qualifier_len", c_size_t),
-                ("timestamp_micros", c_int64), ("value", c_void_p), ("value_len", c_size_t)]
+                ("timestamp_micros", c_int64), ("value", c_void_p), ("value_len", c_size_t),
+                ("labels", POINTER(c_char_p)), ("n_labels", c_size_t)]
+
+
+def _cell_labels(c):
+    """The labels of a C cell, () if it has none or predates the field."""
+    if c.struct_size < _Cell.n_labels.offset + _Cell.n_labels.size or not c.n_labels:
+        return ()
+    return tuple(c.labels[i].decode("utf-8", "replace") for i in range(c.n_labels))
 
 
 class _Row(_Sized):
@@ -403,7 +412,10 @@ class Writer:
             self.abandon()
 
 
-Cell = namedtuple("Cell", "family qualifier timestamp_micros value")
+Cell = namedtuple("Cell", "family qualifier timestamp_micros value labels", defaults=((),))
+Cell.__doc__ = """A cell read back: family (str), qualifier (bytes), timestamp_micros,
+value (bytes) and labels (tuple of str: those a labelling filter attached,
+() for the Reader's scans)."""
 
 
 class Row(namedtuple("Row", "key cells")):
@@ -421,18 +433,25 @@ class Row(namedtuple("Row", "key cells")):
 class Reader:
     """Iterate over rows in key order: all rows, those starting with prefix,
     or those in [start, end). Latest cell of each column only unless
-    all_versions; family restricts to one column family."""
+    all_versions; family restricts to one column family. A row larger than
+    max_row_bytes (default 256 MiB, Bigtable's own limit; counted as the
+    memory it takes, about 150 bytes per cell on top of its bytes) stops the
+    scan with a BigtableError naming the row."""
 
     def __init__(self, project, instance, table, *, prefix=None, start=None, end=None,
                  limit=None, family=None, all_versions=False, endpoint=None,
-                 app_profile_id=None, rpc_timeout_ms=None):
+                 app_profile_id=None, rpc_timeout_ms=None, max_row_bytes=None):
+        if max_row_bytes is not None and not 0 < max_row_bytes < 2 ** 64:
+            raise ValueError("max_row_bytes must be a positive byte count, not %r"
+                             % (max_row_bytes,))
         self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
         self._keep = [_b(prefix), _b(start), _b(end), _b(family)]
         p, s, e, f = self._keep
         o = _ReadOptions(prefix=p, prefix_len=len(p) if p else 0, start_key=s,
                          start_key_len=len(s) if s else 0, end_key=e,
                          end_key_len=len(e) if e else 0, rows_limit=limit or 0,
-                         all_versions=1 if all_versions else 0, family=f)
+                         all_versions=1 if all_versions else 0, family=f,
+                         max_row_bytes=max_row_bytes or 0)
         if p == b"":
             o.prefix = None  # an empty prefix is every row
         h = BtReaderHandle()
@@ -463,7 +482,8 @@ class Reader:
             cells.append(Cell(c.family.decode("utf-8", "replace"),
                               string_at(c.qualifier, c.qualifier_len) if c.qualifier_len else b"",
                               c.timestamp_micros,
-                              string_at(c.value, c.value_len) if c.value_len else b""))
+                              string_at(c.value, c.value_len) if c.value_len else b"",
+                              _cell_labels(c)))
         return Row(string_at(row.key, row.key_len), cells)
 
     def close(self):

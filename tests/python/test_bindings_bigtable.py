@@ -184,6 +184,27 @@ def test_put_and_scan_ranges(tfrec, emulator):
     assert first.key == b"\x00bin" and first.value("f", "other") == b""
 
 
+def test_row_limit_and_labels(tfrec, emulator):
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "limit", family="f", column="c",
+                               create_table=True) as w:
+        w.put(b"a-small", b"x" * 100)
+        w.put(b"b-large\x01", b"y" * 5000)
+        w.put(b"c-small", b"z" * 100)
+    rows = list(tfrec.bigtable.Reader(PROJECT, INSTANCE, "limit"))
+    assert [len(r.cells[0].value) for r in rows] == [100, 5000, 100]
+    assert all(c.labels == () for r in rows for c in r.cells)  # no labelling filter
+    reader = tfrec.bigtable.Reader(PROJECT, INSTANCE, "limit", max_row_bytes=1000)
+    assert next(reader).key == b"a-small"
+    with pytest.raises(tfrec.BigtableError) as e:
+        next(reader)
+    assert e.value.code == tfrec.errors.RecordTooLargeError.code
+    assert "row 'b-large\\x01'" in str(e.value) and "max_row_bytes (1000)" in str(e.value)
+    for bad in (0, -1, 2 ** 64):
+        with pytest.raises(ValueError, match="max_row_bytes"):
+            tfrec.bigtable.Reader(PROJECT, INSTANCE, "limit", max_row_bytes=bad)
+    assert tfrec.bigtable.Cell("f", b"q", 1, b"v") == ("f", b"q", 1, b"v", ())
+
+
 def test_errors_raise_bigtable_error(tfrec, emulator, tmp_path):
     with pytest.raises(tfrec.BigtableError) as e:
         tfrec.bigtable.Writer(PROJECT, INSTANCE, "never_created")

@@ -72,6 +72,30 @@ typedef struct abi_bt_read_options_v0 {
     size_t prefix_len;
 } abi_bt_read_options_v0;
 
+/* The 1.0 layouts of two Bigtable structs that have grown since. */
+typedef struct abi_bt_read_options_v1 {
+    size_t struct_size;
+    const void *prefix;
+    size_t prefix_len;
+    const void *start_key;
+    size_t start_key_len;
+    const void *end_key;
+    size_t end_key_len;
+    int64_t rows_limit;
+    int all_versions;
+    const char *family;
+} abi_bt_read_options_v1;
+
+typedef struct abi_bt_cell_v1 {
+    size_t struct_size;
+    const char *family;
+    const uint8_t *qualifier;
+    size_t qualifier_len;
+    int64_t timestamp_micros;
+    const uint8_t *value;
+    size_t value_len;
+} abi_bt_cell_v1;
+
 typedef struct abi_imagenet_counts_v0 {
     size_t struct_size;
     uint64_t images_total;
@@ -89,6 +113,8 @@ SAME_PREFIX(abi_image_info_v0, tfrec_image_info, colorspace);
 SAME_PREFIX(abi_bt_client_options_v0, tfrec_bt_client_options, app_profile_id);
 SAME_PREFIX(abi_bt_read_options_v0, tfrec_bt_read_options, start_key);
 SAME_PREFIX(abi_imagenet_counts_v0, tfrec_imagenet_counts, images_fixed);
+SAME_PREFIX(abi_bt_read_options_v1, tfrec_bt_read_options, max_row_bytes);
+SAME_PREFIX(abi_bt_cell_v1, tfrec_bt_cell, labels);
 
 /* A buffer of garbage holding a struct of `size` bytes at its start. */
 static unsigned char *room(void)
