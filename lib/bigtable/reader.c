@@ -238,10 +238,13 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
         return r->err.code;
     for (;;) {
         while (r->resp && r->chunk < r->resp->n_chunks) {
-            int rc = tfrec_bt_merger_feed(&r->m, r->resp->chunks[r->chunk++], &r->err);
+            tfrec_err merr; /* the merger's message, to be prefixed with the call */
+            merr.msg[0] = 0;
+            int rc = tfrec_bt_merger_feed(&r->m, r->resp->chunks[r->chunk++], &merr);
             if (rc < 0) {
                 stop_call(r);
-                return rc;
+                return tfrec_fail(&r->err, rc, "ReadRows on %s at %s: %s", r->name, r->c->endpoint,
+                                  merr.msg);
             }
             if (rc == 1) {
                 r->returned++;
@@ -276,9 +279,11 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
         }
         r->call = NULL;
         if (ev.code == BT_OK) {
-            int rc = tfrec_bt_merger_finish(&r->m, &r->err);
+            tfrec_err merr;
+            int rc = tfrec_bt_merger_finish(&r->m, &merr);
             if (rc)
-                return rc;
+                return tfrec_fail(&r->err, rc, "ReadRows on %s at %s: %s", r->name, r->c->endpoint,
+                                  merr.msg);
             r->done = 1;
             continue;
         }

@@ -199,6 +199,7 @@ def test_row_limit_and_labels(tfrec, emulator):
         next(reader)
     assert e.value.code == tfrec.errors.RecordTooLargeError.code
     assert "row 'b-large\\x01'" in str(e.value) and "max_row_bytes (1000)" in str(e.value)
+    assert "tables/limit" in str(e.value)  # and the scan
     for bad in (0, -1, 2 ** 64):
         with pytest.raises(ValueError, match="max_row_bytes"):
             tfrec.bigtable.Reader(PROJECT, INSTANCE, "limit", max_row_bytes=bad)
