@@ -326,7 +326,8 @@ static void put_raw(wbuf *w, const void *p, size_t n)
         if (!w->p)
             abort();
     }
-    memcpy(w->p + w->n, p, n);
+    if (n) /* p may be NULL then (an empty wrapper's body) */
+        memcpy(w->p + w->n, p, n);
     w->n += n;
 }
 
