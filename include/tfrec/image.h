@@ -82,7 +82,15 @@ typedef struct tfrec_image_normalize_options {
     int quality;          /* JPEG quality of re-encoded images, 1..100 [100] */
     int verify;           /* tfrec_verify_level for kept JPEGs [HEADER] */
     int grayscale_to_rgb; /* [0] keep grayscale JPEGs (as the reference does) */
+    /* Largest width x height accepted, checked from the header before any
+     * decoding [TFREC_IMAGE_DEFAULT_MAX_PIXELS]; UINT64_MAX: no limit. */
+    uint64_t max_pixels;
 } tfrec_image_normalize_options;
+
+/* PIL's decompression-bomb threshold (Image.MAX_IMAGE_PIXELS, 1 GiB of
+ * 24-bit pixels / 4): the default pixel limit of verification and
+ * normalisation, and of tfrec_image_verify. */
+#define TFREC_IMAGE_DEFAULT_MAX_PIXELS 89478485
 
 #define TFREC_IMAGE_NORMALIZE_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_image_normalize_options)
 void tfrec_image_normalize_options_init(tfrec_image_normalize_options *opts);
