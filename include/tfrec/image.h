@@ -34,7 +34,8 @@ enum tfrec_image_colorspace {
 
 /* Verification levels: how much of a JPEG is checked before it is stored
  * unchanged. Zero means the library default (HEADER, which already rejects
- * truncated files; see docs/imagenet.md for the cost of each level). */
+ * truncated files; see docs/imagenet.md for what each level catches and
+ * costs). */
 enum tfrec_verify_level {
     TFREC_VERIFY_DEFAULT = 0,
     TFREC_VERIFY_HEADER = 1, /* header parse + marker structure walk to EOI */
@@ -64,7 +65,10 @@ void tfrec_image_info_init(tfrec_image_info *info);
 int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info);
 
 /* Probe and check the image at the given level (PNG: always fully decoded).
- * TFREC_OK if the image passes. */
+ * TFREC_OK if the image passes. Every level first bounds the work from the
+ * headers: TFREC_IMAGE_DEFAULT_MAX_PIXELS, enough data for the declared
+ * size, a limited number of JPEG scans (docs/imagenet.md, "Limits"); for
+ * another pixel limit use tfrec_image_normalize's options. */
 int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info *info);
 
 /* What tfrec_image_normalize did. */

@@ -723,6 +723,52 @@ static void test_truncated_arith_scan(void)
     }
 }
 
+/* The data-per-block bound is exact for Huffman coding (every block's DC
+ * difference costs a bit): the flattest images it can code, of every
+ * sampling, baseline and progressive, all pass, at every level. */
+static void test_flat_huffman_images_pass(void)
+{
+    static const int sampling[][2] = { { 1, 1 }, { 2, 1 }, { 2, 2 }, { 4, 1 }, { 2, 4 } };
+    static const int sizes[][2] = { { 1, 1 }, { 17, 9 }, { 640, 480 }, { 1024, 1024 } };
+    for (size_t k = 0; k < sizeof sampling / sizeof sampling[0]; k++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+            for (int progressive = 0; progressive <= 1; progressive++)
+                for (int gray = 0; gray <= 1; gray++) {
+                    struct jpeg_compress_struct c;
+                    struct jpeg_error_mgr e;
+                    unsigned char *buf = NULL;
+                    unsigned long n = 0;
+                    c.err = jpeg_std_error(&e);
+                    jpeg_create_compress(&c);
+                    jpeg_mem_dest(&c, &buf, &n);
+                    c.image_width = (JDIMENSION)sizes[z][0];
+                    c.image_height = (JDIMENSION)sizes[z][1];
+                    c.input_components = gray ? 1 : 3;
+                    c.in_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+                    jpeg_set_defaults(&c);
+                    c.comp_info[0].h_samp_factor = sampling[k][0];
+                    c.comp_info[0].v_samp_factor = sampling[k][1];
+                    c.optimize_coding = TRUE; /* the shortest Huffman codes */
+                    if (progressive)
+                        jpeg_simple_progression(&c);
+                    jpeg_start_compress(&c, TRUE);
+                    uint8_t *row = calloc((size_t)sizes[z][0], 3);
+                    while (c.next_scanline < c.image_height) {
+                        JSAMPROW r[1] = { row };
+                        jpeg_write_scanlines(&c, r, 1);
+                    }
+                    jpeg_finish_compress(&c);
+                    jpeg_destroy_compress(&c);
+                    free(row);
+                    for (int level = TFREC_VERIFY_HEADER; level <= TFREC_VERIFY_FULL; level++)
+                        CHECKF(tfrec_image_verify(buf, n, level, NULL) == TFREC_OK,
+                               "%dx%d sampling %dx%d progressive %d gray %d level %d: %s",
+                               sizes[z][0], sizes[z][1], sampling[k][0], sampling[k][1],
+                               progressive, gray, level, tfrec_last_errmsg());
+                    free(buf);
+                }
+}
+
 /* The pixel limit: PIL's default, configurable through the options. */
 static void test_pixel_limit(void)
 {
@@ -873,5 +919,5 @@ TESTS(TEST(test_probe_baseline_rgb), TEST(test_probe_progressive_and_gray),
       TEST(test_png_to_rgb_jpeg), TEST(test_restart_markers), TEST(test_one_pixel),
       TEST(test_names), TEST(test_hostile_inputs_never_crash), TEST(test_arith_header_bomb),
       TEST(test_progressive_empty_scans), TEST(test_truncated_huffman_scan),
-      TEST(test_truncated_arith_scan), TEST(test_pixel_limit), TEST(test_png_header_bomb),
-      TEST(test_png_grows_with_rows))
+      TEST(test_truncated_arith_scan), TEST(test_flat_huffman_images_pass), TEST(test_pixel_limit),
+      TEST(test_png_header_bomb), TEST(test_png_grows_with_rows))
