@@ -36,6 +36,7 @@ static int is_sof(uint8_t m)
 /* What the walk learns from the frame and scan headers. */
 typedef struct walk {
     uint64_t max_pixels;
+    unsigned width, height;
     int ncomp;
     uint8_t id[4];
     uint64_t blocks[4]; /* 8x8 blocks of each component */
@@ -82,6 +83,8 @@ static int read_frame(walk *w, uint8_t m, const uint8_t *seg, size_t n, size_t a
         w->all_blocks += w->blocks[c];
     }
     w->ncomp = nf;
+    w->width = (unsigned)width;
+    w->height = (unsigned)height;
     w->arith = m >= 0xC9;
     return TFREC_OK;
 }
@@ -117,13 +120,14 @@ static int check_totals(const walk *w, int scans)
 {
     if (w->all_blocks > 8 * w->entropy_bytes)
         return tfrec_fail(NULL, TFREC_E_IMAGE,
-                          "JPEG data too short for its size: %llu 8x8 blocks need at least %llu "
-                          "bytes of %s-coded data (a bit per block), the %d scan%s hold %llu "
-                          "(a scan cut short, or a header declaring more than the file holds)",
-                          (unsigned long long)w->all_blocks,
+                          "JPEG data too short for its size: %ux%u in %llu 8x8 blocks needs at "
+                          "least %llu bytes of %s-coded data (a bit per block), its %d scan%s "
+                          "hold%s %llu (a scan cut short, or a header declaring more than the "
+                          "file holds)",
+                          w->width, w->height, (unsigned long long)w->all_blocks,
                           (unsigned long long)div_up(w->all_blocks, 8),
                           w->arith ? "arithmetic" : "Huffman", scans, scans == 1 ? "" : "s",
-                          (unsigned long long)w->entropy_bytes);
+                          scans == 1 ? "s" : "", (unsigned long long)w->entropy_bytes);
     if (w->scan_blocks > (uint64_t)IMG_JPEG_MAX_PASSES * w->all_blocks)
         return tfrec_fail(NULL, TFREC_E_IMAGE,
                           "JPEG whose %d scans decode every block %.1f times: above the limit of "

@@ -8,7 +8,6 @@
 
 #include "image/jpeg_glue.h"
 #include "util/errors.h"
-#include "util/vec.h"
 
 static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n' };
 
@@ -68,11 +67,22 @@ static void check_size(png_structp p, png_infop i, const png_src *s, uint64_t ma
     }
 }
 
-/* Room for `rows` decoded rows, growing geometrically. */
-static void reserve_rows(png_structp p, png_src *s, size_t stride, size_t rows)
+/* Room for `rows` decoded rows of the image's `height`: the buffer doubles
+ * (from 16 rows) but never past the whole image. */
+static void reserve_rows(png_structp p, png_src *s, size_t stride, size_t rows, size_t height)
 {
-    if (tfrec_vec_reserve(&s->buf, &s->cap, stride * rows, stride * 16))
+    if (stride * rows <= s->cap)
+        return;
+    size_t want = s->cap ? 2 * s->cap : 16 * stride;
+    if (want > stride * height)
+        want = stride * height;
+    if (want < stride * rows)
+        want = stride * rows;
+    uint8_t *grown = realloc(s->buf, want);
+    if (!grown)
         png_error(p, "out of memory");
+    s->buf = grown;
+    s->cap = want;
     if (s->cap > tfrec_img_work()->png_bytes)
         tfrec_img_work()->png_bytes = s->cap;
 }
@@ -199,13 +209,13 @@ int tfrec_img_png_decode_rgb(const uint8_t *d, size_t len, uint64_t max_pixels, 
         /* Rows one at a time into a buffer that grows with them: a header
          * promising more rows than the data holds costs only what arrived. */
         for (png_uint_32 y = 0; y < height; y++) {
-            reserve_rows(p, &s, stride, (size_t)y + 1);
+            reserve_rows(p, &s, stride, (size_t)y + 1, height);
             png_read_row(p, s.buf + stride * y, NULL);
         }
     } else {
         /* Adam7 passes revisit every row: the whole image at once, bounded
          * by check_size by what the compressed data can hold. */
-        reserve_rows(p, &s, stride, height);
+        reserve_rows(p, &s, stride, height, height);
         rows = malloc(sizeof(png_bytep) * height);
         if (!rows)
             png_error(p, "out of memory");
