@@ -34,7 +34,8 @@ enum tfrec_image_colorspace {
 
 /* Verification levels: how much of a JPEG is checked before it is stored
  * unchanged. Zero means the library default (HEADER, which already rejects
- * truncated files; see docs/imagenet.md for the cost of each level). */
+ * truncated files; see docs/imagenet.md for what each level catches and
+ * costs). */
 enum tfrec_verify_level {
     TFREC_VERIFY_DEFAULT = 0,
     TFREC_VERIFY_HEADER = 1, /* header parse + marker structure walk to EOI */
@@ -64,7 +65,10 @@ void tfrec_image_info_init(tfrec_image_info *info);
 int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info);
 
 /* Probe and check the image at the given level (PNG: always fully decoded).
- * TFREC_OK if the image passes. */
+ * TFREC_OK if the image passes. Every level first bounds the work from the
+ * headers: TFREC_IMAGE_DEFAULT_MAX_PIXELS, enough data for the declared
+ * size, a limited number of JPEG scans (docs/imagenet.md, "Limits"); for
+ * another pixel limit use tfrec_image_normalize's options. */
 int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info *info);
 
 /* What tfrec_image_normalize did. */
@@ -82,7 +86,15 @@ typedef struct tfrec_image_normalize_options {
     int quality;          /* JPEG quality of re-encoded images, 1..100 [100] */
     int verify;           /* tfrec_verify_level for kept JPEGs [HEADER] */
     int grayscale_to_rgb; /* [0] keep grayscale JPEGs (as the reference does) */
+    /* Largest width x height accepted, checked from the header before any
+     * decoding [TFREC_IMAGE_DEFAULT_MAX_PIXELS]; UINT64_MAX: no limit. */
+    uint64_t max_pixels;
 } tfrec_image_normalize_options;
+
+/* PIL's decompression-bomb threshold (Image.MAX_IMAGE_PIXELS, 1 GiB of
+ * 24-bit pixels / 4): the default pixel limit of verification and
+ * normalisation, and of tfrec_image_verify. */
+#define TFREC_IMAGE_DEFAULT_MAX_PIXELS 89478485
 
 #define TFREC_IMAGE_NORMALIZE_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_image_normalize_options)
 void tfrec_image_normalize_options_init(tfrec_image_normalize_options *opts);

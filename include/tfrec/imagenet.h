@@ -73,6 +73,10 @@ typedef struct tfrec_imagenet_options {
     const char *manifest_path; /* also write the manifest JSON there [not written] */
     tfrec_imagenet_progress_fn progress;
     void *progress_ctx;
+    /* Images above this many pixels (width x height, from the header) are
+     * bad images [TFREC_IMAGE_DEFAULT_MAX_PIXELS, PIL's limit]; UINT64_MAX:
+     * no limit. */
+    uint64_t max_image_pixels;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)

@@ -68,9 +68,9 @@ int tfrec_image_probe(const void *data, size_t len, tfrec_image_info *info)
     return rc;
 }
 
-static int verify_jpeg(const uint8_t *d, size_t len, int level)
+static int verify_jpeg(const uint8_t *d, size_t len, int level, uint64_t max_pixels)
 {
-    int rc = tfrec_img_jpeg_check_structure(d, len);
+    int rc = tfrec_img_jpeg_check_structure(d, len, max_pixels);
     if (rc || level == TFREC_VERIFY_HEADER)
         return rc;
     return tfrec_img_jpeg_decode_check(d, len, level == TFREC_VERIFY_FULL);
@@ -86,10 +86,10 @@ static int verify(const void *data, size_t len, int level, tfrec_image_info *inf
     if (rc)
         return rc;
     if (info->format == TFREC_IMAGE_JPEG)
-        return verify_jpeg(data, len, level);
+        return verify_jpeg(data, len, level, TFREC_IMAGE_DEFAULT_MAX_PIXELS);
     uint8_t *px = NULL;
     int w, h;
-    rc = tfrec_img_png_decode_rgb(data, len, &px, &w, &h);
+    rc = tfrec_img_png_decode_rgb(data, len, TFREC_IMAGE_DEFAULT_MAX_PIXELS, &px, &w, &h);
     free(px);
     return rc;
 }
@@ -105,12 +105,12 @@ int tfrec_image_verify(const void *data, size_t len, int level, tfrec_image_info
     return rc;
 }
 
-static int from_png(const uint8_t *d, size_t len, int quality, uint8_t **out, size_t *out_len,
-                    tfrec_image_info *info)
+static int from_png(const uint8_t *d, size_t len, int quality, uint64_t max_pixels, uint8_t **out,
+                    size_t *out_len, tfrec_image_info *info)
 {
     uint8_t *px = NULL;
     int w, h;
-    int rc = tfrec_img_png_decode_rgb(d, len, &px, &w, &h);
+    int rc = tfrec_img_png_decode_rgb(d, len, max_pixels, &px, &w, &h);
     if (rc)
         return rc;
     rc = tfrec_img_encode_jpeg(px, w, h, 3, quality, out, out_len);
@@ -131,6 +131,7 @@ static int normalize(const uint8_t *d, size_t len, const tfrec_image_normalize_o
 {
     int quality = opts->quality ? opts->quality : 100;
     int level = opts->verify ? opts->verify : TFREC_VERIFY_HEADER;
+    uint64_t max_pixels = opts->max_pixels ? opts->max_pixels : TFREC_IMAGE_DEFAULT_MAX_PIXELS;
     if (quality < 1 || quality > 100)
         return tfrec_fail(NULL, TFREC_E_INVALID, "JPEG quality %d is not in 1..100", quality);
     if (level < TFREC_VERIFY_HEADER || level > TFREC_VERIFY_FULL)
@@ -141,21 +142,21 @@ static int normalize(const uint8_t *d, size_t len, const tfrec_image_normalize_o
         return rc;
     if (info->format == TFREC_IMAGE_PNG) {
         act = TFREC_IMAGE_FROM_PNG;
-        rc = from_png(d, len, quality, out, out_len, info);
+        rc = from_png(d, len, quality, max_pixels, out, out_len, info);
     } else if (info->colorspace == TFREC_CS_CMYK || info->colorspace == TFREC_CS_YCCK) {
         act = TFREC_IMAGE_FROM_CMYK;
         /* The structure walk first: the decoder alone would accept a file cut
          * after the last scan. */
-        rc = tfrec_img_jpeg_check_structure(d, len);
+        rc = tfrec_img_jpeg_check_structure(d, len, max_pixels);
         if (!rc)
             rc = tfrec_img_jpeg_to_rgb_jpeg(d, len, quality, out, out_len, info);
     } else if (info->colorspace == TFREC_CS_GRAY && opts->grayscale_to_rgb) {
         act = TFREC_IMAGE_FROM_GRAY;
-        rc = tfrec_img_jpeg_check_structure(d, len);
+        rc = tfrec_img_jpeg_check_structure(d, len, max_pixels);
         if (!rc)
             rc = tfrec_img_jpeg_to_rgb_jpeg(d, len, quality, out, out_len, info);
     } else {
-        rc = verify_jpeg(d, len, level);
+        rc = verify_jpeg(d, len, level, max_pixels);
     }
     if (rc) {
         free(*out);

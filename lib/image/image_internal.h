@@ -8,8 +8,24 @@
 
 #include "tfrec/image.h"
 
-/* Marker walk SOI..EOI (verify level "header"). */
-int tfrec_img_jpeg_check_structure(const uint8_t *d, size_t len);
+/* Work done by the image module on the calling thread. The tests assert
+ * on these (bounded work on hostile input is counted, not timed); they
+ * cost one increment per row and stay in every build. */
+typedef struct img_work {
+    uint64_t jpeg_ticks; /* libjpeg progress calls: an iMCU row read by a scan,
+                            an output scanline */
+    uint64_t jpeg_scans; /* scans libjpeg started */
+    uint64_t png_rows;   /* PNG rows decoded (every interlace pass counted) */
+    uint64_t png_bytes;  /* largest PNG pixel buffer allocated */
+} img_work;
+
+/* This thread's counters (zero them to start counting). */
+img_work *tfrec_img_work(void);
+
+/* Marker walk SOI..EOI (verify level "header"), with the limits that bound
+ * any later decode: pixels (0: TFREC_IMAGE_DEFAULT_MAX_PIXELS), data per
+ * block, scans and passes (see jpeg_markers.c). Every level runs it. */
+int tfrec_img_jpeg_check_structure(const uint8_t *d, size_t len, uint64_t max_pixels);
 
 /* Header fields through libjpeg's own header parser. */
 int tfrec_img_jpeg_probe(const uint8_t *d, size_t len, tfrec_image_info *info);
@@ -24,9 +40,11 @@ int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality, uint8_
                                size_t *out_len, tfrec_image_info *info);
 
 /* PNG: header fields, and a full decode to 8-bit RGB (alpha dropped, like
- * TensorFlow's decode_png(channels=3)). pixels is malloc'ed. */
+ * TensorFlow's decode_png(channels=3)). pixels is malloc'ed. max_pixels as
+ * above; the pixel buffer grows with the rows decoded. */
 int tfrec_img_png_probe(const uint8_t *d, size_t len, tfrec_image_info *info);
-int tfrec_img_png_decode_rgb(const uint8_t *d, size_t len, uint8_t **pixels, int *w, int *h);
+int tfrec_img_png_decode_rgb(const uint8_t *d, size_t len, uint64_t max_pixels, uint8_t **pixels,
+                             int *w, int *h);
 
 /* Encode an 8-bit RGB (components 3) or gray (1) buffer. out is malloc'ed. */
 int tfrec_img_encode_jpeg(const uint8_t *pixels, int w, int h, int components, int quality,

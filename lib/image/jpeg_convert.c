@@ -54,6 +54,7 @@ int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality, uint8_
     struct jpeg_decompress_struct dc;
     struct jpeg_compress_struct cc;
     img_jerr e;
+    img_jprogress prog;
     img_mem_dest dest = { 0 };
     JSAMPLE *volatile in_row = NULL;
     JSAMPLE *volatile rgb_row = NULL;
@@ -72,6 +73,7 @@ int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality, uint8_
     }
     jpeg_create_decompress(&dc);
     dc.mem->max_memory_to_use = IMG_JPEG_MAX_MEMORY;
+    tfrec_img_jprogress_init(&dc, &prog);
     jpeg_mem_src(&dc, d, (unsigned long)len);
     jpeg_read_header(&dc, TRUE);
     if ((uint64_t)dc.image_width * dc.image_height > IMG_MAX_CONVERT_PIXELS) {

@@ -1,5 +1,7 @@
 #include "image/jpeg_glue.h"
 
+#include "image/image_internal.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +59,40 @@ struct jpeg_error_mgr *tfrec_img_jerr_init(img_jerr *e)
     e->pub.output_message = on_output_message;
     e->msg[0] = '\0';
     return &e->pub;
+}
+
+/* ------------------------------------------------------------ progress */
+
+static _Thread_local img_work thread_work;
+
+img_work *tfrec_img_work(void)
+{
+    return &thread_work;
+}
+
+static void on_progress(j_common_ptr c)
+{
+    img_jprogress *p = (img_jprogress *)c->progress;
+    j_decompress_ptr d = (j_decompress_ptr)c;
+    thread_work.jpeg_ticks++;
+    if (d->input_scan_number != p->last_scan) {
+        p->last_scan = d->input_scan_number;
+        thread_work.jpeg_scans++;
+    }
+    /* The marker walk has already refused such files; this keeps a decode
+     * bounded should the two parsers ever disagree. */
+    if (d->input_scan_number > IMG_JPEG_MAX_SCANS) {
+        img_jerr *e = (img_jerr *)c->err;
+        snprintf(e->msg, sizeof e->msg, "more than %d scans", IMG_JPEG_MAX_SCANS);
+        longjmp(e->jump, 1);
+    }
+}
+
+void tfrec_img_jprogress_init(j_decompress_ptr c, img_jprogress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->pub.progress_monitor = on_progress;
+    c->progress = &p->pub;
 }
 
 /* ------------------------------------------------------------ destination */

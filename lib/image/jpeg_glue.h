@@ -25,6 +25,14 @@ typedef struct img_jerr {
  * jpeg_create_*). */
 struct jpeg_error_mgr *tfrec_img_jerr_init(img_jerr *e);
 
+/* A progress monitor for decompression: counts work into tfrec_img_work(). */
+typedef struct img_jprogress {
+    struct jpeg_progress_mgr pub;
+    int last_scan;
+} img_jprogress;
+
+void tfrec_img_jprogress_init(j_decompress_ptr c, img_jprogress *p);
+
 /* A destination manager appending to a malloc'ed buffer that grows by
  * doubling. The buffer belongs to the caller in all cases (free it after an
  * error too). */
@@ -48,6 +56,16 @@ void tfrec_img_mem_dest_init(j_compress_ptr c, img_mem_dest *d, size_t initial);
  * grows with the pixel count, so a tiny file declaring 65500x65500 must
  * not make it grow without bound. 2^28 pixels is 16384 x 16384. */
 #define IMG_MAX_CONVERT_PIXELS ((uint64_t)1 << 28)
+
+/* Scans a JPEG may have. libjpeg's progressive script has 10 (6 for
+ * grayscale), a sequential file at most one per component; 100 leaves ten
+ * times the usual and still stops files made of hundreds of empty scans. */
+#define IMG_JPEG_MAX_SCANS 100
+
+/* How many times the scans together may decode every 8x8 block: a baseline
+ * file does it once, libjpeg's progressive script about 5 times (each
+ * spectral band and refinement scan is a pass over its component). */
+#define IMG_JPEG_MAX_PASSES 16
 
 /* Largest side a baseline JPEG can have. */
 #define IMG_JPEG_MAX_SIDE 65500

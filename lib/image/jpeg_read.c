@@ -55,6 +55,7 @@ int tfrec_img_jpeg_decode_check(const uint8_t *d, size_t len, int full)
 {
     struct jpeg_decompress_struct c;
     img_jerr e;
+    img_jprogress prog;
     JSAMPLE *volatile row = NULL;
     c.err = tfrec_img_jerr_init(&e);
     if (setjmp(e.jump)) {
@@ -64,6 +65,7 @@ int tfrec_img_jpeg_decode_check(const uint8_t *d, size_t len, int full)
     }
     jpeg_create_decompress(&c);
     c.mem->max_memory_to_use = IMG_JPEG_MAX_MEMORY;
+    tfrec_img_jprogress_init(&c, &prog);
     jpeg_mem_src(&c, d, (unsigned long)len);
     jpeg_read_header(&c, TRUE);
     if (c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK)

@@ -134,6 +134,7 @@ void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_bu
     no.quality = o->o.quality;
     no.verify = o->o.verify;
     no.grayscale_to_rgb = o->o.grayscale_to_rgb;
+    no.max_pixels = o->o.max_image_pixels;
     tfrec_image_info after = TFREC_IMAGE_INFO_INIT;
     int rc = tfrec_image_normalize(data, len, &no, &fixed, &fixed_len, &after, &r->action);
     if (rc) {

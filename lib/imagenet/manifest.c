@@ -65,6 +65,7 @@ static void options(tfrec_json *j, const in_opts *o)
     tfrec_json_field_int(j, "quality", o->o.quality);
     tfrec_json_field_bool(j, "grayscale_to_rgb", o->o.grayscale_to_rgb);
     tfrec_json_field_str(j, "compression", tfrec_compression_name(o->o.compression));
+    tfrec_json_field_uint(j, "max_image_pixels", o->o.max_image_pixels);
     tfrec_json_object_end(j);
 }
 

@@ -63,6 +63,8 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
         x->compression = TFREC_COMPRESSION_NONE;
     if (x->compression < TFREC_COMPRESSION_NONE || x->compression > TFREC_COMPRESSION_GZIP)
         return tfrec_fail(err, TFREC_E_INVALID, "unknown compression %d", x->compression);
+    if (!x->max_image_pixels)
+        x->max_image_pixels = TFREC_IMAGE_DEFAULT_MAX_PIXELS;
     if (!x->max_inflight_bytes)
         x->max_inflight_bytes = IN_DEFAULT_INFLIGHT;
     if (!x->extensions || !*x->extensions)

@@ -26,7 +26,7 @@ class _Options(_Sized):
                 ("on_error", c_int), ("quality", c_int), ("grayscale_to_rgb", c_int),
                 ("compression", c_int), ("max_inflight_bytes", c_size_t),
                 ("manifest_path", c_char_p), ("progress", _progress_fn),
-                ("progress_ctx", c_void_p)]
+                ("progress_ctx", c_void_p), ("max_image_pixels", c_uint64)]
 
 
 class _Counts(_Sized):
@@ -68,7 +68,7 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                    train_shards=None, validation_shards=None, num_threads=None, seed=0,
                    shuffle=True, verify=None, on_error="stop", quality=None,
                    grayscale_to_rgb=False, compression=None, max_inflight_bytes=None,
-                   manifest_path=None, progress=None):
+                   manifest_path=None, progress=None, max_image_pixels=None):
     """Convert an image tree to sharded TFRecords; returns the run's manifest
     (a dict: "shards", "labels", counts, "fixed", "rejected" ...; see
     docs/imagenet.md).
@@ -79,7 +79,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     keeps the library default (1024 train / 128 validation shards, all CPUs,
     JPEG quality 100, "fast" verification). verify: "header", "fast", "full".
     on_error: "stop" (the first bad image fails the run) or "skip" (left out
-    and listed under manifest["rejected"]).
+    and listed under manifest["rejected"]). max_image_pixels: larger images
+    (width x height) are bad images (default 89478485, PIL's limit).
     progress(done, total, bytes_in, bytes_out) is called a few times a second
     on this thread; an exception raised in it cancels the run and is re-raised.
 
@@ -107,6 +108,9 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     o.grayscale_to_rgb = 1 if grayscale_to_rgb else 0
     o.compression = _compression_code(compression, False)
     o.max_inflight_bytes = max_inflight_bytes or 0
+    if max_image_pixels is not None and max_image_pixels < 1:
+        raise ValueError("max_image_pixels must be at least 1, not %r" % (max_image_pixels,))
+    o.max_image_pixels = max_image_pixels or 0
     o.manifest_path = _path(manifest_path)
 
     raised = []

@@ -97,6 +97,19 @@ def test_convert_images_reports_bad_images(tfrec, tmp_path):
     assert total == sum(1 for k in kinds.values() if k == "rgb")
 
 
+def test_convert_images_max_image_pixels(tfrec, tmp_path):
+    root = tmp_path / "r"
+    make_images.cmd_samples(str(root), train=4, validation=0, classes=1, seed=3,
+                            layout="folders")
+    m = tfrec.convert_images(root, tmp_path / "o", layout="folders", train_shards=1,
+                             on_error="skip", max_image_pixels=1000)
+    assert m["options"]["max_image_pixels"] == 1000
+    assert len(m["rejected"]) == 4
+    assert all("above the pixel limit of 1000" in r["reason"] for r in m["rejected"])
+    with pytest.raises(ValueError):
+        tfrec.convert_images(root, tmp_path / "o2", max_image_pixels=0)
+
+
 def test_convert_images_argument_errors(tfrec, tmp_path):
     with pytest.raises(tfrec.Error) as e:
         tfrec.convert_images(tmp_path / "missing", tmp_path / "o")

@@ -388,6 +388,33 @@ def test_skip_lists_every_bad_image(tool, bad_tree, tmp_path, pb2, verify, caugh
     assert names == expect
 
 
+def test_max_image_pixels(tool, tree, tmp_path):
+    """Images above --max_image_pixels (width x height) are bad images; the
+    default is PIL's decompression-bomb threshold."""
+    root, kinds = tree
+    large = [os.path.join(root, r) for r, k in kinds.items() if k == "large"]
+    assert len(large) == 1  # 3000 x 2000
+    out = str(tmp_path / "limited")
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 2,
+            "--validation_shards", 1, "--on_error", "skip", "--max_image_pixels", 5999999)
+    assert p.returncode == 0, p.stderr
+    man = load_manifest(out)
+    assert man["options"]["max_image_pixels"] == 5999999
+    assert [r["path"] for r in man["rejected"]] == large
+    assert "3000x2000 (6000000 pixels) is above the pixel limit of 5999999" in \
+        man["rejected"][0]["reason"]
+    out = str(tmp_path / "exact")
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 2,
+            "--validation_shards", 1, "--max_image_pixels", 6000000)
+    assert p.returncode == 0, p.stderr
+    assert load_manifest(out)["rejected"] == []
+    out = str(tmp_path / "default")
+    p = run(tool, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 2,
+            "--validation_shards", 1)
+    assert p.returncode == 0, p.stderr
+    assert load_manifest(out)["options"]["max_image_pixels"] == 89478485
+
+
 def _copy_tree(src, dst):
     shutil.copytree(src, dst)
     return str(dst)
@@ -494,6 +521,7 @@ def test_flagfile_and_flag_forms(tool, tree, tmp_path):
     (["--num_threads=0"], 2, "--num_threads: 0 is out of range 1..256"),
     (["--train_shard=4"], 2, "unknown flag --train_shard (did you mean --train_shards?)"),
     (["--max_inflight_mb=99999999999999999999"], 2, "is too large"),
+    (["--max_image_pixels=0"], 2, "--max_image_pixels"),
     (["--no_shuffle=perhaps"], 2, "'perhaps' is not a boolean"),
     (["--layout=tree"], 2, "'tree' is not one of imagenet, folders, csv"),
     (["extra"], 2, "unexpected argument 'extra'"),

@@ -52,6 +52,14 @@ typedef struct abi_io_v0 {
     int (*close)(void *ctx, int commit);
 } abi_io_v0;
 
+/* 1.0's normalisation options, before max_pixels. */
+typedef struct abi_image_normalize_options_v0 {
+    size_t struct_size;
+    int quality;
+    int verify;
+    int grayscale_to_rgb;
+} abi_image_normalize_options_v0;
+
 typedef struct abi_image_info_v0 {
     size_t struct_size;
     int format;
@@ -110,6 +118,7 @@ SAME_PREFIX(abi_reader_stats_v0, tfrec_reader_stats, skipped_regions);
 SAME_PREFIX(abi_writer_options_v0, tfrec_writer_options, buffer_size);
 SAME_PREFIX(abi_io_v0, tfrec_io, errmsg);
 SAME_PREFIX(abi_image_info_v0, tfrec_image_info, colorspace);
+SAME_PREFIX(abi_image_normalize_options_v0, tfrec_image_normalize_options, max_pixels);
 SAME_PREFIX(abi_bt_client_options_v0, tfrec_bt_client_options, app_profile_id);
 SAME_PREFIX(abi_bt_read_options_v0, tfrec_bt_read_options, start_key);
 SAME_PREFIX(abi_imagenet_counts_v0, tfrec_imagenet_counts, images_fixed);
