@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "crc32c/crc32c_internal.h"
@@ -240,6 +241,48 @@ static void test_large_buffers(void)
     free(buf);
 }
 
+/* ---- buffers that end where the mapping ends: the loops prefetch several
+ * KiB past their data (prefetches never fault) but must not load a byte
+ * beyond it; a PROT_NONE page after the buffer turns any such load into a
+ * crash. 5 MiB reaches the AVX-512 path's far prefetch (from 4 MiB). */
+
+static void test_buffer_at_mapping_end(void)
+{
+    const long page = sysconf(_SC_PAGESIZE);
+    const size_t data_pages = ((size_t)5 << 20) / (size_t)page;
+    const size_t map_len = (data_pages + 1) * (size_t)page;
+    uint8_t *map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(map != MAP_FAILED);
+    uint8_t *end = map + data_pages * (size_t)page;
+    CHECK(mprotect(end, (size_t)page, PROT_NONE) == 0);
+    harness_random(map, (size_t)(end - map), 21);
+    const size_t c = TFREC_CRC32C_HYB_CHUNK;
+    const size_t lens[] = { 1,
+                            63,
+                            64,
+                            191,
+                            255,
+                            256,
+                            4095,
+                            c,
+                            c + 1,
+                            3 * c + 77,
+                            40 * 1024 + 13,
+                            data_pages * (size_t)page };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0] && !bad; i++) {
+        const uint8_t *p = end - lens[i];
+        uint32_t want = with(TFREC_CRC32C_PORTABLE, 7, p, lens[i]);
+        for (int impl = TFREC_CRC32C_AUTO; impl <= IMPL_MAX; impl++)
+            if (available(impl) && with(impl, 7, p, lens[i]) != want) {
+                harness_fail(__FILE__, __LINE__, "%s: %zu bytes ending at a guard page",
+                             tfrec_crc32c_impl_name(impl), lens[i]);
+                bad = 1;
+            }
+    }
+    munmap(map, map_len);
+}
+
 /* ---- extend at arbitrary split points equals one shot */
 
 static void test_extend_splits(void)
@@ -359,6 +402,7 @@ static const harness_test tests[] = {
     TEST(test_portable_vs_bitwise),
     TEST(test_every_impl_vs_portable),
     TEST(test_large_buffers),
+    TEST(test_buffer_at_mapping_end),
     TEST(test_extend_splits),
     TEST(test_force_impl),
     TEST(test_env_var),
