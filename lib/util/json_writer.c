@@ -233,10 +233,11 @@ void tfrec_json_float32(tfrec_json *j, float v)
     } else if (isinf(v)) {
         tfrec_json_str(j, v > 0 ? "Infinity" : "-Infinity");
     } else {
-        /* 9 significant digits always read back exactly. */
+        /* The fewest significant digits that read back as the same float
+         * (1e-45, not 1.4013e-45; 0.1, not 0.100000001); 9 always do. */
         char t[32];
         int n = 0;
-        for (int prec = 6; prec <= 9; prec++) {
+        for (int prec = 1; prec <= 9; prec++) {
             n = snprintf(t, sizeof t, "%.*g", prec, (double)v);
             if (strtof(t, NULL) == v)
                 break;

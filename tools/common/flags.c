@@ -7,6 +7,8 @@
 #include <strings.h>
 
 #include "flags.h"
+
+#include "files.h"
 #include "tfrec/version.h"
 
 /* Parser results besides 0 (go on) and exit statuses. */
@@ -106,6 +108,11 @@ static int set_value(parser *p, cli_flag *f, const char *shown, const char *valu
     switch (f->type) {
     case CLI_BOOL: bad = cli_parse_bool(value, (int *)f->dest, err, sizeof err); break;
     case CLI_STRING: *(const char **)f->dest = value; break;
+    case CLI_PATH:
+        bad = cli_path_check(value, err, sizeof err) != 0;
+        if (!bad)
+            *(const char **)f->dest = value;
+        break;
     case CLI_INT:
     case CLI_INT64: {
         int64_t v, lo = f->min, hi = f->max;

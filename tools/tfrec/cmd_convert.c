@@ -80,13 +80,7 @@ int cmd_convert(int argc, char **argv)
     wo.compression = TFREC_COMPRESSION_NONE;
     const char *output = NULL;
     int quiet = 0;
-    cli_flag flags[] = { { .name = "compression",
-                           .short_name = 'C',
-                           .type = CLI_CUSTOM,
-                           .dest = &wo.compression,
-                           .parse = cli_parse_output_compression,
-                           .value_name = "C",
-                           .help = "output compression: NONE (default), ZLIB or GZIP" },
+    cli_flag flags[] = { CLI_OUTPUT_COMPRESSION_FLAG(&wo.compression),
                          { .name = "level",
                            .short_name = 'l',
                            .type = CLI_INT,
@@ -96,24 +90,11 @@ int cmd_convert(int argc, char **argv)
                            .help = "compression level 1..9 (default 6, as TensorFlow)" },
                          { .name = "output",
                            .short_name = 'o',
-                           .type = CLI_STRING,
+                           .type = CLI_PATH,
                            .dest = &output,
                            .value_name = "FILE",
                            .help = "output file (otherwise the last argument)" },
-                         { .name = "input-compression",
-                           .short_name = 'c',
-                           .type = CLI_CUSTOM,
-                           .dest = &o.compression,
-                           .parse = cli_parse_compression,
-                           .value_name = "C",
-                           .help = "input compression: AUTO (default), NONE, ZLIB, GZIP" },
-                         { .name = "max-record-size",
-                           .short_name = 'M',
-                           .type = CLI_SIZE,
-                           .dest = &o.max_record_size,
-                           .umin = 1,
-                           .umax = UINT64_MAX,
-                           .help = "refuse longer input records (default 1G)" },
+                         CLI_READ_FLAGS(&o),
                          CLI_SKIP_FLAG(&o),
                          { .name = "quiet",
                            .short_name = 'q',
@@ -131,6 +112,7 @@ int cmd_convert(int argc, char **argv)
             st = EXIT_USAGE;
         } else {
             output = cl.args[--cl.nargs];
+            st = cli_require_local(cl.prog, "output", output) == EXIT_OK ? st : EXIT_USAGE;
         }
     }
     if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
