@@ -9,6 +9,7 @@
 #include "flags.h"
 
 #include "files.h"
+#include "progress.h"
 #include "tfrec/version.h"
 
 /* Parser results besides 0 (go on) and exit statuses. */
@@ -428,6 +429,7 @@ static int parse_list(parser *p, char **args, const int *lines, int n, int depth
 
 int cli_parse(cli_cmdline *cl, int argc, char **argv)
 {
+    cli_log_name = cl->prog; /* log lines name the tool */
     cl->nargs = 0;
     cl->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *cl->args);
     if (!cl->args) {
