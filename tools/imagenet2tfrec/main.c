@@ -1,6 +1,8 @@
 /* imagenet2tfrec: image directories to sharded tf.Example TFRecords, a
  * drop-in for tensorflow/tpu's imagenet_to_gcs.py conversion step (flag
  * names follow it), multi-threaded and deterministic. See docs/imagenet.md. */
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +233,30 @@ static int convert(cli *c)
     return rc == TFREC_E_INVALID ? EXIT_DATA : cli_exit_for(rc);
 }
 
+/* The run's own staging directory (flat: shards and temporary files), for
+ * a stop that could not wait for the library to remove it. */
+static void remove_own_staging(void *out)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/.tfrec-staging-%ld", (const char *)out, (long)getpid());
+    /* The writer may still create a file meanwhile: a few passes. */
+    for (int pass = 0; pass < 5; pass++) {
+        DIR *d = opendir(dir);
+        if (!d)
+            return;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            char f[8192];
+            snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlink(f);
+        }
+        closedir(d);
+        if (rmdir(dir) == 0 || errno == ENOENT)
+            return;
+    }
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -391,7 +417,10 @@ int main(int argc, char **argv)
     cli_cmdline cl;
     int st = parse(&cl, flags, argc, argv, &c);
     if (st == CLI_PARSED) {
-        cli_catch_interrupts();
+        /* The run stops within an image per worker; if it has not after
+         * 10 s (a read hung on a network mount), the signal thread
+         * removes the staging directory itself and exits. */
+        cli_catch_interrupts_cleanup(remove_own_staging, (void *)c.o.output_dir, 10.0);
         st = convert(&c);
     }
     cli_cmdline_free(&cl);

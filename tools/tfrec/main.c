@@ -63,10 +63,9 @@ int main(int argc, char **argv)
         printf("tfrec (libtfrec) %s\n", tfrec_version());
         return EXIT_OK;
     }
-    /* Only convert has something to clean up (its temporary output). */
-    if (!strcmp(cmd, "convert"))
-        cli_catch_interrupts();
-    else
+    /* Only convert has something to clean up (its temporary output): it
+     * sets up its own handling once it knows the output's name. */
+    if (strcmp(cmd, "convert") != 0)
         cli_exit_on_interrupt();
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name))
