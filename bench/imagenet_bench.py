@@ -104,7 +104,8 @@ labels = {s: i + 1 for i, s in enumerate(sorted({s for _, s in train + val}))}
 for split, items, shards in (("train", train, 16), ("validation", val, 2)):
     for k in range(shards):
         part = items[k * len(items) // shards:(k + 1) * len(items) // shards]
-        with open(os.path.join(out_dir, "%s-%05d-of-%05d" % (split, k, shards)), "wb") as out:
+        os.makedirs(os.path.join(out_dir, split), exist_ok=True)  # OUT/train/train-*, as the reference
+        with open(os.path.join(out_dir, split, "%s-%05d-of-%05d" % (split, k, shards)), "wb") as out:
             for path, syn in part:
                 data = open(path, "rb").read()
                 img = Image.open(io.BytesIO(data))

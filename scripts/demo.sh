@@ -23,8 +23,26 @@ PY=/usr/bin/python3
 TRAIN=${DEMO_TRAIN:-120}
 VALIDATION=${DEMO_VALIDATION:-40}
 
+# DEMO_DIR: never delete what the demo did not make. A directory is used if
+# it is new, empty, or marked by an earlier demo run (MARK); anything else is
+# refused, and only a marked directory's contents are cleared.
+MARK=.tfrec-demo-dir
 if [ -n "${DEMO_DIR:-}" ]; then
-    WORK=$DEMO_DIR; rm -rf "$WORK"; mkdir -p "$WORK"
+    WORK=$DEMO_DIR
+    if [ -e "$WORK" ] && [ ! -d "$WORK" ]; then
+        echo "demo.sh: DEMO_DIR=$WORK is not a directory; refusing to touch it" >&2
+        exit 2
+    elif [ -d "$WORK" ] && [ -n "$(ls -A "$WORK")" ] && [ ! -f "$WORK/$MARK" ]; then
+        echo "demo.sh: DEMO_DIR=$WORK holds files the demo did not make (no $MARK);" \
+            "refusing to delete them: choose a new or empty directory" >&2
+        exit 2
+    fi
+    mkdir -p "$WORK"
+    if [ -f "$WORK/$MARK" ]; then
+        # an earlier demo's files only: the marker says the demo made them
+        find "$WORK" -mindepth 1 -maxdepth 1 ! -name "$MARK" -exec rm -rf {} +
+    fi
+    echo "made by scripts/demo.sh (make demo); the next demo run clears this directory" >"$WORK/$MARK"
 else
     WORK=$(mktemp -d /tmp/tfrec-demo.XXXXXX)
 fi
@@ -53,14 +71,14 @@ du -sh "$WORK/raw" | awk '{print "   " $1 " of images"}'
 step "2. imagenet2tfrec: convert to 4 train + 2 validation shards"
 "$BIN/imagenet2tfrec" --raw_data_dir="$WORK/raw" --local_scratch_dir="$WORK/shards" \
     --train_shards=4 --validation_shards=2 --seed=42
-ls -l "$WORK/shards" | sed 's/^/   /'
+ls -lR "$WORK/shards" | sed 's/^/   /'
 
 step "3. tfrec: verify every record, count, and look at one example"
-"$BIN/tfrec" verify "$WORK/shards/*-of-*"
-"$BIN/tfrec" count "$WORK/shards/*-of-*"
-"$BIN/tfrec" head -n 1 "$WORK/shards/train-00000-of-00004" | cut -c1-400
+"$BIN/tfrec" verify "$WORK/shards/*/*-of-*"
+"$BIN/tfrec" count "$WORK/shards/*/*-of-*"
+"$BIN/tfrec" head -n 1 "$WORK/shards/train/train-00000-of-00004" | cut -c1-400
 echo
-"$BIN/tfrec" stats "$WORK/shards/train-*" | head -20
+"$BIN/tfrec" stats "$WORK/shards/train/train-*" | head -20
 
 step "4. Bigtable emulator on loopback"
 read -r ADDR EMU_PID < <(scripts/emulator.sh start "$WORK/emulator.log")
@@ -73,14 +91,14 @@ load() { # prefix glob
         --progress_file="$WORK/$1.progress"
 }
 step "5. tfrec2bt: stream the shards into table 'imagenet'"
-load train_ "$WORK/shards/train-*"
-load validation_ "$WORK/shards/validation-*"
+load train_ "$WORK/shards/train/train-*"
+load validation_ "$WORK/shards/validation/validation-*"
 
 step "6a. bt2tfrec: read the rows back and compare with the shards byte for byte"
 for prefix in train validation; do
     "$BIN/bt2tfrec" --project=demo --bigtable_instance=demo --bigtable_table=imagenet \
         --row_prefix="${prefix}_" --output="$WORK/back-$prefix.tfrecord" --quiet
-    if cat "$WORK/shards/$prefix"-* | cmp -s - "$WORK/back-$prefix.tfrecord"; then
+    if cat "$WORK/shards/$prefix/$prefix"-* | cmp -s - "$WORK/back-$prefix.tfrecord"; then
         echo "   ${prefix}_*: identical to the $prefix shards, in order"
     else
         echo "   ${prefix}_*: DIFFERENT from the $prefix shards" >&2
@@ -92,7 +110,7 @@ step "6b. cbt (independent client): keys, column, values"
 for prefix in train validation; do
     # shellcheck disable=SC2086
     $PY tests/integration/bigtable_check.py manifest "$WORK/$prefix.manifest" \
-        $(ls "$WORK/shards/$prefix"-* | LC_ALL=C sort) >/dev/null
+        $(ls "$WORK/shards/$prefix/$prefix"-* | LC_ALL=C sort) >/dev/null
     n=$(wc -l <"$WORK/$prefix.manifest")
     cbt -project demo -instance demo read imagenet prefix="${prefix}_" >"$WORK/cbt-$prefix.txt" 2>"$WORK/cbt.err" \
         || { cat "$WORK/cbt.err" >&2; exit 1; }

@@ -6,7 +6,12 @@
  * converts with a pool of worker threads while a single writer emits the
  * records in plan order, so the output bytes do not depend on num_threads.
  * Shards are written into a staging directory and renamed into the output
- * directory only when the whole run succeeded.
+ * directory only when the whole run succeeded: OUT/train/train-00000-of-01024,
+ * OUT/validation/validation-00000-of-00128 (as imagenet_to_gcs.py lays them
+ * out), or all in OUT with flat_output. A cancelled or failed run removes its
+ * staging directory; a run removes the staging directories that processes
+ * no longer running left behind (killed, or a second signal), and refuses
+ * an output directory that holds shards of another set unless overwrite.
  *
  * Every record is a tf.Example with image/encoded (RGB or grayscale JPEG),
  * image/height, image/width, image/channels (3), image/colorspace ("RGB"),
@@ -77,6 +82,17 @@ typedef struct tfrec_imagenet_options {
      * bad images [TFREC_IMAGE_DEFAULT_MAX_PIXELS, PIL's limit]; UINT64_MAX:
      * no limit. */
     uint64_t max_image_pixels;
+    int flat_output; /* shards directly in output_dir [0: OUTPUT/<split>/<split>-*] */
+    /* Shards of another set (another shard count, split or layout) in the
+     * output directory make the run fail before any work (TFREC_E_STATE,
+     * naming them) [0]; non-zero: they are removed when the new set is
+     * moved into place. */
+    int overwrite;
+    /* When *cancel becomes non-zero (e.g. set by a signal handler) the run
+     * stops within about one image per worker: the scan, the workers and
+     * the writer check it; the run then fails with TFREC_E_STATE and its
+     * staging directory is removed [NULL: never]. */
+    const volatile int *cancel;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)
@@ -94,6 +110,7 @@ typedef struct tfrec_imagenet_counts {
     uint32_t shards;          /* shard files written */
     uint32_t classes;         /* labels in the mapping */
     double seconds;           /* wall time of the conversion */
+    uint32_t stale_removed;   /* staging directories of dead processes removed */
 } tfrec_imagenet_counts;
 
 #define TFREC_IMAGENET_COUNTS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_counts)
@@ -118,10 +135,16 @@ int tfrec_imagenet_result_counts(const tfrec_imagenet_result *r, tfrec_imagenet_
 int tfrec_imagenet_result_rejected(const tfrec_imagenet_result *r, size_t i, const char **path,
                                    const char **reason);
 
+/* The i-th stale staging directory this run removed (left by a process
+ * that is no longer running), valid until the result is freed.
+ * TFREC_E_INVALID when i is out of range. */
+int tfrec_imagenet_result_stale(const tfrec_imagenet_result *r, size_t i, const char **path);
+
 /* The manifest as JSON text (valid until the result is freed):
  * {"status", "error", options, "labels", "shards": [{"split", "file",
  *  "records", "bytes"}], counts, "fixed": [...], "rejected": [{"path",
- *  "reason"}]}. Documented in docs/imagenet.md. */
+ *  "reason"}], "stale_removed": [{"path"}]}; "file" is relative to the output
+ * directory ("train/train-00000-of-01024"). Documented in docs/imagenet.md. */
 const char *tfrec_imagenet_result_json(const tfrec_imagenet_result *r);
 void tfrec_imagenet_result_free(tfrec_imagenet_result *r);
 

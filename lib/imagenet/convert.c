@@ -74,7 +74,7 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&c->mu);
         size_t i;
         for (;;) {
-            if (c->stop || c->next_claim >= n) {
+            if (c->stop || c->next_claim >= n || tfrec_in_cancelled(c->o)) {
                 pthread_mutex_unlock(&c->mu);
                 tfrec_example_builder_free(b);
                 free(buf.data);
@@ -148,6 +148,8 @@ static int take(wstate *w, size_t i, in_result *r)
         c->writer_waiting = 0;
         if (!c->ring[i % c->window].ready) {
             pthread_mutex_unlock(&c->mu);
+            if (tfrec_in_cancelled(c->o))
+                return tfrec_fail(&w->res->err, TFREC_E_STATE, IN_CANCELLED_MSG);
             if (report_progress(w, i, 0))
                 return tfrec_fail(&w->res->err, TFREC_E_STATE,
                                   "cancelled by the progress callback");
@@ -215,7 +217,7 @@ static int write_shard(wstate *w, in_shard *sh)
 {
     conv *c = w->c;
     tfrec_imagenet_result *res = w->res;
-    char *path = tfrec_in_path2(w->staging, sh->file);
+    char *path = tfrec_in_path2(w->staging, sh->name);
     if (!path)
         return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
@@ -231,6 +233,8 @@ static int write_shard(wstate *w, in_shard *sh)
         if (!rc)
             rc = place(w, tw, c->plan->order[i], &r);
         recycle(c, &r);
+        if (!rc && tfrec_in_cancelled(c->o))
+            rc = tfrec_fail(&res->err, TFREC_E_STATE, IN_CANCELLED_MSG);
         if (!rc && report_progress(w, i + 1, 0))
             rc = tfrec_fail(&res->err, TFREC_E_STATE, "cancelled by the progress callback");
     }
@@ -339,7 +343,7 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     in_opts o;
     in_plan plan;
     memset(&plan, 0, sizeof plan);
-    in_notes fixed = { 0 }, rejected = { 0 };
+    in_notes fixed = { 0 }, rejected = { 0 }, conflicts = { 0 };
     char *staging = NULL;
     int rc = tfrec_in_resolve_options(opts, &o, &res->err);
     if (!rc)
@@ -347,11 +351,17 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     res->counts.images_total = plan.nitems;
     res->counts.classes = (uint32_t)plan.nclasses;
     if (!rc)
+        rc = tfrec_in_remove_stale(o.o.output_dir, &res->stale, &res->err);
+    res->counts.stale_removed = (uint32_t)res->stale.n;
+    if (!rc) {
+        rc = tfrec_in_check_conflicts(o.o.output_dir, &plan, &conflicts, &res->err);
+        if (rc == TFREC_E_STATE && o.o.overwrite)
+            rc = TFREC_OK; /* removed at the commit, once the new set is complete */
+    }
+    if (!rc)
         rc = tfrec_in_mkdir_p(o.o.output_dir, &res->err);
     if (!rc) {
-        char name[64];
-        snprintf(name, sizeof name, ".tfrec-staging-%ld", (long)getpid());
-        staging = tfrec_in_path2(o.o.output_dir, name);
+        staging = tfrec_in_staging_path(o.o.output_dir);
         if (!staging)
             rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
         else if (mkdir(staging, 0777) != 0)
@@ -359,11 +369,12 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
         if (!rc) {
             rc = run_pool(&o, &plan, staging, res, &fixed, &rejected);
             if (!rc)
-                rc = tfrec_in_commit_staging(staging, o.o.output_dir, &plan, &res->err);
+                rc = tfrec_in_commit_staging(staging, o.o.output_dir, &plan, &conflicts, &res->err);
             if (rc)
-                tfrec_in_discard_staging(staging, &plan);
+                tfrec_in_discard_staging(staging);
         }
     }
+    tfrec_in_notes_free(&conflicts);
     res->status = rc;
     if (rc) {
         /* Nothing was committed: the counts must not suggest otherwise. */
@@ -373,7 +384,11 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     }
     res->counts.seconds = now_s() - t0;
     tfrec_in_manifest_build(res, &o, &plan, &fixed, &rejected);
-    if (o.o.manifest_path && res->json) {
+    /* A failed run's manifest never replaces an existing one: that one
+     * describes the shards still in place (a refused rerun, a run that
+     * failed on one image). */
+    struct stat mst;
+    if (o.o.manifest_path && res->json && (!rc || stat(o.o.manifest_path, &mst) != 0)) {
         int mrc = tfrec_in_write_manifest_file(o.o.manifest_path, res->json, rc ? NULL : &res->err);
         if (!rc && mrc)
             res->status = rc = mrc;
@@ -421,6 +436,15 @@ int tfrec_imagenet_result_rejected(const tfrec_imagenet_result *r, size_t i, con
     return TFREC_OK;
 }
 
+int tfrec_imagenet_result_stale(const tfrec_imagenet_result *r, size_t i, const char **path)
+{
+    if (!r || i >= r->stale.n)
+        return TFREC_E_INVALID;
+    if (path)
+        *path = r->stale.v[i].path;
+    return TFREC_OK;
+}
+
 const char *tfrec_imagenet_result_json(const tfrec_imagenet_result *r)
 {
     return r && r->json ? r->json : "";
@@ -432,5 +456,6 @@ void tfrec_imagenet_result_free(tfrec_imagenet_result *r)
         return;
     free(r->json);
     tfrec_in_notes_free(&r->rejected);
+    tfrec_in_notes_free(&r->stale);
     free(r);
 }

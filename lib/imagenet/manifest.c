@@ -66,6 +66,8 @@ static void options(tfrec_json *j, const in_opts *o)
     tfrec_json_field_bool(j, "grayscale_to_rgb", o->o.grayscale_to_rgb);
     tfrec_json_field_str(j, "compression", tfrec_compression_name(o->o.compression));
     tfrec_json_field_uint(j, "max_image_pixels", o->o.max_image_pixels);
+    tfrec_json_field_bool(j, "flat_output", o->o.flat_output);
+    tfrec_json_field_bool(j, "overwrite", o->o.overwrite);
     tfrec_json_object_end(j);
 }
 
@@ -104,6 +106,7 @@ void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const i
     tfrec_json_field_uint(&j, "bytes_out", c->bytes_out);
     tfrec_json_field_uint(&j, "shards", c->shards);
     tfrec_json_field_uint(&j, "classes", c->classes);
+    tfrec_json_field_uint(&j, "stale_removed", c->stale_removed);
     tfrec_json_key(&j, "seconds");
     tfrec_json_fixed(&j, c->seconds, 3);
     tfrec_json_object_end(&j);
@@ -131,6 +134,14 @@ void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const i
     tfrec_json_array_end(&j);
     notes(&j, "fixed", "from", fixed);
     notes(&j, "rejected", "reason", rejected);
+    tfrec_json_key(&j, "stale_removed");
+    tfrec_json_array_begin(&j);
+    for (size_t i = 0; i < r->stale.n; i++) {
+        tfrec_json_object_begin(&j);
+        tfrec_json_field_str(&j, "path", r->stale.v[i].path);
+        tfrec_json_object_end(&j);
+    }
+    tfrec_json_array_end(&j);
     tfrec_json_object_end(&j);
     tfrec_json_newline(&j);
     r->json = tfrec_json_take(&j); /* NULL when memory ran out */

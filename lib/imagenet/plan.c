@@ -37,7 +37,9 @@ in_split *tfrec_in_plan_split(in_plan *p, const char *name, tfrec_err *err)
         tfrec_fail(err, TFREC_E_INVALID, "more than %d splits", IN_MAX_SPLITS);
         return NULL;
     }
-    if (strlen(name) >= IN_SPLIT_NAME_MAX || !*name || strchr(name, '/')) {
+    /* The name becomes a directory of the output: no '/', and no leading
+     * '.' (".", "..", or a name hidden like the staging directory). */
+    if (strlen(name) >= IN_SPLIT_NAME_MAX || !*name || strchr(name, '/') || name[0] == '.') {
         tfrec_fail(err, TFREC_E_INVALID, "bad split name \"%s\"", name);
         return NULL;
     }
@@ -105,7 +107,13 @@ int tfrec_in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err)
             size_t hi = (size_t)((unsigned __int128)(j + 1) * n / S);
             sh->first = pos + lo;
             sh->count = hi - lo;
-            snprintf(sh->file, sizeof sh->file, "%s-%05zu-of-%05zu", sp->name, j, S);
+            snprintf(sh->name, sizeof sh->name, "%s-%05zu-of-%05zu", sp->name, j, S);
+            /* imagenet_to_gcs.py's layout: OUT/train/train-*, so a glob of
+             * the shards never matches the manifest at the top. */
+            if (o->o.flat_output)
+                snprintf(sh->file, sizeof sh->file, "%s", sh->name);
+            else
+                snprintf(sh->file, sizeof sh->file, "%s/%s", sp->name, sh->name);
         }
         pos += n;
     }

@@ -35,9 +35,10 @@ typedef struct in_split {
 
 typedef struct in_shard {
     int split;
-    char file[IN_SPLIT_NAME_MAX + 32]; /* "train-00000-of-01024" */
-    size_t first, count;               /* range in plan order */
-    uint64_t records, bytes;           /* filled by the writer */
+    char name[IN_SPLIT_NAME_MAX + 32];     /* "train-00000-of-01024" */
+    char file[2 * IN_SPLIT_NAME_MAX + 32]; /* in the output: "train/train-..." or name */
+    size_t first, count;                   /* range in plan order */
+    uint64_t records, bytes;               /* filled by the writer */
 } in_shard;
 
 typedef struct in_plan {
@@ -59,6 +60,13 @@ typedef struct in_opts {
     size_t nexts;
     char *ext_buf; /* storage of exts */
 } in_opts;
+
+/* The caller asked the run to stop (tfrec_imagenet_options.cancel). */
+static inline int tfrec_in_cancelled(const in_opts *o)
+{
+    return o->o.cancel && *o->o.cancel;
+}
+#define IN_CANCELLED_MSG "cancelled"
 
 void tfrec_in_plan_free(in_plan *p);
 /* Keep s (malloc'ed) until the plan is freed; returns s or NULL. */

@@ -115,6 +115,10 @@ static int scan_class_tree(in_plan *p, in_split *sp, const char *root, const in_
     if (rc)
         return rc;
     for (size_t c = 0; c < classes.n && !rc; c++) {
+        if (tfrec_in_cancelled(o)) { /* a scan of a large tree takes a while */
+            rc = tfrec_fail(err, TFREC_E_STATE, IN_CANCELLED_MSG);
+            break;
+        }
         char *dir = join(root, classes.v[c]);
         const char *synset = tfrec_in_plan_strdup(p, classes.v[c]);
         tfrec_strlist files = { 0 };

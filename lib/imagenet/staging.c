@@ -2,7 +2,9 @@
  * written into, the final renames, and the manifest file. */
 #include "imagenet/run.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 #include <unistd.h>
 
 #include "util/ioerr.h"
+
+#define STAGING_PREFIX ".tfrec-staging-"
 
 int tfrec_in_mkdir_p(const char *path, tfrec_err *err)
 {
@@ -46,30 +50,196 @@ char *tfrec_in_path2(const char *dir, const char *name)
     return s;
 }
 
-/* Remove our staged shards and the staging directory. */
-void tfrec_in_discard_staging(const char *staging, const in_plan *p)
+char *tfrec_in_staging_path(const char *out)
 {
-    for (size_t i = 0; i < p->nshards; i++) {
-        char *f = tfrec_in_path2(staging, p->shards[i].file);
+    char name[64];
+    snprintf(name, sizeof name, STAGING_PREFIX "%ld", (long)getpid());
+    return tfrec_in_path2(out, name);
+}
+
+/* Remove the regular files in dir (a staging directory is flat: shards and
+ * the writer's temporary files), then dir itself. */
+static int remove_flat_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *f = tfrec_in_path2(dir, e->d_name);
         if (f)
             unlink(f);
         free(f);
     }
-    rmdir(staging);
+    closedir(d);
+    return rmdir(dir);
 }
 
-int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan *p, tfrec_err *err)
+void tfrec_in_discard_staging(const char *staging)
 {
+    remove_flat_dir(staging);
+}
+
+/* The pid of a staging directory's name, or 0. */
+static long staging_pid(const char *name)
+{
+    size_t n = strlen(STAGING_PREFIX);
+    if (strncmp(name, STAGING_PREFIX, n) != 0 || !name[n])
+        return 0;
+    char *end;
+    long pid = strtol(name + n, &end, 10);
+    return *end || pid <= 0 ? 0 : pid;
+}
+
+int tfrec_in_remove_stale(const char *out, in_notes *removed, tfrec_err *err)
+{
+    DIR *d = opendir(out);
+    if (!d)
+        return TFREC_OK; /* not created yet: nothing stale */
+    struct dirent *e;
+    int rc = TFREC_OK;
+    while (!rc && (e = readdir(d)) != NULL) {
+        long pid = staging_pid(e->d_name);
+        /* Only directories of processes that are gone (on this machine):
+         * a run still going in the same directory keeps its own. */
+        if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char *dir = tfrec_in_path2(out, e->d_name);
+        if (!dir)
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        else if (remove_flat_dir(dir) != 0)
+            rc = tfrec_fail_errno(err, TFREC_E_IO, errno, dir,
+                                  "cannot remove this stale staging directory of process %ld", pid);
+        else if (tfrec_in_notes_add(removed, dir, NULL))
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        free(dir);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* "<prefix>-NNNNN-of-NNNNN" (five digits or more each): a shard's name. */
+static int is_shard_name(const char *s)
+{
+    const char *of = NULL;
+    for (const char *p = strstr(s, "-of-"); p; p = strstr(p + 1, "-of-"))
+        of = p;
+    if (!of)
+        return 0;
+    size_t digits = strspn(of + 4, "0123456789");
+    if (digits < 5 || of[4 + digits])
+        return 0;
+    const char *q = of;
+    size_t k = 0;
+    while (q > s && q[-1] >= '0' && q[-1] <= '9')
+        q--, k++;
+    return k >= 5 && q - s >= 2 && q[-1] == '-';
+}
+
+static int planned(const in_plan *p, const char *rel)
+{
+    for (size_t i = 0; i < p->nshards; i++)
+        if (!strcmp(p->shards[i].file, rel))
+            return 1;
+    return 0;
+}
+
+/* Shards in dir (rel: its path inside the output, "" for the top) that
+ * this run will not write; descends one level from the top. */
+static int scan_conflicts(const char *out, const char *rel, const in_plan *p, in_notes *found,
+                          tfrec_err *err)
+{
+    char *dir = *rel ? tfrec_in_path2(out, rel) : strdup(out);
+    if (!dir)
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    DIR *d = opendir(dir);
+    if (!d) {
+        free(dir);
+        return TFREC_OK;
+    }
+    struct dirent *e;
+    int rc = TFREC_OK;
+    while (!rc && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *r = *rel ? tfrec_in_path2(rel, e->d_name) : strdup(e->d_name);
+        char *full = r ? tfrec_in_path2(out, r) : NULL;
+        struct stat st;
+        if (!r || !full)
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        else if (stat(full, &st) != 0)
+            ; /* vanished meanwhile */
+        else if (S_ISDIR(st.st_mode) && !*rel)
+            rc = scan_conflicts(out, r, p, found, err);
+        else if (S_ISREG(st.st_mode) && is_shard_name(e->d_name) && !planned(p, r) &&
+                 tfrec_in_notes_add(found, r, NULL))
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        free(r);
+        free(full);
+    }
+    closedir(d);
+    free(dir);
+    return rc;
+}
+
+static int cmp_note(const void *a, const void *b)
+{
+    return strcmp(((const in_note *)a)->path, ((const in_note *)b)->path);
+}
+
+int tfrec_in_check_conflicts(const char *out, const in_plan *p, in_notes *found, tfrec_err *err)
+{
+    int rc = scan_conflicts(out, "", p, found, err);
+    if (rc || found->n == 0 || p->nshards == 0)
+        return rc;
+    qsort(found->v, found->n, sizeof *found->v, cmp_note);
+    char list[1024];
+    size_t o = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < found->n && i < 4 && o < sizeof list; i++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", found->v[i].path);
+    return tfrec_fail(err, TFREC_E_STATE,
+                      "%s already holds %zu shard file%s of another set (%s%s), which this run "
+                      "(%s, ...) would not replace: mixing sets would corrupt the dataset; "
+                      "choose another output directory, or pass --overwrite to remove them",
+                      out, found->n, found->n == 1 ? "" : "s", list, found->n > 4 ? ", ..." : "",
+                      p->shards[0].file);
+}
+
+int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan *p,
+                            const in_notes *replace, tfrec_err *err)
+{
+    /* The old set goes only now that the new one is complete. */
+    for (size_t i = 0; replace && i < replace->n; i++) {
+        char *f = tfrec_in_path2(out, replace->v[i].path);
+        int bad = !f || (unlink(f) != 0 && errno != ENOENT);
+        int e = errno;
+        free(f);
+        if (bad)
+            return tfrec_fail_errno(err, TFREC_E_IO, e, out, "cannot remove old shard %s from it",
+                                    replace->v[i].path);
+    }
     for (size_t i = 0; i < p->nshards; i++) {
-        char *from = tfrec_in_path2(staging, p->shards[i].file),
-             *to = tfrec_in_path2(out, p->shards[i].file);
+        const in_shard *sh = &p->shards[i];
+        if (strcmp(sh->file, sh->name) != 0) { /* OUT/<split>/ */
+            char *sub = tfrec_in_path2(out, p->splits[sh->split].name);
+            int ok = sub && (mkdir(sub, 0777) == 0 || errno == EEXIST);
+            int e = errno;
+            free(sub);
+            if (!ok)
+                return tfrec_fail_errno(err, TFREC_E_IO, e, out, "cannot create directory %s in it",
+                                        p->splits[sh->split].name);
+        }
+        char *from = tfrec_in_path2(staging, sh->name), *to = tfrec_in_path2(out, sh->file);
         int ok = from && to && rename(from, to) == 0;
         int e = errno;
         free(from);
         free(to);
         if (!ok)
             return tfrec_fail_errno(err, TFREC_E_IO, e, out, "cannot move shard %s into it",
-                                    p->shards[i].file);
+                                    sh->file);
     }
     rmdir(staging);
     return TFREC_OK;

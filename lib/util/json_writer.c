@@ -233,13 +233,17 @@ void tfrec_json_float32(tfrec_json *j, float v)
     } else if (isinf(v)) {
         tfrec_json_str(j, v > 0 ? "Infinity" : "-Infinity");
     } else {
-        /* 9 significant digits always read back exactly. */
-        char t[32];
+        /* The shortest text that reads back as the same float: 1e-45, not
+         * 1.4013e-45; 0.1, not 0.100000001; 100, not 1e+02. Some %.Ng with
+         * N <= 9 always does; the first of the shortest is kept. */
+        char t[32], c[32];
         int n = 0;
-        for (int prec = 6; prec <= 9; prec++) {
-            n = snprintf(t, sizeof t, "%.*g", prec, (double)v);
-            if (strtof(t, NULL) == v)
-                break;
+        for (int prec = 1; prec <= 9; prec++) {
+            int k = snprintf(c, sizeof c, "%.*g", prec, (double)v);
+            if ((n == 0 || k < n) && strtof(c, NULL) == v) {
+                memcpy(t, c, (size_t)k + 1);
+                n = k;
+            }
         }
         put_number(j, t, n);
     }

@@ -26,7 +26,8 @@ class _Options(_Sized):
                 ("on_error", c_int), ("quality", c_int), ("grayscale_to_rgb", c_int),
                 ("compression", c_int), ("max_inflight_bytes", c_size_t),
                 ("manifest_path", c_char_p), ("progress", _progress_fn),
-                ("progress_ctx", c_void_p), ("max_image_pixels", c_uint64)]
+                ("progress_ctx", c_void_p), ("max_image_pixels", c_uint64),
+                ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p)]
 
 
 class _Counts(_Sized):
@@ -34,7 +35,7 @@ class _Counts(_Sized):
     _fields_ = [("struct_size", c_size_t), ("images_total", c_uint64), ("images_written", c_uint64),
                 ("images_fixed", c_uint64), ("images_rejected", c_uint64),
                 ("bytes_in", c_uint64), ("bytes_out", c_uint64), ("shards", c_uint32),
-                ("classes", c_uint32), ("seconds", c_double)]
+                ("classes", c_uint32), ("seconds", c_double), ("stale_removed", c_uint32)]
 
 
 _proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(ImagenetResultHandle))
@@ -68,14 +69,19 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                    train_shards=None, validation_shards=None, num_threads=None, seed=0,
                    shuffle=True, verify=None, on_error="stop", quality=None,
                    grayscale_to_rgb=False, compression=None, max_inflight_bytes=None,
-                   manifest_path=None, progress=None, max_image_pixels=None):
+                   manifest_path=None, progress=None, max_image_pixels=None,
+                   flat_output=False, overwrite=False):
     """Convert an image tree to sharded TFRecords; returns the run's manifest
     (a dict: "shards", "labels", counts, "fixed", "rejected" ...; see
     docs/imagenet.md).
 
     layout: "imagenet" (RAW/train/<synset>/*, RAW/validation/* with
     RAW/synset_labels.txt), "folders" (ROOT/<class>/*) or "csv" (csv_path
-    lines path,label[,split]). Options mirror imagenet2tfrec's flags; None
+    lines path,label[,split]). Shards go to output_dir/<split>/<split>-NNNNN-of-
+    NNNNN (train/, validation/), as imagenet_to_gcs.py writes them, or all into
+    output_dir with flat_output=True. Shards of another set already in
+    output_dir are refused (StateError naming them) unless overwrite=True.
+    Options mirror imagenet2tfrec's flags; None
     keeps the library default (1024 train / 128 validation shards, all CPUs,
     JPEG quality 100, "fast" verification). verify: "header", "fast", "full".
     on_error: "stop" (the first bad image fails the run) or "skip" (left out
@@ -112,6 +118,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
         raise ValueError("max_image_pixels must be at least 1, not %r" % (max_image_pixels,))
     o.max_image_pixels = max_image_pixels or 0
     o.manifest_path = _path(manifest_path)
+    o.flat_output = 1 if flat_output else 0
+    o.overwrite = 1 if overwrite else 0
 
     raised = []
     if progress is not None:

@@ -81,7 +81,7 @@ check_usage flags_missing_value "bigtable_table needs a value" --source_glob=x -
 check_usage flags_positional_refused "unexpected argument 'extra'" --source_glob=x --bigtable_table=t extra
 check_usage flags_resume_and_start "either --resume or --start_index" --source_glob=x --bigtable_table=t --resume --start_index=5
 # gs:// sources need the storage module: a clear error naming the flag
-check_usage flags_gcs_source_not_built "source_glob=gs://bucket/train-\*: reading from Cloud Storage needs the storage module, which is not built yet" --source_glob='gs://bucket/train-*' --bigtable_table=t
+check_usage flags_gcs_source_not_built "source_glob: gs://bucket/train-\*: gs:// paths are not supported yet in this build" --source_glob='gs://bucket/train-*' --bigtable_table=t
 printf -- '--bigtable_table=t\n--nosuch_flag=1\n' >"$T/bad.flags"
 check_usage flagfile_error_names_file_and_line "$T/bad.flags:2: unknown flag --nosuch_flag" --source_glob=x --flagfile="$T/bad.flags"
 

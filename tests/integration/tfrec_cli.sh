@@ -104,7 +104,7 @@ expect_status "unwritable output is an I/O error" 3 "$TFREC" convert -q "$T/part
 # ---------------------------------------------------------------- count and globs
 expect_out "count one file" "10" "$TFREC" count "$T/part-0"
 expect_out "count ZLIB detected" "20" "$TFREC" count "$T/part-1"
-expect_out "count GZIP forced" "30" "$TFREC" count --compression GZIP "$T/part-2"
+expect_out "count GZIP forced" "30" "$TFREC" count --input-compression GZIP "$T/part-2"
 expect_out "count glob expanded by tfrec" "$(printf '10\t%s\n20\t%s\n30\t%s\n60\ttotal' "$T/part-0" "$T/part-1" "$T/part-2")" \
     "$TFREC" count "$T/part-*"
 expect_out "count bracket glob" "$(printf '10\t%s\n30\t%s\n40\ttotal' "$T/part-0" "$T/part-2")" \
@@ -181,7 +181,7 @@ expect_status "verify salvaged" 0 "$TFREC" verify "$T/salvaged"
 
 # ---------------------------------------------------------------- flag forms
 # absl's forms through the shared flag module (tools/common/flags.c)
-printf -- '# count GZIP input\n\n--compression GZIP\n// and say nothing else\n' >"$T/gzip.flags"
+printf -- '# count GZIP input\n\n--input-compression GZIP\n// and say nothing else\n' >"$T/gzip.flags"
 expect_out "--flagfile with comments and '--name value' lines" "30" "$TFREC" count --flagfile="$T/gzip.flags" "$T/part-2"
 printf -- '--flagfile=%s\n' "$T/gzip.flags" >"$T/outer.flags"
 expect_out "nested --flagfile" "30" "$TFREC" count --flagfile "$T/outer.flags" "$T/part-2"
@@ -189,7 +189,7 @@ expect_out "a later flag overrides the flagfile" "10" "$TFREC" count --flagfile=
 printf -- '--flagfile=%s\n' "$T/self.flags" >"$T/self.flags"
 expect_status "a flagfile including itself is a usage error" 2 "$TFREC" count --flagfile="$T/self.flags" "$T/part-0"
 contains "the nesting limit is explained" "$T/err" "nested more than 8 deep"
-printf -- '--compression=GZIP\n--bogus\n' >"$T/bad.flags"
+printf -- '--input-compression=GZIP\n--bogus\n' >"$T/bad.flags"
 expect_status "unknown flag in a flagfile is a usage error" 2 "$TFREC" count --flagfile="$T/bad.flags" "$T/part-2"
 contains "the flagfile error names file and line" "$T/err" "$T/bad.flags:2: unknown flag --bogus"
 expect_status "missing flagfile is a usage error" 2 "$TFREC" count --flagfile="$T/none.flags" "$T/part-0"

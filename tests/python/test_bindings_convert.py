@@ -37,7 +37,7 @@ def samples(tmp_path_factory):
 def read_shards(out_dir, manifest, pb2):
     examples = {}
     for shard in manifest["shards"]:
-        path = os.path.join(out_dir, os.path.basename(shard["file"]))
+        path = os.path.join(out_dir, shard["file"])  # "train/train-00000-of-00001"
         records = tfrecord_ref.read_records(path)
         assert len(records) == shard["records"]
         for r in records:
@@ -88,12 +88,12 @@ def test_convert_images_reports_bad_images(tfrec, tmp_path):
         tfrec.convert_images(root, tmp_path / "o1", train_shards=1, validation_shards=1)
     assert isinstance(e.value.manifest, dict)
     assert not (tmp_path / "o1").exists() or not any(
-        n.startswith("train-") for n in os.listdir(tmp_path / "o1"))
+        n.startswith("train") for n in os.listdir(tmp_path / "o1"))
     m = tfrec.convert_images(root, tmp_path / "o2", train_shards=1, validation_shards=1,
                              on_error="skip", verify="full")
     rejected = {os.path.basename(r["path"]) for r in m["rejected"]}
     assert rejected == bad
-    total = sum(tfrec.count(tmp_path / "o2" / os.path.basename(s["file"])) for s in m["shards"])
+    total = sum(tfrec.count(tmp_path / "o2" / s["file"]) for s in m["shards"])
     assert total == sum(1 for k in kinds.values() if k == "rgb")
 
 

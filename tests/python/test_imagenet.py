@@ -86,12 +86,30 @@ def scan_tree(root, exts=(".jpeg", ".jpg")):
     return train, val
 
 
+def split_of(name):
+    """"train" for "train-00000-of-00003": the shard's directory in the output."""
+    return name.rsplit("-", 3)[0]
+
+
+def shard_path(out, name):
+    """The reference's layout: OUT/<split>/<split>-NNNNN-of-NNNNN."""
+    return os.path.join(out, split_of(name), name)
+
+
+def out_files(out):
+    """Every file under out (hidden ones too), as sorted relative paths."""
+    found = []
+    for d, _, files in os.walk(out):
+        found += [os.path.relpath(os.path.join(d, f), out) for f in files]
+    return sorted(found)
+
+
 def read_shards(out, pb2, compression="NONE"):
-    """{file name: [parsed Example]} for every shard file in out."""
+    """{file name: [parsed Example]} for every shard file in out/train and out/validation."""
     shards = {}
-    for name in sorted(os.listdir(out)):
+    for name in sorted(os.path.basename(f) for f in out_files(out)):
         if name.startswith(("train-", "validation-")):
-            recs = tfrecord_ref.read_records(os.path.join(out, name), compression)
+            recs = tfrecord_ref.read_records(shard_path(out, name), compression)
             exs = []
             for r in recs:
                 ex = pb2.Example()
@@ -159,11 +177,13 @@ def test_shard_names_and_counts(tree, converted):
     assert {k: len(v) for k, v in shards.items()} == expect
     man = load_manifest(outs[1])
     assert man["status"] == "ok"
-    assert [(s["file"], s["records"]) for s in man["shards"]] == sorted(expect.items())
+    assert [(s["file"], s["records"]) for s in man["shards"]] == \
+        sorted((split_of(k) + "/" + k, n) for k, n in expect.items())
     for s in man["shards"]:
         assert s["bytes"] == os.path.getsize(os.path.join(outs[1], s["file"]))
-    # nothing else left behind (no staging directory, no temporary files)
-    assert sorted(os.listdir(outs[1])) == sorted(list(expect) + ["manifest.json"])
+    # the reference's layout; nothing else left behind (no staging directory,
+    # no temporary files)
+    assert out_files(outs[1]) == sorted([split_of(k) + "/" + k for k in expect] + ["manifest.json"])
 
 
 def test_every_record_has_the_reference_features(converted):
@@ -219,8 +239,8 @@ def test_train_is_the_documented_seeded_shuffle_validation_sorted(tree, converte
 def test_identical_bytes_whatever_the_threads_and_budget(converted, other):
     outs, _ = converted
     a, b = outs[1], outs[other]
-    files = sorted(f for f in os.listdir(a) if f != "manifest.json")
-    assert files == sorted(f for f in os.listdir(b) if f != "manifest.json")
+    files = [f for f in out_files(a) if f != "manifest.json"]
+    assert files == [f for f in out_files(b) if f != "manifest.json"]
     for f in files:
         with open(os.path.join(a, f), "rb") as x, open(os.path.join(b, f), "rb") as y:
             assert x.read() == y.read(), f
@@ -359,7 +379,7 @@ def test_bad_image_stops_the_run_and_nothing_is_renamed(tool, bad_tree, tmp_path
     assert p.returncode == 1
     bad_paths = [os.path.join(root, r) for r, k in kinds.items() if k in BAD]
     assert any(b in p.stderr for b in bad_paths), p.stderr
-    assert sorted(os.listdir(out)) == ["manifest.json"]  # no shard, no staging leftovers
+    assert out_files(out) == ["manifest.json"]  # no shard, no staging leftovers
     man = load_manifest(out)
     assert man["status"] == "failed" and man["shards"] == []
     assert len(man["rejected"]) == 1 and man["rejected"][0]["path"] in bad_paths
@@ -499,7 +519,7 @@ def test_reference_command_lines_convert_locally(tool, tree, tmp_path):
             "--imagenet_username=u", "--imagenet_access_key=k", "--train_shards=2",
             "--validation_shards=1")
     assert p.returncode == 0, p.stderr
-    assert "train-00001-of-00002" in os.listdir(out)
+    assert os.path.isfile(shard_path(out, "train-00001-of-00002"))
 
 
 def test_flagfile_and_flag_forms(tool, tree, tmp_path):
@@ -513,7 +533,7 @@ def test_flagfile_and_flag_forms(tool, tree, tmp_path):
     p = subprocess.run([tool, "--flagfile=%s" % flags, "-local_scratch_dir", str(out), "--quiet"],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0 and p.stderr == "", p.stderr
-    assert sorted(n for n in os.listdir(out) if n.startswith("train-")) == \
+    assert sorted(os.listdir(os.path.join(out, "train"))) == \
         ["train-%05d-of-00003" % i for i in range(3)]
 
 
@@ -572,12 +592,12 @@ def test_csv_layout(tool, tree, tmp_path, pb2):
     p = run(tool, "--csv", csv, "--raw_data_dir", root, "--output_dir", out, "--train_shards", 1,
             "--validation_shards", 1)
     assert p.returncode == 0, p.stderr
-    files = sorted(os.listdir(out))
-    assert files == ["manifest.json", "test-00000-of-00001", "train-00000-of-00001",
-                     "validation-00000-of-00001"]
-    test_recs = tfrecord_ref.read_records(os.path.join(out, "test-00000-of-00001"))
+    assert out_files(out) == ["manifest.json", "test/test-00000-of-00001",
+                              "train/train-00000-of-00001",
+                              "validation/validation-00000-of-00001"]
+    test_recs = tfrecord_ref.read_records(shard_path(out, "test-00000-of-00001"))
     assert len(test_recs) == 2
-    val_recs = tfrecord_ref.read_records(os.path.join(out, "validation-00000-of-00001"))
+    val_recs = tfrecord_ref.read_records(shard_path(out, "validation-00000-of-00001"))
     ex = pb2.Example()
     ex.ParseFromString(val_recs[0])
     assert feat(ex, "image/filename").decode() == val[0][1]

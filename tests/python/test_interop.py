@@ -43,7 +43,7 @@ def test_python_writes_tfrec_reads(tmp_path, run_tfrec, comp):
     path = tmp_path / ("data." + comp.lower())
     ref.write_records(str(path), recs, comp)
 
-    for extra in ([], ["--compression", comp]):  # detected, then forced
+    for extra in ([], ["--input-compression", comp]):  # detected, then forced
         p = run_tfrec("count", *extra, path)
         assert p.returncode == 0, p.stderr
         assert p.stdout == b"%d\n" % len(recs)
@@ -118,7 +118,7 @@ def test_64mib_record_both_ways(tmp_path, run_tfrec, comp):
     # and back: tfrec writes (GZIP when the source was not), Python reads
     out_comp = "GZIP" if comp != "GZIP" else "ZLIB"
     dst = tmp_path / "big.dst"
-    p = run_tfrec("convert", "-q", "--compression", out_comp, "--level", "1", src, dst)
+    p = run_tfrec("convert", "-q", "--output-compression", out_comp, "--level", "1", src, dst)
     assert p.returncode == 0, p.stderr
     assert ref.read_records(str(dst), out_comp) == recs
 
@@ -132,7 +132,7 @@ def test_tfrec_convert_python_reads(tmp_path, run_tfrec, src_comp, dst_comp):
     src = tmp_path / "src"
     dst = tmp_path / "dst"
     ref.write_records(str(src), recs, src_comp)
-    p = run_tfrec("convert", "-q", "--compression", dst_comp, src, dst)
+    p = run_tfrec("convert", "-q", "--output-compression", dst_comp, src, dst)
     assert p.returncode == 0, p.stderr
     assert ref.read_records(str(dst), dst_comp) == recs
     # The header bytes say which compression tfrec wrote.

@@ -122,14 +122,15 @@ static void test_convert_counts_and_manifest(void)
     CHECK(strstr(json, "\"status\":\"ok\"") != NULL);
     CHECK(strstr(json, "{\"label\":1,\"synset\":\"nA\"}") != NULL);
     CHECK(strstr(json, "{\"label\":3,\"synset\":\"nC\"}") != NULL);
-    CHECK(strstr(json, "\"file\":\"validation-00000-of-00001\",\"records\":2") != NULL);
+    /* the reference's layout: OUT/<split>/<split>-NNNNN-of-NNNNN */
+    CHECK(strstr(json, "\"file\":\"validation/validation-00000-of-00001\",\"records\":2") != NULL);
     /* 6 train images over 4 shards: 1, 2, 1, 2 (k*n/S boundaries) */
-    CHECK(strstr(json, "\"file\":\"train-00000-of-00004\",\"records\":1") != NULL);
-    CHECK(strstr(json, "\"file\":\"train-00001-of-00004\",\"records\":2") != NULL);
+    CHECK(strstr(json, "\"file\":\"train/train-00000-of-00004\",\"records\":1") != NULL);
+    CHECK(strstr(json, "\"file\":\"train/train-00001-of-00004\",\"records\":2") != NULL);
     uint64_t bytes = 0;
     for (int k = 0; k < 4; k++) {
         char p[1024];
-        snprintf(p, sizeof p, "%s/train-%05d-of-00004", o.output_dir, k);
+        snprintf(p, sizeof p, "%s/train/train-%05d-of-00004", o.output_dir, k);
         struct stat st;
         CHECK(stat(p, &st) == 0);
         bytes += (uint64_t)st.st_size;
@@ -154,8 +155,55 @@ static void test_cancel_leaves_nothing(void)
     CHECK(strstr(tfrec_imagenet_result_json(r), "\"status\":\"failed\"") != NULL);
     tfrec_imagenet_result_free(r);
     char p[1024];
-    snprintf(p, sizeof p, "%s/train-00000-of-00002", o.output_dir);
+    snprintf(p, sizeof p, "%s/train/train-00000-of-00002", o.output_dir);
     CHECK(access(p, F_OK) != 0);
+}
+
+/* The cancel flag (what imagenet2tfrec's signal handling sets) stops the
+ * run, and nothing but the failed run's manifest is left. */
+static void test_cancel_flag_stops_the_run(void)
+{
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
+    o.raw_data_dir = make_tree();
+    o.output_dir = harness_path("flag-cancelled");
+    o.train_shards = 2;
+    o.validation_shards = 1;
+    volatile int cancel = 1;
+    o.cancel = &cancel;
+    tfrec_imagenet_result *r = NULL;
+    CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_E_STATE);
+    CHECK(strstr(tfrec_imagenet_result_errmsg(r), "cancelled") != NULL);
+    tfrec_imagenet_result_free(r);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/.tfrec-staging-%ld", o.output_dir, (long)getpid());
+    CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/train", o.output_dir);
+    CHECK(access(p, F_OK) != 0);
+}
+
+/* Shards of another set are refused (naming them, nothing changed);
+ * overwrite replaces them once the new set is complete. */
+static void test_other_set_refused_or_overwritten(void)
+{
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
+    o.raw_data_dir = make_tree();
+    o.output_dir = harness_path("sets");
+    o.train_shards = 3;
+    o.validation_shards = 1;
+    CHECK_EQ(tfrec_imagenet_convert(&o, NULL), TFREC_OK);
+    o.train_shards = 2;
+    tfrec_imagenet_result *r = NULL;
+    CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_E_STATE);
+    CHECK(strstr(tfrec_imagenet_result_errmsg(r), "train/train-00000-of-00003") != NULL);
+    tfrec_imagenet_result_free(r);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/train/train-00002-of-00003", o.output_dir);
+    CHECK(access(p, F_OK) == 0);
+    o.overwrite = 1;
+    CHECK_EQ(tfrec_imagenet_convert(&o, NULL), TFREC_OK);
+    CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/train/train-00001-of-00002", o.output_dir);
+    CHECK(access(p, F_OK) == 0);
 }
 
 static void test_skip_reports_rejected_images(void)
@@ -236,5 +284,6 @@ static void test_splitmix_and_shuffle(void)
 }
 
 TESTS(TEST(test_convert_counts_and_manifest), TEST(test_cancel_leaves_nothing),
+      TEST(test_cancel_flag_stops_the_run), TEST(test_other_set_refused_or_overwritten),
       TEST(test_skip_reports_rejected_images), TEST(test_bad_options),
       TEST(test_splitmix_and_shuffle))

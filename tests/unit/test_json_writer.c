@@ -171,6 +171,23 @@ static void test_json_structure_and_numbers(void)
     CHECK(tfrec_json_take(&j) == NULL); /* empty after take */
 }
 
+static void test_json_float32_shortest_round_trip(void)
+{
+    /* The shortest %.Ng that reads back as the same float32. */
+    const float in[] = { 1e-45f, 0.1f, 100.0f, 1.0f / 3, 3.4028235e38f, 16777216.0f, -2.5f };
+    const char *want[] = {
+        "1e-45", "0.1", "100", "0.33333334", "3.4028235e+38", "16777216", "-2.5"
+    };
+    for (int i = 0; i < 7; i++) {
+        tfrec_json j;
+        tfrec_json_init(&j, NULL);
+        tfrec_json_float32(&j, in[i]);
+        char *s = tfrec_json_take(&j);
+        CHECKF(s && !strcmp(s, want[i]), "%s: got %s", want[i], s);
+        free(s);
+    }
+}
+
 static void test_json_base64_rfc4648_vectors(void)
 {
     const char *in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
@@ -241,5 +258,5 @@ TESTS(TEST(test_json_valid_utf8_passes_through), TEST(test_json_invalid_bytes_be
       TEST(test_json_encoded_surrogates_and_beyond_10ffff_are_escaped),
       TEST(test_json_truncated_sequences_are_escaped),
       TEST(test_json_control_characters_and_quotes), TEST(test_json_any_bytes_round_trip),
-      TEST(test_json_structure_and_numbers), TEST(test_json_base64_rfc4648_vectors),
-      TEST(test_json_to_a_stream), TEST(test_json_is_text))
+      TEST(test_json_structure_and_numbers), TEST(test_json_float32_shortest_round_trip),
+      TEST(test_json_base64_rfc4648_vectors), TEST(test_json_to_a_stream), TEST(test_json_is_text))

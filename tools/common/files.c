@@ -1,10 +1,13 @@
 #include "files.h"
 
 #include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
+#include "exit_codes.h"
 #include "tfrec/error.h"
 #include "util/strlist.h"
 #include "util/vec.h"
@@ -59,4 +62,22 @@ void cli_files_free(cli_files *f)
         free(f->paths[i]);
     free(f->paths);
     memset(f, 0, sizeof *f);
+}
+
+int cli_path_check(const char *path, char *err, size_t errcap)
+{
+    if (path && strncasecmp(path, "gs://", 5) == 0) {
+        snprintf(err, errcap, "%s: " CLI_GS_UNSUPPORTED " (copy the files with gsutil)", path);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_require_local(const char *prog, const char *what, const char *path)
+{
+    char err[512];
+    if (cli_path_check(path, err, sizeof err) == 0)
+        return EXIT_OK;
+    fprintf(stderr, "%s: %s: %s\n", prog, what, err);
+    return EXIT_USAGE;
 }

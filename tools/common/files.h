@@ -20,4 +20,13 @@ typedef struct cli_files {
 int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **unmatched);
 void cli_files_free(cli_files *f);
 
+/* Cloud Storage is not built yet: a gs:// path (any case) given to any
+ * tool, as a flag or an argument, is refused instead of being taken as a
+ * local directory called "gs:". cli_path_check returns 0 for a local path,
+ * -1 with the reason in err; cli_require_local prints
+ * "PROG: WHAT: reason" and returns EXIT_USAGE, or returns EXIT_OK. */
+#define CLI_GS_UNSUPPORTED "gs:// paths are not supported yet in this build"
+int cli_path_check(const char *path, char *err, size_t errcap);
+int cli_require_local(const char *prog, const char *what, const char *path);
+
 #endif

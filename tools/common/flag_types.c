@@ -27,3 +27,13 @@ int cli_parse_output_compression(const char *v, void *dest, char *err, size_t er
     *(int *)dest = c;
     return 0;
 }
+
+int cli_refuse_compression(const char *v, void *dest, char *err, size_t errcap)
+{
+    (void)v;
+    (void)dest;
+    snprintf(err, errcap,
+             "ambiguous: use -c/--input-compression for how the input is compressed, "
+             "-C/--output-compression for convert's output");
+    return -1;
+}

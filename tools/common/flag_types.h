@@ -10,6 +10,9 @@
 int cli_parse_compression(const char *v, void *dest, char *err, size_t errcap);
 /* the same without AUTO: what a writer can produce */
 int cli_parse_output_compression(const char *v, void *dest, char *err, size_t errcap);
+/* Always fails: --compression is ambiguous where a tool has both an input
+ * and an output compression (tfrec's -c and -C). */
+int cli_refuse_compression(const char *v, void *dest, char *err, size_t errcap);
 /* header, fast or full -> TFREC_VERIFY_* */
 int cli_parse_verify_level(const char *v, void *dest, char *err, size_t errcap);
 

@@ -7,6 +7,9 @@
 #include <strings.h>
 
 #include "flags.h"
+
+#include "files.h"
+#include "progress.h"
 #include "tfrec/version.h"
 
 /* Parser results besides 0 (go on) and exit statuses. */
@@ -106,6 +109,11 @@ static int set_value(parser *p, cli_flag *f, const char *shown, const char *valu
     switch (f->type) {
     case CLI_BOOL: bad = cli_parse_bool(value, (int *)f->dest, err, sizeof err); break;
     case CLI_STRING: *(const char **)f->dest = value; break;
+    case CLI_PATH:
+        bad = cli_path_check(value, err, sizeof err) != 0;
+        if (!bad)
+            *(const char **)f->dest = value;
+        break;
     case CLI_INT:
     case CLI_INT64: {
         int64_t v, lo = f->min, hi = f->max;
@@ -421,6 +429,7 @@ static int parse_list(parser *p, char **args, const int *lines, int n, int depth
 
 int cli_parse(cli_cmdline *cl, int argc, char **argv)
 {
+    cli_log_name = cl->prog; /* log lines name the tool */
     cl->nargs = 0;
     cl->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *cl->args);
     if (!cl->args) {

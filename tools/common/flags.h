@@ -32,6 +32,8 @@
 typedef enum cli_flag_type {
     CLI_BOOL,   /* int *: 0 or 1 */
     CLI_STRING, /* const char **: valid until cli_cmdline_free() */
+    CLI_PATH,   /* like CLI_STRING, for a file or directory: a gs:// value is
+                 * refused (cli_path_check) instead of becoming a local "gs:" */
     CLI_INT,    /* int *, within [min, max] when min < max, else any int */
     CLI_INT64,  /* int64_t *, within [min, max] when min < max */
     CLI_UINT64, /* uint64_t *, within [umin, umax] when umin < umax */
@@ -56,7 +58,8 @@ typedef struct cli_flag {
     /* CLI_CUSTOM: store the value; on error return -1 with a message in err
      * (printed after "--name: "). */
     int (*parse)(const char *value, void *dest, char *err, size_t errcap);
-    int seen; /* set by the parser: times the flag was given */
+    int hidden; /* parsed but not listed by --help (a retired name that explains itself) */
+    int seen;   /* set by the parser: times the flag was given */
 } cli_flag;
 
 typedef struct cli_cmdline {

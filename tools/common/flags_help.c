@@ -18,6 +18,7 @@ static void value_name(const cli_flag *f, char *buf, size_t cap)
     case CLI_UINT64: snprintf(buf, cap, "N"); break;
     case CLI_SIZE: snprintf(buf, cap, "SIZE"); break;
     case CLI_DOUBLE: snprintf(buf, cap, "X"); break;
+    case CLI_PATH: snprintf(buf, cap, "PATH"); break;
     case CLI_CHOICE: {
         size_t o = 0;
         buf[0] = '\0';
@@ -78,7 +79,8 @@ void cli_print_help(const cli_cmdline *cl, FILE *out, int full)
         for (; f->name; f++) {
             if (f->section)
                 fprintf(out, "\n%s\n", f->section);
-            print_flag(out, f);
+            if (!f->hidden)
+                print_flag(out, f);
         }
     }
     if (full) {

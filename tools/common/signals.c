@@ -1,7 +1,11 @@
 #include "signals.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "progress.h"
 
 #include "exit_codes.h"
 
@@ -43,4 +47,56 @@ void cli_catch_interrupts(void)
 void cli_exit_on_interrupt(void)
 {
     install(exit_now, 0);
+}
+
+static struct {
+    sigset_t set;
+    void (*cleanup)(void *);
+    void *ctx;
+    double grace;
+} watch;
+
+static void *watcher(void *arg)
+{
+    (void)arg;
+    int sig;
+    if (sigwait(&watch.set, &sig) != 0)
+        return NULL;
+    cli_interrupted = sig;
+    struct timespec ts = { (time_t)watch.grace,
+                           (long)((watch.grace - (double)(time_t)watch.grace) * 1e9) };
+    siginfo_t si;
+    int again = sigtimedwait(&watch.set, &si, &ts) > 0;
+    /* Still running: the tool is stuck (or a second signal says hurry). */
+    if (watch.cleanup)
+        watch.cleanup(watch.ctx);
+    cli_log("interrupted by %s and %s: stopped without waiting for the work in progress, "
+            "partial output removed; run the same command again to start over",
+            sig == SIGINT ? "SIGINT" : "SIGTERM",
+            again ? "a second signal" : "not stopped cleanly in time (a read blocked?)");
+    _exit(EXIT_INTERRUPTED);
+}
+
+void cli_catch_interrupts_cleanup(void (*cleanup)(void *ctx), void *ctx, double grace)
+{
+    static const int sigs[] = { SIGINT, SIGTERM };
+    sigemptyset(&watch.set);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* A signal ignored at start (nohup, a script's background job) stays so. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaddset(&watch.set, sigs[i]);
+    }
+    watch.cleanup = cleanup;
+    watch.ctx = ctx;
+    watch.grace = grace;
+    pthread_t t;
+    if (pthread_sigmask(SIG_BLOCK, &watch.set, NULL) != 0 ||
+        pthread_create(&t, NULL, watcher, NULL) != 0) {
+        pthread_sigmask(SIG_UNBLOCK, &watch.set, NULL);
+        cli_catch_interrupts(); /* the flag alone, as before */
+        return;
+    }
+    pthread_detach(t);
 }

@@ -14,4 +14,13 @@ extern volatile sig_atomic_t cli_interrupted; /* the signal number, 0 if none */
 void cli_catch_interrupts(void);
 void cli_exit_on_interrupt(void);
 
+/* For a tool whose clean stop can be held up (a read blocked on a pipe or
+ * a hung mount never returns to check cli_interrupted): the signals are
+ * taken by a thread of their own. The first sets cli_interrupted; if the
+ * tool has not finished within grace seconds, or a second signal comes,
+ * that thread calls cleanup(ctx) (remove partial output) and exits with
+ * EXIT_INTERRUPTED. Call before any other thread is started (the signals
+ * are blocked in the threads created afterwards). */
+void cli_catch_interrupts_cleanup(void (*cleanup)(void *ctx), void *ctx, double grace);
+
 #endif

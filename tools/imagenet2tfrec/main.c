@@ -1,6 +1,8 @@
 /* imagenet2tfrec: image directories to sharded tf.Example TFRecords, a
  * drop-in for tensorflow/tpu's imagenet_to_gcs.py conversion step (flag
  * names follow it), multi-threaded and deterministic. See docs/imagenet.md. */
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +22,11 @@ static const char usage[] =
     "usage: imagenet2tfrec --raw_data_dir=DIR --local_scratch_dir=DIR [flags]\n"
     "\n"
     "Converts RAW/train/<synset>/*.JPEG, RAW/validation/*.JPEG and\n"
-    "RAW/synset_labels.txt into train-00000-of-01024 ... validation-00127-of-00128\n"
-    "in the output directory, as tensorflow/tpu's imagenet_to_gcs.py does.\n";
+    "RAW/synset_labels.txt into OUT/train/train-00000-of-01024 ...\n"
+    "OUT/validation/validation-00127-of-00128 and OUT/manifest.json, as\n"
+    "tensorflow/tpu's imagenet_to_gcs.py lays them out (--flat_output: all in OUT).\n"
+    "SIGINT/SIGTERM stop the run, remove its staging directory and exit 130;\n"
+    "staging directories of runs killed outright are removed by the next run.\n";
 
 static const char footer[] =
     "Uploading (--gcs_output_path with --gcs_upload) and downloading\n"
@@ -122,27 +127,51 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total, uint64_t bytes_
     return cli_interrupted != 0; /* stop: the library removes its partial shards */
 }
 
-static void summary(const tfrec_imagenet_result *r, int status)
+static void list_rejected(const tfrec_imagenet_result *r, uint64_t rejected)
 {
-    tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
-    tfrec_imagenet_result_counts(r, &c);
-    double rate = c.seconds > 0 ? (double)(c.images_written + c.images_rejected) / c.seconds : 0;
-    fprintf(stderr,
-            "%s: %" PRIu64 " images found, %" PRIu64 " written, %" PRIu64
-            " fixed (PNG/CMYK/YCCK/gray), "
-            "%" PRIu64
-            " rejected; %u shards, %.1f MB in, %.1f MB out, %u classes, %.2f s (%.0f images/s)\n",
-            status ? "FAILED" : "done", c.images_total, c.images_written, c.images_fixed,
-            c.images_rejected, c.shards, (double)c.bytes_in / 1e6, (double)c.bytes_out / 1e6,
-            c.classes, c.seconds, rate);
     /* The manifest has them all; the terminal gets the first few. */
     const char *path, *reason;
     size_t i = 0;
     for (; i < 20 && tfrec_imagenet_result_rejected(r, i, &path, &reason) == TFREC_OK; i++)
         fprintf(stderr, "  rejected %s: %s\n", path, reason);
-    if (c.images_rejected > i)
+    if (rejected > i)
         fprintf(stderr, "  ... and %" PRIu64 " more rejected images (see the manifest)\n",
-                c.images_rejected - i);
+                rejected - i);
+}
+
+static void summary_ok(const cli *c, const tfrec_imagenet_counts *n)
+{
+    double rate =
+        n->seconds > 0 ? (double)(n->images_written + n->images_rejected) / n->seconds : 0;
+    cli_log("done: %" PRIu64 " images found, %" PRIu64 " written, %" PRIu64
+            " fixed (PNG/CMYK/YCCK/gray), %" PRIu64
+            " rejected; %u shards, %.1f MB in, %.1f MB out, %u classes, %.2f s (%.0f images/s)",
+            n->images_total, n->images_written, n->images_fixed, n->images_rejected, n->shards,
+            (double)n->bytes_in / 1e6, (double)n->bytes_out / 1e6, n->classes, n->seconds, rate);
+    if (c->o.flat_output)
+        cli_log("output: %s/<split>-NNNNN-of-NNNNN", c->o.output_dir);
+    else
+        cli_log("output: %s/<split>/<split>-NNNNN-of-NNNNN (e.g. %s/train/)", c->o.output_dir,
+                c->o.output_dir);
+    if (c->o.manifest_path)
+        cli_log("manifest: %s", c->o.manifest_path);
+}
+
+/* A failed run wrote nothing into place: no rate, no output sizes. */
+static void summary_failed(const tfrec_imagenet_counts *n)
+{
+    cli_log("FAILED after %.2f s: %" PRIu64 " images found, %" PRIu64
+            " rejected; no shard was moved into the output directory",
+            n->seconds, n->images_total, n->images_rejected);
+}
+
+static void report_stale(const tfrec_imagenet_result *r)
+{
+    const char *path;
+    for (size_t i = 0; tfrec_imagenet_result_stale(r, i, &path) == TFREC_OK; i++)
+        cli_log("removed %s: the staging directory of an interrupted run whose process is "
+                "no longer running",
+                path);
 }
 
 static int convert(cli *c)
@@ -161,30 +190,71 @@ static int convert(cli *c)
     cli_progress_start(&prog, "images", 0, c->quiet);
     c->o.progress = on_progress;
     c->o.progress_ctx = &prog;
+    /* The workers and the scan stop at the signal too, not only the writer. */
+    c->o.cancel = (const volatile int *)&cli_interrupted;
+    /* The library writes a failed run's manifest only where none exists. */
+    int had_manifest = c->o.manifest_path && access(c->o.manifest_path, F_OK) == 0;
     tfrec_imagenet_result *r = NULL;
     int rc = tfrec_imagenet_convert(&c->o, &r);
     cli_progress_finish(&prog);
-    if (rc && cli_interrupted)
-        fprintf(stderr, "imagenet2tfrec: interrupted; no shard was renamed into place\n");
-    else if (rc)
-        fprintf(stderr, "imagenet2tfrec: %s\n",
-                r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
     tfrec_imagenet_counts counts = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &counts);
-    /* A run that failed before finding images has nothing to summarise. */
-    if (r && (!c->quiet || rc) && counts.images_total)
-        summary(r, rc);
+    report_stale(r);
+    if (rc && cli_interrupted) {
+        cli_log("interrupted by %s after %.1f s: the run's staging directory in %s was removed "
+                "and no shard was moved into place; the conversion cannot be resumed, run the "
+                "same command again to convert from the start",
+                cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", counts.seconds, c->o.output_dir);
+    } else if (rc) {
+        cli_log("%s", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
+        /* A run that failed before finding images has nothing to summarise. */
+        if (counts.images_total) {
+            summary_failed(&counts);
+            list_rejected(r, counts.images_rejected);
+        }
+    } else if (!c->quiet) {
+        summary_ok(c, &counts);
+        list_rejected(r, counts.images_rejected);
+    }
     /* Point at the manifest of a failed run only if one could be written
      * (an input error can stop the run before the output directory exists). */
-    if (rc && c->o.manifest_path && r && access(c->o.manifest_path, F_OK) == 0)
-        fprintf(stderr, "manifest: %s\n", c->o.manifest_path);
+    if (rc && c->o.manifest_path && r && !had_manifest && access(c->o.manifest_path, F_OK) == 0)
+        cli_log("manifest of the failed run: %s", c->o.manifest_path);
     tfrec_imagenet_result_free(r);
     free(manifest_default);
     if (cli_interrupted)
         return EXIT_INTERRUPTED;
+    /* Shards of another set in the output directory: the user chooses
+     * (--overwrite or another directory). */
+    if (rc == TFREC_E_STATE)
+        return EXIT_USAGE;
     /* The options were checked by the flags: an invalid input here is an
      * inconsistent dataset (labels file, CSV), i.e. bad data. */
     return rc == TFREC_E_INVALID ? EXIT_DATA : cli_exit_for(rc);
+}
+
+/* The run's own staging directory (flat: shards and temporary files), for
+ * a stop that could not wait for the library to remove it. */
+static void remove_own_staging(void *out)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/.tfrec-staging-%ld", (const char *)out, (long)getpid());
+    /* The writer may still create a file meanwhile: a few passes. */
+    for (int pass = 0; pass < 5; pass++) {
+        DIR *d = opendir(dir);
+        if (!d)
+            return;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            char f[8192];
+            snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlink(f);
+        }
+        closedir(d);
+        if (rmdir(dir) == 0 || errno == ENOENT)
+            return;
+    }
 }
 
 int main(int argc, char **argv)
@@ -197,13 +267,13 @@ int main(int argc, char **argv)
     tfrec_imagenet_options *o = &c.o;
     cli_flag flags[] = {
         { .name = "raw_data_dir",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &o->raw_data_dir,
           .value_name = "DIR",
           .section = "Flags of imagenet_to_gcs.py:",
           .help = "input root: train/, validation/, synset_labels.txt" },
         { .name = "local_scratch_dir",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &o->output_dir,
           .value_name = "DIR",
           .help = "output directory, created if missing" },
@@ -241,17 +311,17 @@ int main(int argc, char **argv)
           .section = "Input:",
           .help = "[imagenet]; folders: DIR/<class>/*, one split \"train\"" },
         { .name = "csv",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &o->csv_path,
           .value_name = "FILE",
           .help = "path,label[,split] lines (implies --layout=csv)" },
         { .name = "labels_file",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &o->labels_file,
           .value_name = "FILE",
           .help = "one synset per line; label = line number\n[sorted union, 1..K]" },
         { .name = "validation_labels_file",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &o->validation_labels_file,
           .value_name = "FILE",
           .help = "[RAW/synset_labels.txt]" },
@@ -261,7 +331,7 @@ int main(int argc, char **argv)
           .value_name = "LIST",
           .help = "accepted extensions, any case [jpeg,jpg]" },
         { .name = "output_dir",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &o->output_dir,
           .value_name = "DIR",
           .section = "Output:",
@@ -284,8 +354,18 @@ int main(int argc, char **argv)
           .parse = cli_parse_output_compression,
           .value_name = "NONE|ZLIB|GZIP",
           .help = "[NONE]" },
+        { .name = "flat_output",
+          .type = CLI_BOOL,
+          .dest = &o->flat_output,
+          .help = "all shards directly in the output directory [OUTPUT/train/\n"
+                  "train-*, OUTPUT/validation/validation-*, as the reference]" },
+        { .name = "overwrite",
+          .type = CLI_BOOL,
+          .dest = &o->overwrite,
+          .help = "replace shards of another set (other shard counts or\n"
+                  "layout) found in the output directory [refuse]" },
         { .name = "manifest",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &c.manifest,
           .value_name = "FILE",
           .help = "JSON manifest [OUTPUT/manifest.json]; --manifest= for none" },
@@ -344,7 +424,10 @@ int main(int argc, char **argv)
     cli_cmdline cl;
     int st = parse(&cl, flags, argc, argv, &c);
     if (st == CLI_PARSED) {
-        cli_catch_interrupts();
+        /* The run stops within an image per worker; if it has not after
+         * 10 s (a read hung on a network mount), the signal thread
+         * removes the staging directory itself and exits. */
+        cli_catch_interrupts_cleanup(remove_own_staging, (void *)c.o.output_dir, 10.0);
         st = convert(&c);
     }
     cli_cmdline_free(&cl);

@@ -35,6 +35,9 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl)
 {
     const char *unmatched = NULL;
     memset(out, 0, sizeof *out);
+    for (int i = 0; i < cl->nargs; i++)
+        if (cli_require_local(cl->prog, "input", cl->args[i]) != EXIT_OK)
+            return EXIT_USAGE;
     int rc = cli_files_expand(out, cl->args, (size_t)cl->nargs, &unmatched);
     if (rc == TFREC_E_NOT_FOUND)
         fprintf(stderr, "tfrec: no files match '%s'\n", unmatched);

@@ -70,19 +70,36 @@ typedef int (*cli_cmd_fn)(void *ctx, const cli_files *files);
 int cli_cmd_run(const char *prog, const char *usage, cli_flag *flags, int argc, char **argv,
                 cli_cmd_fn fn, void *ctx);
 
-/* Flags shared by the reading subcommands, as cli_flag table entries. */
-#define CLI_READ_FLAGS(o)                                                           \
-    { .name = "compression",                                                        \
-      .short_name = 'c',                                                            \
-      .type = CLI_CUSTOM,                                                           \
-      .dest = &(o)->compression,                                                    \
-      .parse = cli_parse_compression,                                               \
-      .value_name = "C",                                                            \
-      .help = "input compression: AUTO (default, detected), NONE,\nZLIB or GZIP" }, \
-    {                                                                               \
-        .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE,             \
-        .dest = &(o)->max_record_size, .umin = 1, .umax = UINT64_MAX,               \
-        .help = "refuse longer records (default 1G; K/M/G suffixes)"                \
+/* Flags shared by the reading subcommands, as cli_flag table entries. The
+ * compression flags read the same in every subcommand: -c is always how
+ * the input is compressed, -C always the output (convert), and the bare
+ * --compression, which meant the input in some subcommands and the output
+ * in convert, is refused with a message naming both. */
+#define CLI_INPUT_COMPRESSION_FLAG(dst)                                                            \
+    { .name = "input-compression",                                                                 \
+      .short_name = 'c',                                                                           \
+      .type = CLI_CUSTOM,                                                                          \
+      .dest = (dst),                                                                               \
+      .parse = cli_parse_compression,                                                              \
+      .value_name = "C",                                                                           \
+      .help = "input compression: AUTO (default: detected from the\n"                              \
+              "first bytes), NONE, ZLIB or GZIP" },                                                \
+    {                                                                                              \
+        .name = "compression", .type = CLI_CUSTOM, .dest = (dst), .parse = cli_refuse_compression, \
+        .hidden = 1                                                                                \
+    }
+#define CLI_OUTPUT_COMPRESSION_FLAG(dst)                                                    \
+    {                                                                                       \
+        .name = "output-compression", .short_name = 'C', .type = CLI_CUSTOM, .dest = (dst), \
+        .parse = cli_parse_output_compression, .value_name = "C",                           \
+        .help = "output compression: NONE (default), ZLIB or GZIP"                          \
+    }
+#define CLI_READ_FLAGS(o)                                               \
+    CLI_INPUT_COMPRESSION_FLAG(&(o)->compression),                      \
+    {                                                                   \
+        .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE, \
+        .dest = &(o)->max_record_size, .umin = 1, .umax = UINT64_MAX,   \
+        .help = "refuse longer records (default 1G; K/M/G suffixes)"    \
     }
 #define CLI_SKIP_FLAG(o)                                                                         \
     {                                                                                            \

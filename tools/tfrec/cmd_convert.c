@@ -1,7 +1,11 @@
 /* tfrec convert: re-write records with another compression. */
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/progress.h"
 #include "cli.h"
@@ -36,11 +40,57 @@ static int convert_one(void *ctx, const cli_record *rec)
     return CLI_CONTINUE;
 }
 
+/* The writer's temporary files are "<output>.tmp-<pid>-<n>" beside the
+ * output (lib/io/file_sink.c). One whose process is gone was left by a run
+ * killed outright (SIGKILL, a second Ctrl-C): remove it and say so. */
+/* mine: this process's own temporary files (a stuck run's cleanup);
+ * otherwise those of processes that are gone. */
+static void remove_temps(const char *output, int mine)
+{
+    if (!strcmp(output, "-"))
+        return;
+    const char *slash = strrchr(output, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - output) : 1, slash ? output : ".");
+    if (slash == output)
+        snprintf(dir, sizeof dir, "/");
+    const char *base = slash ? slash + 1 : output;
+    size_t blen = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, base, blen) != 0 || strncmp(e->d_name + blen, ".tmp-", 5) != 0)
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + blen + 5, &end, 10);
+        if (pid <= 0 || *end != '-')
+            continue;
+        if (mine ? pid != (long)getpid()
+                 : pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) == 0 && !mine)
+            cli_log("removed %s: the temporary file of an interrupted run whose process (%ld) is "
+                    "no longer running",
+                    path, pid);
+    }
+    closedir(d);
+}
+
+static void remove_own_temps(void *output)
+{
+    remove_temps(output, 1);
+}
+
 static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const char *output,
                    const cli_files *files, int quiet)
 {
     convert_state s = { 0 };
     int status = EXIT_OK;
+    remove_temps(output, 0);
     int rc = tfrec_writer_open(&s.w, output, wo);
     if (rc) {
         fprintf(stderr, "tfrec: %s\n", tfrec_last_errmsg());
@@ -58,7 +108,13 @@ static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const
         status = cli_worst(status, EXIT_INTERRUPTED);
     if (status != EXIT_OK) {
         tfrec_writer_abort(s.w);
-        fprintf(stderr, "tfrec: %s not written\n", output);
+        if (cli_interrupted)
+            cli_log("interrupted by %s after %" PRIu64 " records: %s not written and its "
+                    "temporary file removed; run the same command again to convert from the "
+                    "start",
+                    cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", s.records, output);
+        else
+            cli_log("%s not written", output);
     } else if ((rc = tfrec_writer_close(s.w)) != TFREC_OK) {
         fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s.w));
         status = cli_worst(cli_exit_for(rc), EXIT_IO);
@@ -80,13 +136,7 @@ int cmd_convert(int argc, char **argv)
     wo.compression = TFREC_COMPRESSION_NONE;
     const char *output = NULL;
     int quiet = 0;
-    cli_flag flags[] = { { .name = "compression",
-                           .short_name = 'C',
-                           .type = CLI_CUSTOM,
-                           .dest = &wo.compression,
-                           .parse = cli_parse_output_compression,
-                           .value_name = "C",
-                           .help = "output compression: NONE (default), ZLIB or GZIP" },
+    cli_flag flags[] = { CLI_OUTPUT_COMPRESSION_FLAG(&wo.compression),
                          { .name = "level",
                            .short_name = 'l',
                            .type = CLI_INT,
@@ -96,24 +146,11 @@ int cmd_convert(int argc, char **argv)
                            .help = "compression level 1..9 (default 6, as TensorFlow)" },
                          { .name = "output",
                            .short_name = 'o',
-                           .type = CLI_STRING,
+                           .type = CLI_PATH,
                            .dest = &output,
                            .value_name = "FILE",
                            .help = "output file (otherwise the last argument)" },
-                         { .name = "input-compression",
-                           .short_name = 'c',
-                           .type = CLI_CUSTOM,
-                           .dest = &o.compression,
-                           .parse = cli_parse_compression,
-                           .value_name = "C",
-                           .help = "input compression: AUTO (default), NONE, ZLIB, GZIP" },
-                         { .name = "max-record-size",
-                           .short_name = 'M',
-                           .type = CLI_SIZE,
-                           .dest = &o.max_record_size,
-                           .umin = 1,
-                           .umax = UINT64_MAX,
-                           .help = "refuse longer input records (default 1G)" },
+                         CLI_READ_FLAGS(&o),
                          CLI_SKIP_FLAG(&o),
                          { .name = "quiet",
                            .short_name = 'q',
@@ -131,10 +168,15 @@ int cmd_convert(int argc, char **argv)
             st = EXIT_USAGE;
         } else {
             output = cl.args[--cl.nargs];
+            st = cli_require_local(cl.prog, "output", output) == EXIT_OK ? st : EXIT_USAGE;
         }
     }
-    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK)
+    if (st == CLI_PARSED && (st = cli_input_files(&files, &cl)) == EXIT_OK) {
+        /* A read blocked on a pipe cannot see the signal: after 2 s the
+         * signal thread removes the temporary output and exits. */
+        cli_catch_interrupts_cleanup(remove_own_temps, (void *)output, 2.0);
         st = convert(&o, &wo, output, &files, quiet);
+    }
     cli_files_free(&files);
     cli_cmdline_free(&cl);
     return st;

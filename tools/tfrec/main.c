@@ -27,9 +27,10 @@ static void usage(FILE *out, int full)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nFILE may be '-' for standard input, and a quoted glob pattern such as\n"
-                 "'data/train-*' is expanded by tfrec itself. Compression is detected\n"
-                 "unless --compression says otherwise. Offsets are byte offsets of record\n"
-                 "headers in the uncompressed stream.\n\n"
+                 "'data/train-*' is expanded by tfrec itself. The input's compression is\n"
+                 "detected unless -c/--input-compression says otherwise\n"
+                 "(-C/--output-compression: convert's output). Offsets are byte offsets\n"
+                 "of record headers in the uncompressed stream.\n\n"
                  "'tfrec COMMAND --help' describes each command's flags. Flags are written\n"
                  "--name=value or --name value, booleans --name / --noname; every command\n"
                  "also takes --flagfile=FILE (one flag per line, # comments).\n");
@@ -62,10 +63,9 @@ int main(int argc, char **argv)
         printf("tfrec (libtfrec) %s\n", tfrec_version());
         return EXIT_OK;
     }
-    /* Only convert has something to clean up (its temporary output). */
-    if (!strcmp(cmd, "convert"))
-        cli_catch_interrupts();
-    else
+    /* Only convert has something to clean up (its temporary output): it
+     * sets up its own handling once it knows the output's name. */
+    if (strcmp(cmd, "convert") != 0)
         cli_exit_on_interrupt();
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name))

@@ -29,7 +29,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
     f->max_failed_listed = 20;
     cli_flag flags[] = {
         { .name = "source_glob",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &f->source_glob,
           .value_name = "GLOB",
           .section = "Flags of tfrecords_to_bigtable.py (same meaning and defaults):",
@@ -88,7 +88,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .dest = &f->resume,
           .help = "continue from the progress file's acknowledged index" },
         { .name = "progress_file",
-          .type = CLI_STRING,
+          .type = CLI_PATH,
           .dest = &f->progress_file,
           .value_name = "PATH",
           .help = "[tfrec2bt-<instance>-<table>.progress]" },
