@@ -22,6 +22,18 @@ static void put(const char *path, const void *data, size_t len)
     FUZZ_ASSERT(fclose(f) == 0);
 }
 
+/* The scratch directory goes when the fuzzer exits normally. */
+static void cleanup(void)
+{
+    static const char *const names[] = { "a.jpg", "b.JPEG", "list.csv", "labels.txt" };
+    char path[128];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static void setup(void)
 {
     if (dir[0])
@@ -33,6 +45,7 @@ static void setup(void)
     put(path, "x", 1);
     snprintf(path, sizeof path, "%s/b.JPEG", dir);
     put(path, "y", 1);
+    atexit(cleanup);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
