@@ -6,6 +6,8 @@
 #                   benchmarks that need them (default: build every part)
 #   make test       install missing build dependencies, build, run every test
 #   make asan-test  unit tests under AddressSanitizer + UBSan (build-asan/)
+#   make fuzz       libFuzzer targets (tests/fuzz/) built with clang into
+#                   build-fuzz/, each run FUZZ_SECONDS (30); fails on a finding
 #   make bench      benchmarks (print ratios against peers)
 #   make demo       the end-to-end pipeline on generated sample data
 #   make install    PREFIX=/usr/local DESTDIR= (every part built, with its .pc)
@@ -123,6 +125,14 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 CFLAGS   += $(SAN_FLAGS)
 LDFLAGS  += $(SAN_FLAGS)
 endif
+# Fuzzing builds (make fuzz sets FUZZ=1 and CC=clang): every object carries
+# libFuzzer's coverage hooks; the fuzz programs link libFuzzer's main.
+ifeq ($(FUZZ),1)
+SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+             -fno-sanitize-recover=undefined
+CFLAGS   += $(SAN_FLAGS)
+LDFLAGS  += -fsanitize=address,undefined
+endif
 
 # ------------------------------------------------------------------ programs
 PB_C       := $(foreach p,$(PARTS),$($(p)_PB_C))
@@ -142,17 +152,23 @@ TESTS      := $(foreach t,$(TESTS),$(if $(call built,$(call test_part,$(t))),$(t
 ALL_PART_TESTS := test_abi test_api
 TESTS      := $(if $(filter-out $(PARTS),$(ALL_PARTS)),$(filter-out $(ALL_PART_TESTS),$(TESTS)),$(TESTS))
 TEST_BINS  := $(TESTS:%=$(BUILD)/tests/%) $(BUILD)/tests/test_cxx_headers
+# libFuzzer targets tests/fuzz/fuzz_<module>[_what].c, one per parser,
+# belong to their module's part like unit tests.
+FUZZERS    := $(patsubst tests/fuzz/%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZERS    := $(foreach f,$(FUZZERS),$(if $(call built,$(call test_part,$(f))),$(f)))
+FUZZ_BINS  := $(FUZZERS:%=$(BUILD)/fuzz/%)
 BENCHES    := $(patsubst bench/%.c,%,$(sort $(wildcard bench/*.c)))
 BENCHES    := $(foreach b,$(BENCHES),$(if $(call built,$(call bench_part,$(b))),$(b)))
 BENCH_BINS := $(BENCHES:%=$(BUILD)/bench/%)
 
-.PHONY: all lib tools tests benches test check unit asan-test bench demo install deps ensure-deps clean FORCE
+.PHONY: all lib tools tests benches fuzzers fuzz test check unit asan-test bench demo install deps ensure-deps clean FORCE
 all: lib tools
 
 lib: $(foreach p,$(PARTS),$(BUILD)/lib$(p).a $(BUILD)/lib$(p).so.$(VERSION) $(BUILD)/$(p).pc) $(BUILD)/parts
 tools: $(TOOL_BINS)
 tests: $(TEST_BINS) $(TEST_TOOL_BINS)
 benches: $(BENCH_BINS)
+fuzzers: $(FUZZ_BINS)
 
 # The parts this build holds, for tests/run.sh (rewritten only on change).
 $(BUILD)/parts: FORCE
@@ -271,6 +287,14 @@ $(BUILD)/obj-testing/%.o: %.c $(PB_SYMS) | $(PB_H)
 	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
 $(foreach t,$(TEST_TOOLS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(patsubst %.c,$(BUILD)/obj-testing/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
 
+# libFuzzer targets (built by `make fuzz` with clang and FUZZ=1).
+define fuzzer
+$(BUILD)/fuzz/$(1): $(BUILD)/obj/tests/fuzz/$(1).o $$(call archives,$(2))
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) -fsanitize=fuzzer -o $$@ $$^ $$(call libs_of,$(2))
+endef
+$(foreach f,$(FUZZERS),$(eval $(call fuzzer,$(f),$(call test_part,$(f)))))
+
 # The public headers must compile as C++ too.
 $(BUILD)/tests/test_cxx_headers: tests/unit/cxx_headers.cpp $(BUILD)/obj/tests/unit/harness.o $(BUILD)/libtfrec.a
 	@mkdir -p $(dir $@)
@@ -304,6 +328,20 @@ asan-test:
 	@$(SAN_ENV) TFREC_EXTRA_CFLAGS='-fsanitize=address,undefined' \
 	    tests/run.sh --no-python build-asan
 
+# libFuzzer on every parser: clang builds the library and the targets with
+# ASan + UBSan into FUZZ_BUILD, then each target runs FUZZ_SECONDS from its
+# generated seeds and its corpus (kept there between runs). Resource bombs
+# count as findings (FUZZ_RSS_MB, FUZZ_TIMEOUT seconds per input).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_RSS_MB  ?= 2048
+FUZZ_TIMEOUT ?= 10
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) FUZZ=1 OPT='-O1 -g' fuzzers
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RSS_MB=$(FUZZ_RSS_MB) FUZZ_TIMEOUT=$(FUZZ_TIMEOUT) \
+	    tests/fuzz/run.sh $(FUZZ_BUILD)
+
 bench: ensure-deps
 	@$(MAKE) --no-print-directory all benches
 	@bench/run.sh $(BUILD)
@@ -336,6 +374,6 @@ install: all
 	    install -m 644 python/tfrec/*.py $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
 
 clean:
-	rm -rf build build-asan build-core $(BUILD)
+	rm -rf build build-asan build-core build-fuzz $(BUILD)
 
 -include $(shell find $(BUILD)/obj $(BUILD)/obj-testing -name '*.d' 2>/dev/null)

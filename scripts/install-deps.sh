@@ -5,7 +5,8 @@ PKGS="build-essential binutils pkg-config zlib1g-dev libprotobuf-c-dev protobuf-
  libgrpc-dev libcurl4-openssl-dev libjpeg62-turbo-dev libpng-dev libisal-dev
  python3 python3-pytest python3-protobuf python3-crc32c python3-pil
  python3-pip python3-setuptools python3-wheel
- golang-go golang-google-cloud-dev clang-format"
+ golang-go golang-google-cloud-dev clang-format
+ clang libclang-rt-14-dev"
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 # One dpkg query for all: packages not listed as installed are missing.

@@ -4,7 +4,10 @@
  *
  * Representation: "reflected" 32-bit values, bit i = coefficient of
  * x^(31-i), the bit order CRC32C (and the crc32 instruction) uses. */
+#include <pthread.h>
+
 #include "crc32c/crc32c_internal.h"
+#include "crc32c/crc32c_shift.h"
 
 tfrec_crc32c_tables tfrec_crc32c_tab;
 
@@ -12,18 +15,17 @@ tfrec_crc32c_tables tfrec_crc32c_tab;
  * coefficient that leaves x^31 becomes x^32 == P - x^32 (mod P). */
 static uint32_t mul_x(uint32_t a)
 {
-    return (a >> 1) ^ ((a & 1u) ? TFREC_CRC32C_POLY_REFLECTED : 0u);
+    return (a >> 1) ^ (TFREC_CRC32C_POLY_REFLECTED & (0u - (a & 1u)));
 }
 
-/* a * b mod P by Horner's rule over a's coefficients, highest degree first. */
+/* a * b mod P by Horner's rule over a's coefficients, highest degree first.
+ * Without branches: the bits are data (tfrec_crc32c_shift runs this per
+ * call), and mispredicted branches would cost more than the arithmetic. */
 static uint32_t mul_mod(uint32_t a, uint32_t b)
 {
     uint32_t r = 0;
-    for (int i = 0; i < 32; i++) {
-        r = mul_x(r);
-        if (a & (1u << i))
-            r ^= b;
-    }
+    for (int i = 0; i < 32; i++)
+        r = mul_x(r) ^ (b & (0u - ((a >> i) & 1u)));
     return r;
 }
 
@@ -76,4 +78,30 @@ void tfrec_crc32c_tables_init(void)
     t->hyb_fold[0] = tfrec_crc32c_xpow(streams_bits + 31u);
     t->hyb_fold[1] = tfrec_crc32c_xpow(streams_bits - 33u);
     t->hyb_shift_chunk = tfrec_crc32c_xpow(8u * (uint64_t)TFREC_CRC32C_HYB_CHUNK - 33u);
+}
+
+/* zeros[k][j] = x^(8 * j * 256^k) mod P: multiplying a CRC by it moves it
+ * over j * 256^k bytes, so a shift takes one multiply per nonzero byte of
+ * the length (three for any record up to 16 MiB). Filled on the first
+ * shift only: most processes never resynchronise. */
+static uint32_t zeros[8][256];
+static pthread_once_t zeros_once = PTHREAD_ONCE_INIT;
+
+static void zeros_init(void)
+{
+    for (int k = 0; k < 8; k++) {
+        zeros[k][0] = 0x80000000u;                                 /* x^0: no move */
+        uint32_t step = tfrec_crc32c_xpow((uint64_t)8 << (8 * k)); /* 256^k bytes */
+        for (int j = 1; j < 256; j++)
+            zeros[k][j] = mul_mod(zeros[k][j - 1], step);
+    }
+}
+
+uint32_t tfrec_crc32c_shift(uint32_t crc, uint64_t len)
+{
+    pthread_once(&zeros_once, zeros_init);
+    for (int k = 0; len; k++, len >>= 8)
+        if (len & 255u)
+            crc = mul_mod(crc, zeros[k][len & 255u]);
+    return crc;
 }

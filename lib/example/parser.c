@@ -198,10 +198,9 @@ static const char *type_name(int type)
     return "empty";
 }
 
-/* The feature named key if it has the wanted type (and index i exists when
- * i != SIZE_MAX); otherwise the error code, with a message. */
-static int typed(const tfrec_example *ex, const char *key, int want, size_t i,
-                 const Tensorflow__Feature **f)
+/* The feature named key if it has the wanted type; otherwise the error
+ * code, with a message. */
+static int typed(const tfrec_example *ex, const char *key, int want, const Tensorflow__Feature **f)
 {
     if (!ex || !key)
         return tfrec_fail(NULL, TFREC_E_INVALID, "example or key is NULL");
@@ -212,11 +211,22 @@ static int typed(const tfrec_example *ex, const char *key, int want, size_t i,
     if (t != want)
         return tfrec_fail(NULL, TFREC_E_INVALID, "feature '%s' is %s, not %s", key, type_name(t),
                           type_name(want));
-    size_t n = kind_count(k->feature);
-    if (i != SIZE_MAX && i >= n)
+    *f = k->feature;
+    return TFREC_OK;
+}
+
+/* typed(), and value i must exist: every index a caller passes is checked,
+ * SIZE_MAX included (no value is reserved as "no index"). */
+static int indexed(const tfrec_example *ex, const char *key, int want, size_t i,
+                   const Tensorflow__Feature **f)
+{
+    int rc = typed(ex, key, want, f);
+    if (rc)
+        return rc;
+    size_t n = kind_count(*f);
+    if (i >= n)
         return tfrec_fail(NULL, TFREC_E_INVALID, "feature '%s' has %zu values, no index %zu", key,
                           n, i);
-    *f = k->feature;
     return TFREC_OK;
 }
 
@@ -224,7 +234,7 @@ int tfrec_example_get_bytes(const tfrec_example *ex, const char *key, size_t i,
                             const uint8_t **data, size_t *len)
 {
     const Tensorflow__Feature *f;
-    int rc = typed(ex, key, TFREC_FEATURE_BYTES, i, &f);
+    int rc = indexed(ex, key, TFREC_FEATURE_BYTES, i, &f);
     if (rc)
         return rc;
     if (data)
@@ -237,7 +247,7 @@ int tfrec_example_get_bytes(const tfrec_example *ex, const char *key, size_t i,
 int tfrec_example_get_int64(const tfrec_example *ex, const char *key, size_t i, int64_t *value)
 {
     const Tensorflow__Feature *f;
-    int rc = typed(ex, key, TFREC_FEATURE_INT64, i, &f);
+    int rc = indexed(ex, key, TFREC_FEATURE_INT64, i, &f);
     if (rc == TFREC_OK && value)
         *value = f->int64_list->value[i];
     return rc;
@@ -246,7 +256,7 @@ int tfrec_example_get_int64(const tfrec_example *ex, const char *key, size_t i, 
 int tfrec_example_get_float(const tfrec_example *ex, const char *key, size_t i, float *value)
 {
     const Tensorflow__Feature *f;
-    int rc = typed(ex, key, TFREC_FEATURE_FLOAT, i, &f);
+    int rc = indexed(ex, key, TFREC_FEATURE_FLOAT, i, &f);
     if (rc == TFREC_OK && value)
         *value = f->float_list->value[i];
     return rc;
@@ -258,7 +268,7 @@ int tfrec_example_get_int64_list(const tfrec_example *ex, const char *key, const
     const Tensorflow__Feature *f;
     if (!values || !n)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_example_get_int64_list: NULL output");
-    int rc = typed(ex, key, TFREC_FEATURE_INT64, SIZE_MAX, &f);
+    int rc = typed(ex, key, TFREC_FEATURE_INT64, &f);
     if (rc)
         return rc;
     *n = f->int64_list->n_value;
@@ -272,7 +282,7 @@ int tfrec_example_get_float_list(const tfrec_example *ex, const char *key, const
     const Tensorflow__Feature *f;
     if (!values || !n)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_example_get_float_list: NULL output");
-    int rc = typed(ex, key, TFREC_FEATURE_FLOAT, SIZE_MAX, &f);
+    int rc = typed(ex, key, TFREC_FEATURE_FLOAT, &f);
     if (rc)
         return rc;
     *n = f->float_list->n_value;

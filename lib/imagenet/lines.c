@@ -54,6 +54,13 @@ int tfrec_in_read_lines(const char *path, int first_token, tfrec_strlist *lines,
         char *end = nl ? nl : buf + len;
         char *next = nl ? nl + 1 : buf + len;
         lineno++;
+        /* Names are C strings: a NUL would cut one short, or leave it
+         * empty, without a word. Text files have none. */
+        if (memchr(s, '\0', (size_t)(end - s))) {
+            rc = tfrec_fail(err, TFREC_E_INVALID, "%s: line %zu holds a NUL byte (not a text file)",
+                            path, lineno);
+            break;
+        }
         while (s < end && isspace((unsigned char)*s))
             s++;
         while (end > s && isspace((unsigned char)end[-1]))

@@ -16,13 +16,20 @@ static int source_error(tfrec_reader *r, int code)
     return tfrec_fail(&r->err, code, "%s", why && *why ? why : tfrec_strerror(code));
 }
 
-/* One doubling step, never past need: a length field is not trusted to
- * size the buffer before the data it announces has arrived. */
-static int grow(tfrec_reader *r, size_t need)
+/* Grow a buffer that is full of bytes which really arrived, towards `want`
+ * bytes (room for the record being read, counted from buf[0]), one doubling
+ * step at most: a length field is not trusted to size the buffer before the
+ * data it announces has arrived. When unread bytes sit behind consumed ones
+ * (start > 0; see tfrec_reader_fill) it grows by half at least, so that
+ * creeping needs cannot make realloc copy the buffer at every step. */
+static int grow(tfrec_reader *r, size_t want)
 {
     size_t cap = r->cap > SIZE_MAX / 2 ? SIZE_MAX : r->cap * 2;
-    if (cap > need)
-        cap = need;
+    size_t least = r->start > 0 ? r->cap + r->cap / 2 : 0;
+    if (want < least)
+        want = least;
+    if (cap > want)
+        cap = want;
     if (tfrec_vec_resize(&r->buf, &r->cap, cap))
         return tfrec_fail(&r->err, TFREC_E_NOMEM, "%s: out of memory for a %zu-byte read buffer",
                           r->name, cap);
@@ -33,14 +40,19 @@ int tfrec_reader_fill(tfrec_reader *r, size_t need)
 {
     while (r->end - r->start < need && !r->eof) {
         /* Move the partial record to the front when it cannot complete
-         * behind its current start; it is shorter than one record. */
-        if (r->start > 0 && (r->cap - r->start < need || r->end == r->cap)) {
-            memmove(r->buf, r->buf + r->start, r->end - r->start);
-            r->end -= r->start;
+         * behind its current start, but only when it is no longer than
+         * what was consumed since the last move: resynchronising steps one
+         * byte at a time, and moving a long partial record at every step
+         * would be quadratic. Otherwise read on behind it and grow. */
+        size_t live = r->end - r->start;
+        if (r->start > 0 && r->start >= live && (r->cap - r->start < need || r->end == r->cap)) {
+            memmove(r->buf, r->buf + r->start, live);
+            r->work += live;
+            r->end = live;
             r->start = 0;
         }
         if (r->end == r->cap) {
-            int rc = grow(r, need);
+            int rc = grow(r, need > SIZE_MAX - r->start ? SIZE_MAX : r->start + need);
             if (rc < 0)
                 return rc;
         } else if (r->start == 0 && r->roomy_cap > r->cap) {
@@ -99,8 +111,10 @@ typedef struct frame_info {
 } frame_info;
 
 /* Check the record at buf[start], reading as much of it as needed. Returns
- * a frame_check value, or a negative code when the source itself failed. */
-static int check_frame(tfrec_reader *r, frame_info *fi)
+ * a frame_check value, or a negative code when the source itself failed.
+ * While resynchronising, the data CRC comes from span_crc: candidates are
+ * tried at every offset and their claimed data overlaps. */
+static int check_frame(tfrec_reader *r, frame_info *fi, int resyncing)
 {
     int rc = tfrec_reader_fill(r, FRAME_HEADER);
     if (rc < 0)
@@ -111,6 +125,7 @@ static int check_frame(tfrec_reader *r, frame_info *fi)
     if (fi->avail < FRAME_HEADER)
         return FRAME_STRAY;
     const uint8_t *h = r->buf + r->start;
+    r->work += 8;
     if (!frame_header_ok(h, &fi->len)) {
         fi->stored = frame_load32(h + 8);
         fi->actual = frame_length_crc(h);
@@ -130,7 +145,15 @@ static int check_frame(tfrec_reader *r, frame_info *fi)
         prefetch_ahead(r, total);
     /* CRC first: it streams through the data and brings the footer into
      * the cache, where loading it first would wait on memory. */
-    fi->actual = tfrec_crc32c_mask(tfrec_crc32c(data, (size_t)fi->len));
+    uint32_t crc;
+    if (resyncing) {
+        crc = tfrec_span_crc(&r->span, r->buf + r->start, r->pos, fi->avail, r->pos + FRAME_HEADER,
+                             fi->len, &r->work);
+    } else {
+        crc = tfrec_crc32c(data, (size_t)fi->len);
+        r->work += fi->len;
+    }
+    fi->actual = tfrec_crc32c_mask(crc);
     fi->stored = frame_load32(data + fi->len);
     return fi->stored == fi->actual ? FRAME_OK : FRAME_BAD_DATA;
 }
@@ -201,7 +224,7 @@ static int resync(tfrec_reader *r, const uint8_t **data, size_t *len)
         consume(r, 1);
         skipped++;
         frame_info fi = { 0 };
-        int check = check_frame(r, &fi);
+        int check = check_frame(r, &fi, 1);
         if (check < 0)
             return check;
         if (check == FRAME_OK || check == FRAME_END || check == FRAME_STRAY) {
@@ -227,7 +250,7 @@ int tfrec_reader_next(tfrec_reader *r, const uint8_t **data, size_t *len)
     if (r->sticky)
         return tfrec_fail(NULL, r->sticky, "%s", r->err.msg); /* repeat, for tfrec_last_errmsg() */
     frame_info fi = { 0 };
-    int check = check_frame(r, &fi);
+    int check = check_frame(r, &fi, 0);
     if (check < 0)
         return r->sticky = check;
     if (check == FRAME_OK) {

@@ -3,6 +3,7 @@
 #define TFREC_RECORD_READER_INTERNAL_H
 
 #include "record/inflate_source.h"
+#include "record/span_crc.h"
 #include "tfrec/record.h"
 #include "util/errors.h"
 
@@ -30,12 +31,19 @@ struct tfrec_reader {
     int skip_code;                    /* what was wrong at its start */
     tfrec_reader_stats stats;
     tfrec_err err;
+    span_crc span; /* data CRCs of candidate records while resynchronising */
+    /* Bytes CRC'd, or moved inside the buffer, so far: the work reading
+     * costs besides the source's. Tests of hostile input check it stays
+     * proportional to the stream (no input can make reading quadratic). */
+    uint64_t work;
 };
 
 /* Make `need` bytes available at buf[start] unless the stream ends first.
  * Only grows the buffer when it is full of bytes that really arrived (or,
  * up to 16 MiB, to 4x a record that fully arrived), so a lying length field
- * cannot make it allocate more than about twice what the input holds.
+ * cannot make it allocate more than about twice what the input holds. The
+ * bytes moved to the front of the buffer are never more than those consumed
+ * since the last move, however the caller steps through it.
  * TFREC_OK (look at end - start), or a negative code with r->err set. */
 int tfrec_reader_fill(tfrec_reader *r, size_t need);
 

@@ -148,6 +148,7 @@ void tfrec_reader_free(tfrec_reader *r)
     r->io.close(r->io.ctx, 0); /* also unmaps */
     if (!r->mapped)
         free(r->buf);
+    tfrec_span_crc_free(&r->span);
     free(r->name);
     free(r);
 }

@@ -74,7 +74,8 @@ int tfrec_reader_seek(tfrec_reader *r, uint64_t offset)
 {
     if (!r)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_seek: NULL reader");
-    r->sticky = 0; /* a seek is a fresh start */
+    r->sticky = 0;                  /* a seek is a fresh start */
+    tfrec_span_crc_reset(&r->span); /* the bytes are read again: trust no old CRC of them */
     int rc = do_seek(r, offset);
     if (rc < 0 && rc != TFREC_E_UNSUPPORTED) /* unsupported: nothing moved */
         r->sticky = rc;

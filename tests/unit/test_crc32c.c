@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "crc32c/crc32c_internal.h"
+#include "crc32c/crc32c_shift.h"
 #include "harness.h"
 #include "tfrec/crc32c.h"
 #include "tfrec/error.h"
@@ -395,6 +396,41 @@ static void test_xpow(void)
     CHECK_EQ(tfrec_crc32c_xpow(32), 0x82F63B78u); /* x^32 == P - x^32 */
 }
 
+/* CRC(A || B) from CRC(A), CRC(B) and |B|, for lengths around hex digit
+ * boundaries; lengths too long to compute directly are checked by
+ * composition and against the table generator. */
+static void test_shift_combines(void)
+{
+    enum { MAX = 70000 };
+    uint8_t *buf = malloc(MAX);
+    harness_random(buf, MAX, 77);
+    const size_t cuts[] = { 0, 1, 7, 15, 16, 17, 255, 256, 4095, 4096, 4097, 65535, 65536, 69999 };
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        for (size_t j = 0; j < sizeof cuts / sizeof cuts[0]; j++) {
+            size_t a = cuts[i], b = cuts[j];
+            if (a + b > MAX)
+                continue;
+            uint32_t whole = tfrec_crc32c(buf, a + b);
+            uint32_t ca = tfrec_crc32c(buf, a), cb = tfrec_crc32c(buf + a, b);
+            CHECKF((tfrec_crc32c_shift(ca, b) ^ cb) == whole, "a=%zu b=%zu", a, b);
+        }
+    /* Long runs: composing shifts must equal one shift over the sum, up to
+     * lengths whose top hex digit is the 16th. */
+    uint32_t c = 0x12345678u;
+    const uint64_t lens[] = { 1, 3, 1u << 20, 3u << 29, 1ull << 40, 0xfedcba9876543210ull };
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            uint64_t x = lens[i], y = lens[k];
+            if (x + y < x)
+                continue;
+            CHECKF(tfrec_crc32c_shift(tfrec_crc32c_shift(c, x), y) == tfrec_crc32c_shift(c, x + y),
+                   "%llu + %llu", (unsigned long long)x, (unsigned long long)y);
+        }
+    /* and against x^(8n) from the generator itself */
+    CHECK_EQ(tfrec_crc32c_shift(0x80000000u, 1000003), tfrec_crc32c_xpow(8000024));
+    free(buf);
+}
+
 static const harness_test tests[] = {
     TEST(test_first_use_from_threads),
     TEST(test_known_vectors),
@@ -407,6 +443,7 @@ static const harness_test tests[] = {
     TEST(test_force_impl),
     TEST(test_env_var),
     TEST(test_xpow),
+    TEST(test_shift_combines),
 };
 
 int main(int argc, char **argv)

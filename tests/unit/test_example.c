@@ -503,6 +503,79 @@ static void test_type_mismatch(void)
     tfrec_example_builder_free(b);
 }
 
+/* Every index a caller can pass is checked, SIZE_MAX and its neighbours
+ * included: an out-of-range index is TFREC_E_INVALID naming the feature,
+ * and the outputs are left alone (never value[-1] or past the end). */
+static void test_accessor_index_bounds(void)
+{
+    tfrec_example_builder *b;
+    CHECK_EQ(tfrec_example_builder_new(&b), TFREC_OK);
+    const int64_t iv[2] = { 7, 8 };
+    const float fv[2] = { 1.5f, 2.5f };
+    CHECK_EQ(tfrec_example_add_int64_list(b, "i", iv, 2), TFREC_OK);
+    CHECK_EQ(tfrec_example_add_float_list(b, "f", fv, 2), TFREC_OK);
+    CHECK_EQ(tfrec_example_add_string(b, "b", "x"), TFREC_OK);
+    CHECK_EQ(tfrec_example_add_string(b, "b", "yz"), TFREC_OK);
+    CHECK_EQ(tfrec_example_add_empty(b, "ei", TFREC_FEATURE_INT64), TFREC_OK);
+    CHECK_EQ(tfrec_example_add_empty(b, "ef", TFREC_FEATURE_FLOAT), TFREC_OK);
+    CHECK_EQ(tfrec_example_add_empty(b, "eb", TFREC_FEATURE_BYTES), TFREC_OK);
+    uint8_t *out;
+    size_t len;
+    CHECK_EQ(build(b, &out, &len), TFREC_OK);
+    tfrec_example *ex;
+    CHECK_EQ(tfrec_example_parse(&ex, out, len), TFREC_OK);
+    /* in range first, so the failures below are about the index alone */
+    int64_t v = 0;
+    float f = 0;
+    const uint8_t *d = NULL;
+    size_t dl = 0;
+    CHECK(tfrec_example_get_int64(ex, "i", 1, &v) == TFREC_OK && v == 8);
+    CHECK(tfrec_example_get_float(ex, "f", 1, &f) == TFREC_OK && f == 2.5f);
+    CHECK(tfrec_example_get_bytes(ex, "b", 1, &d, &dl) == TFREC_OK && dl == 2);
+    const size_t bad[] = { 2, 3, SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2, (size_t)1 << 40 };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        size_t i = bad[k];
+        v = -99;
+        f = -99.0f;
+        d = (const uint8_t *)"sentinel";
+        dl = 12345;
+        CHECKF(tfrec_example_get_int64(ex, "i", i, &v) == TFREC_E_INVALID, "int64 index %zu", i);
+        CHECK(strstr(tfrec_last_errmsg(), "'i'") && strstr(tfrec_last_errmsg(), "no index"));
+        CHECKF(tfrec_example_get_float(ex, "f", i, &f) == TFREC_E_INVALID, "float index %zu", i);
+        CHECK(strstr(tfrec_last_errmsg(), "'f'") && strstr(tfrec_last_errmsg(), "no index"));
+        CHECKF(tfrec_example_get_bytes(ex, "b", i, &d, &dl) == TFREC_E_INVALID, "bytes index %zu",
+               i);
+        CHECK(strstr(tfrec_last_errmsg(), "'b'") && strstr(tfrec_last_errmsg(), "no index"));
+        CHECK(v == -99 && f == -99.0f && dl == 12345 && strcmp((const char *)d, "sentinel") == 0);
+        /* the same with NULL outputs (only the check is wanted) */
+        CHECK_EQ(tfrec_example_get_int64(ex, "i", i, NULL), TFREC_E_INVALID);
+        CHECK_EQ(tfrec_example_get_float(ex, "f", i, NULL), TFREC_E_INVALID);
+        CHECK_EQ(tfrec_example_get_bytes(ex, "b", i, NULL, NULL), TFREC_E_INVALID);
+        if (i >= tfrec_example_feature_count(ex))
+            CHECK(tfrec_example_feature_key(ex, i) == NULL);
+    }
+    /* empty lists have no index at all, not even 0 or SIZE_MAX */
+    const size_t empty_bad[] = { 0, 1, SIZE_MAX };
+    for (size_t k = 0; k < 3; k++) {
+        size_t i = empty_bad[k];
+        CHECKF(tfrec_example_get_int64(ex, "ei", i, &v) == TFREC_E_INVALID, "index %zu", i);
+        CHECKF(tfrec_example_get_float(ex, "ef", i, &f) == TFREC_E_INVALID, "index %zu", i);
+        CHECKF(tfrec_example_get_bytes(ex, "eb", i, &d, &dl) == TFREC_E_INVALID, "index %zu", i);
+    }
+    CHECK(tfrec_example_feature_key(ex, SIZE_MAX) == NULL);
+    CHECK(tfrec_example_feature_key(ex, tfrec_example_feature_count(ex)) == NULL);
+    /* the list accessors take no index and still work */
+    const int64_t *il;
+    const float *fl;
+    size_t n;
+    CHECK(tfrec_example_get_int64_list(ex, "i", &il, &n) == TFREC_OK && n == 2 && il[1] == 8);
+    CHECK(tfrec_example_get_float_list(ex, "f", &fl, &n) == TFREC_OK && n == 2 && fl[0] == 1.5f);
+    CHECK(tfrec_example_get_int64_list(ex, "ei", &il, &n) == TFREC_OK && n == 0 && il == NULL);
+    tfrec_example_free(ex);
+    tfrec_free(out);
+    tfrec_example_builder_free(b);
+}
+
 /* ------------------------------------------------------------ protobuf merge rules */
 
 static void test_unpacked_and_split_runs(void)
@@ -775,7 +848,8 @@ TESTS(TEST(test_exact_bytes_hand_derived), TEST(test_parse_hand_derived), TEST(t
       TEST(test_roundtrip_every_type), TEST(test_big_values), TEST(test_size_limit),
       TEST(test_bytes_ref_is_zero_copy), TEST(test_deterministic_regardless_of_order),
       TEST(test_reset_forgets_everything), TEST(test_same_bytes_as_protobuf_c_pack),
-      TEST(test_type_mismatch), TEST(test_unpacked_and_split_runs), TEST(test_unpacked_runs_order),
+      TEST(test_type_mismatch), TEST(test_accessor_index_bounds),
+      TEST(test_unpacked_and_split_runs), TEST(test_unpacked_runs_order),
       TEST(test_repeated_key_last_wins_and_split_features),
       TEST(test_feature_without_kind_and_unknown_fields), TEST(test_malformed_inputs),
       TEST(test_truncations_and_random_bytes))

@@ -283,7 +283,28 @@ static void test_splitmix_and_shuffle(void)
     CHECK(moved > 80);
 }
 
+/* Labels and CSV files are text: a NUL byte (which would cut a name short,
+ * or make it empty) is refused naming the file and line. Found by
+ * fuzz_imagenet_lists. */
+static void test_text_files_refuse_nul(void)
+{
+    const char *path = harness_path("labels_nul.txt");
+    static const char text[] = "n01440764 tench\n\0\0x0 shark\nn01443537\n";
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK(fwrite(text, 1, sizeof text - 1, f) == sizeof text - 1);
+    CHECK(fclose(f) == 0);
+    for (int first_token = 0; first_token <= 1; first_token++) {
+        tfrec_strlist lines = { 0 };
+        tfrec_err err = { 0 };
+        CHECK_EQ(tfrec_in_read_lines(path, first_token, &lines, &err), TFREC_E_INVALID);
+        CHECKF(strstr(err.msg, path) && strstr(err.msg, "line 2") && strstr(err.msg, "NUL"), "%s",
+               err.msg);
+        CHECK(lines.n == 0);
+    }
+}
+
 TESTS(TEST(test_convert_counts_and_manifest), TEST(test_cancel_leaves_nothing),
       TEST(test_cancel_flag_stops_the_run), TEST(test_other_set_refused_or_overwritten),
       TEST(test_skip_reports_rejected_images), TEST(test_bad_options),
-      TEST(test_splitmix_and_shuffle))
+      TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul))

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "record/reader_internal.h"
 #include "record_util.h"
 
 static long max_rss_kib(void)
@@ -424,6 +425,250 @@ static void test_skip_corrupt(void)
     CHECK_EQ(good, 3);
 }
 
+/* Read a stream held in memory with skip_corrupt on, to its end; returns
+ * the final code and sets the stats and the reader's work counter (bytes
+ * CRC'd or moved inside its buffer). */
+static int resync_all(const uint8_t *p, size_t n, size_t buffer_size, tfrec_reader_stats *st,
+                      uint64_t *work, size_t *records)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    if (tfrec_io_open_memory(&io, p, n))
+        return -1000;
+    tfrec_reader_options o = TFREC_READER_OPTIONS_INIT;
+    o.skip_corrupt = 1;
+    o.buffer_size = buffer_size;
+    tfrec_reader *r;
+    int rc = tfrec_reader_open_io(&r, &io, "hostile", &o);
+    if (rc)
+        return rc;
+    const uint8_t *d;
+    size_t len;
+    *records = 0;
+    while ((rc = tfrec_reader_next(r, &d, &len)) == TFREC_OK)
+        (*records)++;
+    *st = (tfrec_reader_stats)TFREC_READER_STATS_INIT;
+    tfrec_reader_stats_get(r, st);
+    *work = r->work;
+    tfrec_reader_free(r);
+    return rc;
+}
+
+/* n bytes of 12-byte headers back to back, each with a valid length CRC and
+ * claiming claim(i) bytes; optionally zlib-compressed (the form the finding
+ * came in: 8 KiB of ZLIB for 4 MiB). */
+static uint8_t *header_run(size_t n, uint64_t fixed_claim, int zlib, size_t *out_len)
+{
+    uint8_t *p = malloc(n);
+    uint64_t x = 12345;
+    for (size_t at = 0; at < n; at += 12) {
+        uint64_t claim = fixed_claim;
+        if (!claim) { /* varying: 256 B .. 256 KiB, so every shift differs */
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            claim = 256 + x % (256 * 1024);
+        }
+        uint8_t h[12];
+        tfrec_record_header(h, claim);
+        memcpy(p + at, h, n - at < 12 ? n - at : 12);
+    }
+    *out_len = n;
+    if (!zlib)
+        return p;
+    uint8_t *z = rt_zlib_compress(p, n, 0, out_len);
+    free(p);
+    return z;
+}
+
+/* Resynchronising is linear in the stream: headers every 12 bytes that each
+ * claim far more than 12 bytes (with valid length CRCs) used to make the
+ * reader CRC the claimed length at every one of them and move its buffer at
+ * every byte: an 8 KiB ZLIB file of 4 MiB took 11-21 s. The work counter
+ * (bytes CRC'd or moved) must stay a small constant per stream byte, and
+ * doubling the stream must about double it. */
+static void test_resync_is_linear(void)
+{
+    /* UINT64_MAX: half the stream's length, so the old cost (claimed
+     * length times candidates) would grow with the square of the size */
+    const uint64_t claims[] = { UINT64_MAX, 64u << 10, 300, 0 };
+    for (size_t c = 0; c < sizeof claims / sizeof claims[0]; c++)
+        for (int zlib = 0; zlib <= 1; zlib++) {
+            uint64_t per_byte[3];
+            for (int k = 0; k < 3; k++) {
+                size_t n = (size_t)(512u << 10) << k; /* 0.5, 1, 2 MiB */
+                size_t len;
+                uint8_t *p = header_run(n, claims[c] == UINT64_MAX ? n / 2 : claims[c], zlib, &len);
+                tfrec_reader_stats st;
+                uint64_t work = 0;
+                size_t records = 0;
+                int rc = resync_all(p, len, 0, &st, &work, &records);
+                free(p);
+                CHECKF(rc == TFREC_END && records == 0, "claim %llu: %d after %zu records",
+                       (unsigned long long)claims[c], rc, records);
+                CHECK(st.skipped_regions == 1 && st.skipped_bytes == n);
+                per_byte[k] = work / n;
+                /* header CRC (8), checkpoints (1), the ends of each
+                 * candidate's stretch (< 2 * 64 per 12 bytes), moves (1) */
+                CHECKF(work <= 24 * (uint64_t)n, "claim %llu zlib %d: %llu bytes of work for %zu",
+                       (unsigned long long)claims[c], zlib, (unsigned long long)work, n);
+            }
+            CHECKF(per_byte[2] <= per_byte[0] + 2,
+                   "claim %llu zlib %d: work per byte %llu, then %llu at 4x the size",
+                   (unsigned long long)claims[c], zlib, (unsigned long long)per_byte[0],
+                   (unsigned long long)per_byte[2]);
+        }
+}
+
+/* The checkpointed CRC finds real records after long garbage, at the same
+ * places and with the same counts as a direct CRC would: records of many
+ * sizes (below and above the direct threshold, crossing checkpoints at
+ * every alignment) behind runs of lying headers, read through small
+ * buffers too. */
+static void test_resync_finds_records_after_header_runs(void)
+{
+    enum { N = 24 };
+    size_t cap = 4u << 20;
+    uint8_t *file = malloc(cap), *data = malloc(200000);
+    size_t at = 0, sizes[N];
+    uint64_t want_skipped = 0;
+    for (size_t i = 0; i < N; i++) {
+        /* a run of headers claiming a bit more than the record behind them
+         * would leave, so each is a truncated or bad-CRC candidate */
+        size_t run = 12 * (i * 37 % 50) + i % 12;
+        size_t run_len;
+        uint8_t *junk = header_run(run, 1000 + i * 7919, 0, &run_len);
+        memcpy(file + at, junk, run);
+        free(junk);
+        at += run;
+        want_skipped += run;
+        sizes[i] = i == 0 ? 0 : (i * i * 311 + i) % 150000;
+        rt_payload(data, sizes[i], 9, i);
+        at += rt_frame(file + at, data, sizes[i]);
+    }
+    const size_t buffers[] = { 0, 64, 4096 };
+    for (size_t b = 0; b < 3; b++) {
+        tfrec_io io = TFREC_IO_INIT;
+        CHECK(tfrec_io_open_memory(&io, file, at) == 0);
+        tfrec_reader_options o = TFREC_READER_OPTIONS_INIT;
+        o.skip_corrupt = 1;
+        o.buffer_size = buffers[b];
+        tfrec_reader *r;
+        CHECK(tfrec_reader_open_io(&r, &io, "runs", &o) == 0);
+        const uint8_t *d;
+        size_t len, got = 0;
+        int rc;
+        while ((rc = tfrec_reader_next(r, &d, &len)) == TFREC_OK) {
+            CHECK(got < N);
+            CHECKF(len == sizes[got], "buffer %zu: record %zu has %zu bytes, expected %zu",
+                   buffers[b], got, len, sizes[got]);
+            rt_payload(data, len, 9, got);
+            CHECK(memcmp(d, data, len) == 0);
+            got++;
+        }
+        CHECKF(rc == TFREC_END && got == N, "buffer %zu: %d after %zu records: %s", buffers[b], rc,
+               got, tfrec_reader_errmsg(r));
+        tfrec_reader_stats st = TFREC_READER_STATS_INIT;
+        tfrec_reader_stats_get(r, &st);
+        CHECK_EQ(st.skipped_bytes, want_skipped);
+        tfrec_reader_free(r);
+    }
+    free(file);
+    free(data);
+}
+
+/* A GZIP bomb: three small records, then a header claiming `claim` bytes,
+ * then `zero_mib` MiB of zeros as concatenated members (one 8 MiB member
+ * compressed once and repeated), so ~1 KiB of file per MiB of stream. */
+static uint8_t *gzip_bomb(uint64_t claim, size_t zero_mib, size_t *len, uint64_t *bomb_at)
+{
+    uint8_t head[3 * 116 + 12], data[100];
+    size_t at = 0;
+    for (size_t i = 0; i < 3; i++) {
+        rt_payload(data, 100, 5, i);
+        at += rt_frame(head + at, data, 100);
+    }
+    *bomb_at = at;
+    tfrec_record_header(head + at, claim);
+    at += 12;
+    size_t hl, zl;
+    uint8_t *h = rt_zlib_compress(head, at, 1, &hl);
+    uint8_t *zeros = calloc(1, 8u << 20);
+    uint8_t *z = rt_zlib_compress(zeros, 8u << 20, 1, &zl);
+    free(zeros);
+    size_t members = zero_mib / 8;
+    uint8_t *out = malloc(hl + members * zl);
+    memcpy(out, h, hl);
+    for (size_t i = 0; i < members; i++)
+        memcpy(out + hl + i * zl, z, zl);
+    *len = hl + members * zl;
+    free(h);
+    free(z);
+    return out;
+}
+
+/* Decompression bombs: a ~1 MiB GZIP file whose one record claims, and
+ * really holds, 1 GiB. The configured record limit refuses it before
+ * anything is inflated or allocated, naming the file and offset; without a
+ * lower limit, a length field that the stream does not back up never sizes
+ * the buffer: it grows with the bytes that really arrived. */
+static void test_decompression_bomb(void)
+{
+    size_t len;
+    uint64_t bomb_at;
+    uint8_t *bomb = gzip_bomb(1u << 30, 1024, &len, &bomb_at);
+    CHECKF(len < (2u << 20), "the bomb is %zu bytes", len);
+    char where[80];
+    snprintf(where, sizeof where, "uncompressed offset %llu", (unsigned long long)bomb_at);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK(tfrec_io_open_memory(&io, bomb, len) == 0);
+    tfrec_reader_options o = TFREC_READER_OPTIONS_INIT;
+    o.max_record_size = 64u << 20;
+    tfrec_reader *r;
+    CHECK(tfrec_reader_open_io(&r, &io, "bomb.gz", &o) == 0);
+    const uint8_t *d;
+    size_t n;
+    for (int i = 0; i < 3; i++)
+        CHECK(tfrec_reader_next(r, &d, &n) == TFREC_OK);
+    int rc = tfrec_reader_next(r, &d, &n);
+    CHECKF(rc == TFREC_E_RECORD_TOO_LARGE, "%d %s", rc, tfrec_reader_errmsg(r));
+    const char *m = tfrec_reader_errmsg(r);
+    CHECKF(rt_contains(m, "bomb.gz") && rt_contains(m, where) && rt_contains(m, "1073741824") &&
+               rt_contains(m, "67108864"),
+           "%s", m);
+    /* refused from the header: the buffer is still the default one */
+    CHECKF(r->cap <= 256 * 1024, "buffer of %zu bytes", r->cap);
+    tfrec_reader_free(r);
+    free(bomb);
+
+    /* The default limit (1 GiB) lets a 1 GiB claim through; the stream then
+     * ends after 24 MiB: the buffer held at most about twice that. With
+     * skip_corrupt, the limit makes the claim a bad region and the zeros
+     * after it are scanned as garbage in the default buffer. */
+    bomb = gzip_bomb(1u << 30, 24, &len, &bomb_at);
+    for (int skip = 0; skip <= 1; skip++) {
+        CHECK(tfrec_io_open_memory(&io, bomb, len) == 0);
+        o.skip_corrupt = skip;
+        CHECK(tfrec_reader_open_io(&r, &io, "short.gz", skip ? &o : NULL) == 0);
+        for (int i = 0; i < 3; i++)
+            CHECK(tfrec_reader_next(r, &d, &n) == TFREC_OK);
+        rc = tfrec_reader_next(r, &d, &n);
+        if (!skip) {
+            CHECKF(rc == TFREC_E_TRUNCATED, "%d %s", rc, tfrec_reader_errmsg(r));
+            CHECK(rt_contains(tfrec_reader_errmsg(r), "short.gz") &&
+                  rt_contains(tfrec_reader_errmsg(r), where));
+            CHECKF(r->cap <= 2 * (24u << 20) + 256 * 1024, "buffer of %zu bytes for 24 MiB of data",
+                   r->cap);
+        } else {
+            CHECKF(rc == TFREC_END, "%d %s", rc, tfrec_reader_errmsg(r));
+            tfrec_reader_stats st = TFREC_READER_STATS_INIT;
+            tfrec_reader_stats_get(r, &st);
+            CHECK(st.skipped_regions == 1 && st.skipped_bytes == 12 + (24u << 20));
+            CHECK_EQ(tfrec_reader_last_skip(r, NULL, NULL), TFREC_E_RECORD_TOO_LARGE);
+            CHECKF(r->cap <= 256 * 1024, "buffer of %zu bytes", r->cap);
+        }
+        tfrec_reader_free(r);
+    }
+    free(bomb);
+}
+
 /* Small read buffers and one-byte-at-a-time sources must not change results. */
 typedef struct trickle {
     const uint8_t *p;
@@ -531,4 +776,5 @@ static void test_file_shrinks_while_reading(void)
 TESTS(TEST(test_absurd_length), TEST(test_bad_length_crc), TEST(test_bad_data_crc),
       TEST(test_truncated), TEST(test_trailing_garbage), TEST(test_corrupt_compressed),
       TEST(test_skip_corrupt), TEST(test_trickle_and_tiny_buffer), TEST(test_wrong_compression),
-      TEST(test_file_shrinks_while_reading))
+      TEST(test_file_shrinks_while_reading), TEST(test_resync_is_linear),
+      TEST(test_resync_finds_records_after_header_runs), TEST(test_decompression_bomb))

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Seed corpora for the libFuzzer targets in tests/fuzz/, generated so that no
+binary file needs to live in git. Usage: make_seeds.py OUT_DIR
+
+Writes OUT_DIR/<target>/<name> for each target (the target's file name
+without "fuzz_"). Inputs follow each target's layout (its leading comment):
+mostly control bytes that choose options, then the data. Everything is
+encoded here from the format definitions (protobuf wire format, TFRecord
+framing, CRC32C), so the seeds do not depend on the library they test.
+Images need PIL (python3-pil, a test dependency); without it the image seeds
+are left out.
+"""
+import gzip
+import io
+import os
+import struct
+import sys
+import zlib
+
+# ------------------------------------------------------------ CRC32C, framing
+
+
+def _crc_table():
+    table = []
+    for b in range(256):
+        r = b
+        for _ in range(8):
+            r = (r >> 1) ^ (0x82F63B78 if r & 1 else 0)
+        table.append(r)
+    return table
+
+
+_TABLE = _crc_table()
+
+
+def crc32c(data):
+    r = 0xFFFFFFFF
+    for b in data:
+        r = (r >> 8) ^ _TABLE[(r ^ b) & 0xFF]
+    return r ^ 0xFFFFFFFF
+
+
+def masked(data):
+    c = crc32c(data)
+    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def frame(payload):
+    head = struct.pack("<Q", len(payload))
+    return (head + struct.pack("<I", masked(head)) + payload +
+            struct.pack("<I", masked(payload)))
+
+
+# ------------------------------------------------------------ protobuf wire
+
+
+def varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def field_bytes(num, data):
+    return varint(num << 3 | 2) + varint(len(data)) + data
+
+
+def field_varint(num, v):
+    return varint(num << 3) + varint(v)
+
+
+def feature_bytes(values):
+    return field_bytes(1, b"".join(field_bytes(1, v) for v in values))
+
+
+def feature_int64(values, packed=True):
+    if packed:
+        body = field_bytes(1, b"".join(varint(v) for v in values))
+    else:
+        body = b"".join(field_varint(1, v) for v in values)
+    return field_bytes(3, body)
+
+
+def feature_float(values):
+    return field_bytes(2, field_bytes(1, b"".join(struct.pack("<f", v) for v in values)))
+
+
+def example(features):
+    """features: list of (key, encoded Feature or None for no kind)."""
+    entries = b""
+    for key, feat in features:
+        entry = field_bytes(1, key.encode())
+        if feat is not None:
+            entry += field_bytes(2, feat)
+        entries += field_bytes(1, entry)
+    return field_bytes(1, entries)
+
+
+EXAMPLES = [
+    example([]),
+    example([("image/class/label", feature_int64([7])),
+             ("image/class/synset", feature_bytes([b"n01440764"])),
+             ("image/encoded", feature_bytes([b"\xff\xd8\xff\xe0" + b"\0" * 20])),
+             ("image/height", feature_int64([32])),
+             ("image/width", feature_int64([48]))]),
+    example([("f", feature_float([1.5, -0.0, float("inf")])),
+             ("i", feature_int64([1, 2 ** 63 - 1, -1], packed=False)),
+             ("b", feature_bytes([b"", b"x", b"yz"]))]),
+    example([("none", None), ("e_bytes", field_bytes(1, b"")),
+             ("e_int", field_bytes(3, b"")), ("e_float", field_bytes(2, b""))]),
+    example([("k", feature_int64([1])), ("k", feature_bytes([b"last wins"]))]),
+]
+
+# ------------------------------------------------------------ ReadRows
+
+
+def chunk(key=None, family=None, qualifier=None, ts=None, labels=(), value=None,
+          value_size=None, reset=None, commit=None):
+    b = b""
+    if key is not None:
+        b += field_bytes(1, key)
+    if family is not None:
+        b += field_bytes(2, field_bytes(1, family.encode()))
+    if qualifier is not None:
+        b += field_bytes(3, field_bytes(1, qualifier))
+    if ts is not None:
+        b += field_varint(4, ts)
+    for label in labels:
+        b += field_bytes(5, label.encode())
+    if value is not None:
+        b += field_bytes(6, value)
+    if value_size is not None:
+        b += field_varint(7, value_size)
+    if reset is not None:
+        b += field_varint(8, int(reset))
+    if commit is not None:
+        b += field_varint(9, int(commit))
+    return b
+
+
+def response(chunks):
+    return b"".join(field_bytes(1, c) for c in chunks)
+
+
+def messages(*resps):
+    return b"".join(struct.pack("<H", len(r)) + r for r in resps)
+
+
+def merger_seeds():
+    one_row = [chunk(b"row1", "cf", b"q", 1000, value=b"v1", commit=True)]
+    two_cells = [chunk(b"row2", "cf", b"a", 1, value=b"x"),
+                 chunk(qualifier=b"b", ts=2, value=b"y"),
+                 chunk(family="other", qualifier=b"c", value=b"z", commit=True)]
+    split = [chunk(b"row3", "cf", b"q", 5, value=b"ab", value_size=6),
+             chunk(value=b"cd", value_size=6),
+             chunk(value=b"ef", commit=True)]
+    reset = [chunk(b"row4", "cf", b"q", value=b"gone"), chunk(reset=True),
+             chunk(b"row4", "cf", b"q", value=b"kept", labels=("l1",), commit=True)]
+    explicit_false = [chunk(b"row5", "cf", b"q", value=b"v", commit=False),
+                      chunk(qualifier=b"r", value=b"w", commit=True)]
+    return {
+        "one_message": messages(response(one_row + two_cells)),
+        "several_messages": messages(response(one_row), response(two_cells),
+                                     response(split), response(reset)),
+        "split_value": messages(response(split[:1]), response(split[1:])),
+        "commit_false": messages(response(explicit_false)),
+        "last_scanned": messages(field_bytes(2, b"row9")),
+        "no_commit": messages(response([chunk(b"r", "cf", b"q", value=b"v")])),
+    }
+
+# ------------------------------------------------------------ images
+
+
+def image_seeds():
+    try:
+        from PIL import Image
+    except ImportError:
+        return {}
+    out = {}
+
+    def save(name, img, fmt, **kw):
+        buf = io.BytesIO()
+        img.save(buf, fmt, **kw)
+        out[name] = buf.getvalue()
+
+    rgb = Image.new("RGB", (16, 12))
+    for x in range(16):
+        for y in range(12):
+            rgb.putpixel((x, y), (x * 16, y * 20, (x * y) & 255))
+    save("rgb.jpg", rgb, "JPEG", quality=50)
+    save("progressive.jpg", rgb, "JPEG", quality=50, progressive=True)
+    save("gray.jpg", rgb.convert("L"), "JPEG", quality=50)
+    save("cmyk.jpg", rgb.convert("CMYK"), "JPEG", quality=50)
+    save("rgb.png", rgb, "PNG")
+    save("rgba.png", rgb.convert("RGBA"), "PNG")
+    save("palette.png", rgb.convert("P"), "PNG")
+    save("gray.png", rgb.convert("L"), "PNG")
+    save("gray16.png", rgb.convert("I;16"), "PNG")
+    seeds = {}
+    for name, data in out.items():
+        # control byte: probe (0), verify header/fast (1, 5), full (2),
+        # normalize (3, with grayscale_to_rgb 0x43, verify FULL 0x23)
+        for ctl in (0, 1, 5, 2, 3, 0x43, 0x23):
+            seeds["%s.%02x" % (name, ctl)] = bytes([ctl]) + data
+    return seeds
+
+# ------------------------------------------------------------ seed sets
+
+
+def record_streams():
+    plain = b"".join(frame(e) for e in EXAMPLES)
+    damaged = bytearray(plain)
+    damaged[40] ^= 0xFF  # inside the second record
+    damaged = frame(b"first") + b"\x01\x02\x03" + bytes(damaged) + b"\x07"
+    return {
+        "none": plain,
+        "zlib": zlib.compress(plain),
+        "gzip": gzip.compress(plain, mtime=0),
+        "gzip_two_members": gzip.compress(plain[:50], mtime=0) + gzip.compress(plain[50:], mtime=0),
+        "damaged": damaged,
+        "damaged_zlib": zlib.compress(damaged),
+        "empty_record": frame(b""),
+        "empty": b"",
+    }
+
+
+def record_seeds():
+    seeds = {}
+    for name, stream in record_streams().items():
+        # AUTO; forced per kind; skip_corrupt; small buffers; zlib backend; seeks
+        for ctl in (0x00, 0x04, 0x14, 0x24, 0x0C, 0x44, 0xC4):
+            seeds["%s.%02x" % (name, ctl)] = bytes([ctl]) + stream
+    return seeds
+
+
+def batch_seeds():
+    seeds = {}
+    for i, e in enumerate(EXAMPLES):
+        seeds["example%d" % i] = b"\x00\x00" + e
+    for name, stream in record_streams().items():
+        for ctl in (0x01, 0x03, 0x0D, 0x65):
+            seeds["%s.%02x" % (name, ctl)] = bytes([ctl, 0]) + stream
+        seeds["%s.skip" % name] = bytes([0x0D, 1]) + stream
+    return seeds
+
+
+def lists_seeds():
+    return {
+        "csv": b"\x00a.jpg,cat\nb.JPEG,dog,validation\n",
+        "csv_header": b"\x40path,label,split\n\"a.jpg\", cat ,TRAIN\nb.JPEG,cat,test\n",
+        "csv_missing": b"\x00a.jpg,cat\nmissing.jpg,dog\n",
+        "csv_labels": b"\x05dog\ncat\n\x00a.jpg,cat\nb.JPEG,dog\n",
+        "csv_labels_unknown": b"\x01dog\n\x00a.jpg,cat\n",
+        "synsets": b"\x02n01440764 tench\nn01443537\tgoldfish\n\n  n01484850 shark\n",
+    }
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sets = {
+        "record": record_seeds(),
+        "example": {"example%d" % i: e for i, e in enumerate(EXAMPLES)},
+        "batch": batch_seeds(),
+        "image": image_seeds(),
+        "bigtable_merger": merger_seeds(),
+        "imagenet_lists": lists_seeds(),
+    }
+    for target, seeds in sets.items():
+        d = os.path.join(sys.argv[1], target)
+        os.makedirs(d, exist_ok=True)
+        for name, data in seeds.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+
+
+if __name__ == "__main__":
+    main()
