@@ -13,5 +13,8 @@ extern volatile sig_atomic_t cli_interrupted; /* the signal number, 0 if none */
 
 void cli_catch_interrupts(void);
 void cli_exit_on_interrupt(void);
+/* With cli_catch_interrupts: also call fn from the handler (it must be
+ * async-signal-safe, e.g. tfrec_bt_writer_stop). NULL removes it. */
+void cli_on_interrupt(void (*fn)(void));
 
 #endif
