@@ -284,7 +284,7 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
     /* the writer's own report (rows not written) follows below */
     if (lrc && lrc != TFREC_E_STATE)
         fprintf(stderr, "tfrec2bt: %s\n", lmsg);
-    else if (wrc && !interrupted)
+    else if (wrc && !interrupted && !st->rows_failed) /* else counted below */
         fprintf(stderr, "tfrec2bt: %s\n", tfrec_bt_writer_errmsg(r->writer));
     if (!interrupted)
         report_failures(r, st);
@@ -407,8 +407,7 @@ int main(int argc, char **argv)
         cli_catch_interrupts();
         signal(SIGPIPE, SIG_IGN);
         cli_files files = { 0 };
-        /* "-": standard input, one stream of records */
-        char *pattern = !strcmp(r.f.source_glob, "-") ? "/dev/stdin" : (char *)r.f.source_glob;
+        char *pattern = (char *)r.f.source_glob; /* "-" stays: the reader takes stdin */
         const char *unmatched = NULL;
         int rc = cli_files_expand(&files, &pattern, 1, &unmatched);
         if (rc == TFREC_E_NOT_FOUND) {
