@@ -282,7 +282,7 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
     cli_progress_finish(&r->prog);
     int interrupted = cli_interrupted != 0;
     /* the writer's own report (rows not written) follows below */
-    if (lrc && lrc != TFREC_E_STATE)
+    if (lrc && lrc != TFREC_E_STATE && strcmp(lmsg, tfrec_bt_writer_errmsg(r->writer)) != 0)
         fprintf(stderr, "tfrec2bt: %s\n", lmsg);
     else if (wrc && !interrupted && !st->rows_failed) /* else counted below */
         fprintf(stderr, "tfrec2bt: %s\n", tfrec_bt_writer_errmsg(r->writer));
