@@ -91,6 +91,9 @@ typedef struct tfrec_bt_writer_options {
     double retry_multiplier;  /* [1.5] */
     int64_t retry_timeout_ms; /* give up on an entry this long after its first
                                    failure [600000]; < 0: never retry */
+    /* After tfrec_bt_writer_stop: how long flush/close wait for the calls
+     * in flight before cancelling them [10000]; < 0: cancel at once. */
+    int64_t stop_timeout_ms;
 } tfrec_bt_writer_options;
 
 #define TFREC_BT_WRITER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_writer_options)
@@ -140,6 +143,15 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
 /* Send everything queued and wait until every row is acknowledged or failed.
  * Returns TFREC_OK only if no row has failed so far. */
 int tfrec_bt_writer_flush(tfrec_bt_writer *w);
+
+/* Ask the writer to stop, from a signal handler or another thread
+ * (async-signal-safe: it only sets a flag). A put waiting for room returns
+ * soon, and put then refuses rows (TFREC_E_STATE); the next flush or close
+ * starts no new call, fails the rows not yet sent, waits at most
+ * stop_timeout_ms for the calls in flight, then cancels them and fails
+ * their unacknowledged rows. So an interrupted load ends in bounded time
+ * and the acknowledged prefix (tfrec_bt_writer_stats.acked_prefix) is exact. */
+void tfrec_bt_writer_stop(tfrec_bt_writer *w);
 
 /* Flush; afterwards the handle only answers stats / failed-row queries.
  * Returns TFREC_OK only if every row put was acknowledged. Does not release

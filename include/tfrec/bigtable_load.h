@@ -46,6 +46,12 @@ typedef struct tfrec_bt_load_stats {
      * start_index): the point to resume from. */
     uint64_t next_index;
     double seconds; /* wall time of the call so far */
+    /* When the writer stopped after failures (the server gone, say), the
+     * records from there on are still read, to count them, but not sent:
+     * the rows not written are rows_failed + records_not_sent, and they
+     * are exactly the records from next_index on that were not acknowledged. */
+    uint64_t records_not_sent;
+    int input_left; /* 1: num_records ended the load before the end of the input */
 } tfrec_bt_load_stats;
 
 #define TFREC_BT_LOAD_STATS_INIT TFREC_STRUCT_INIT(tfrec_bt_load_stats)
@@ -63,7 +69,10 @@ typedef struct tfrec_bt_load_progress {
 /* Called on the loading thread at most every progress_interval seconds
  * while reading, and once more at the end (done = 1). A non-zero return
  * stops the load: no further record is put, what was put is flushed, and
- * tfrec_bt_load returns TFREC_E_STATE (the stats say what is acknowledged). */
+ * tfrec_bt_load returns TFREC_E_STATE (the stats say what is acknowledged).
+ * A writer stopped with tfrec_bt_writer_stop (a signal handler, say) ends
+ * the load the same way, with the writer's bounded wait instead of a full
+ * flush. */
 typedef int (*tfrec_bt_load_progress_fn)(void *ctx, const tfrec_bt_load_progress *p);
 
 typedef struct tfrec_bt_load_options {

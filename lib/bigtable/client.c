@@ -19,6 +19,29 @@ static int is_loopback(const char *hostport)
            !strncmp(hostport, "[::1]", 5) || !strncmp(hostport, "unix:", 5);
 }
 
+/* BIGTABLE_EMULATOR_HOST must name a port: without one gRPC would quietly
+ * use 443, which no emulator listens on. */
+static int check_host_port(const char *hp)
+{
+    if (!strncmp(hp, "unix:", 5))
+        return TFREC_OK;
+    const char *colon = strrchr(hp, ':');
+    const char *bracket = strrchr(hp, ']');
+    const char *port = colon && (!bracket || colon > bracket) ? colon + 1 : NULL;
+    size_t digits = port ? strspn(port, "0123456789") : 0;
+    if (!port || !digits || port[digits] || digits > 5 || atol(port) > 65535 || colon == hp)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "BIGTABLE_EMULATOR_HOST=%s does not end in :PORT; set it to HOST:PORT "
+                          "as the emulator prints it (e.g. localhost:8086)",
+                          hp);
+    if (!bracket && memchr(hp, ':', (size_t)(colon - hp)))
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "BIGTABLE_EMULATOR_HOST=%s: write an IPv6 address in brackets, "
+                          "[ADDRESS]:PORT",
+                          hp);
+    return TFREC_OK;
+}
+
 static grpc_channel *make_channel(tfrec_bt_client *c, const char *target)
 {
     grpc_arg args[4];
@@ -39,14 +62,26 @@ static grpc_channel *make_channel(tfrec_bt_client *c, const char *target)
     args[3].value.integer = 0;
     grpc_channel_args ca = { 4, args };
 
+    char why[512];
+    tfrec_bt_last_grpc_error(why, sizeof why); /* forget older lines */
     grpc_channel_credentials *creds = c->emulator ? grpc_insecure_credentials_create()
                                                   : grpc_google_default_credentials_create(NULL);
+    tfrec_bt_last_grpc_error(why, sizeof why);
+    if (creds && why[0] && !c->emulator) {
+        /* e.g. "Could not deserialize private key.": every call would fail */
+        grpc_channel_credentials_release(creds);
+        const char *env = getenv("GOOGLE_APPLICATION_CREDENTIALS");
+        tfrec_fail(&c->err, TFREC_E_INVALID, "Google default credentials%s%s are not usable: %s",
+                   env && *env ? " from GOOGLE_APPLICATION_CREDENTIALS=" : "",
+                   env && *env ? env : "", why);
+        return NULL;
+    }
     if (!creds) {
         tfrec_fail(&c->err, TFREC_E_NETWORK,
-                   "no Google default credentials found for %s: set "
+                   "Google default credentials for %s could not be used%s%s: check "
                    "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default "
                    "login` (or set BIGTABLE_EMULATOR_HOST for the emulator)",
-                   target);
+                   target, why[0] ? ": " : "", why);
         return NULL;
     }
     grpc_channel *ch = grpc_channel_create(target, creds, &ca);
@@ -101,7 +136,9 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
         rc = copy_opt(c, c->endpoint, opts->endpoint, "endpoint");
         c->emulator = is_loopback(opts->endpoint);
     } else if (emu && *emu) {
-        rc = copy_opt(c, c->endpoint, emu, "BIGTABLE_EMULATOR_HOST");
+        rc = check_host_port(emu);
+        if (!rc)
+            rc = copy_opt(c, c->endpoint, emu, "BIGTABLE_EMULATOR_HOST");
         c->emulator = 1;
     } else {
         rc = copy_opt(c, c->endpoint, PROD_DATA, "endpoint");
@@ -125,13 +162,17 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     if (!rc && snprintf(c->instance_name, sizeof c->instance_name, "projects/%s/instances/%s",
                         c->project, c->instance) >= (int)sizeof c->instance_name)
         rc = tfrec_fail(&c->err, TFREC_E_INVALID, "project/instance names too long");
+    if (!rc && !c->emulator)
+        rc = tfrec_bt_check_credentials(&c->err);
     if (rc) {
-        tfrec_fail_copy(NULL, &c->err);
+        if (c->err.msg[0]) /* else the message is already the thread's last one */
+            tfrec_fail_copy(NULL, &c->err);
         pthread_mutex_destroy(&c->admin_lock);
         free(c);
         return rc;
     }
 
+    tfrec_bt_route_grpc_logs();
     grpc_init();
     c->grpc_started = 1;
     c->data = make_channel(c, c->endpoint);

@@ -38,4 +38,14 @@ grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c);
  * address), 2 s timeout. */
 int tfrec_bt_metadata_project(char *buf, size_t cap, tfrec_err *err);
 
+/* credentials.c: send gRPC core's log lines to us instead of stderr (unless
+ * GRPC_VERBOSITY or GRPC_TRACE asks for them); call before grpc_init. */
+void tfrec_bt_route_grpc_logs(void);
+/* The last error gRPC logged since the previous call ("" if none). */
+void tfrec_bt_last_grpc_error(char *buf, size_t cap);
+/* Production credentials: a readable GOOGLE_APPLICATION_CREDENTIALS key
+ * file of a type gRPC takes, else gcloud's application-default file, else
+ * a GCE metadata server. TFREC_OK, or which of these is wrong. */
+int tfrec_bt_check_credentials(tfrec_err *err);
+
 #endif

@@ -31,6 +31,9 @@ typedef struct load {
     double t0, last_report;
     tfrec_bt_writer_stats base; /* the writer's figures when the call started */
     size_t nfiles;
+    int counting; /* the writer stopped: read on only to count what is not sent */
+    int first_rc; /* the put that stopped the writer, while counting */
+    char first_msg[TFREC_ERRMSG_MAX];
 } load;
 
 /* Bring the acknowledgement figures up to date from the writer. */
@@ -109,13 +112,27 @@ static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64
         if (*idx < o->start_index) { /* acknowledged by an earlier run */
             (*idx)++;
             l->st.records_skipped++;
+        } else if (l->counting) {
+            (*idx)++;
+            l->st.records_not_sent++;
         } else {
             if (l->w && (rc = tfrec_bt_writer_put(l->w, key, kl, column, qlen, data, len, *idx))) {
                 tfrec_fail(NULL, rc, "row %s (record %llu, %s offset %llu): %s", key,
                            (unsigned long long)*idx, path,
                            (unsigned long long)tfrec_reader_offset(rd),
                            tfrec_bt_writer_errmsg(l->w));
-                break;
+                if (rc != TFREC_E_NETWORK)
+                    break;
+                /* The writer gave up (failures, not a stop request): every
+                 * later record is a row not written too, so read on to
+                 * count them; the first failure keeps its message. */
+                l->counting = 1;
+                l->first_rc = rc;
+                snprintf(l->first_msg, sizeof l->first_msg, "%s", tfrec_last_errmsg());
+                rc = TFREC_OK;
+                (*idx)++;
+                l->st.records_not_sent++;
+                continue;
             }
             (*idx)++;
             l->st.records_read++;
@@ -129,8 +146,32 @@ static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64
             break;
         }
     }
+    if (rc == TFREC_OK && *idx >= limit && !l->st.input_left) {
+        const uint8_t *data;
+        size_t len;
+        l->st.input_left = tfrec_reader_next(rd, &data, &len) == TFREC_OK;
+    }
     tfrec_reader_free(rd);
     return rc;
+}
+
+/* Has any of files[from..] a record? (num_records stopped the load.) */
+static int more_records(const load *l, const char *const *files, size_t from, size_t nfiles)
+{
+    for (size_t i = from; i < nfiles; i++) {
+        tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
+        ro.compression = l->o.compression;
+        tfrec_reader *rd;
+        if (tfrec_reader_open(&rd, files[i], &ro))
+            return 1; /* unreadable, but there */
+        const uint8_t *data;
+        size_t len;
+        int rc = tfrec_reader_next(rd, &data, &len);
+        tfrec_reader_free(rd);
+        if (rc != TFREC_END)
+            return 1;
+    }
+    return 0;
 }
 
 int tfrec_bt_load(tfrec_bt_writer *w, const char *const *files, size_t nfiles,
@@ -168,9 +209,16 @@ int tfrec_bt_load(tfrec_bt_writer *w, const char *const *files, size_t nfiles,
     if (!key)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     uint64_t idx = 0;
-    for (size_t i = 0; i < nfiles && idx < limit && !rc; i++)
+    size_t i = 0;
+    for (; i < nfiles && idx < limit && !rc; i++)
         rc = load_file(&l, i, files[i], &idx, limit, width, key, keycap);
     free(key);
+    if (!rc && idx >= limit && !l.st.input_left && i < nfiles)
+        l.st.input_left = more_records(&l, files, i, nfiles);
+    if (l.counting) { /* the counted rest done (or cut short): the failure is the cause */
+        rc = l.first_rc;
+        tfrec_fail(NULL, rc, "%s", l.first_msg);
+    }
 
     /* Whatever stopped the reading, resolve what was put, so next_index
      * covers every acknowledged row. The first cause keeps its message. */

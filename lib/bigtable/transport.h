@@ -22,6 +22,9 @@ typedef struct bt_transport {
     int (*next)(void *ctx, int64_t deadline_ms, bt_event *ev);
     /* Called once, after every started call has delivered its DONE. */
     void (*destroy)(void *ctx);
+    /* Cancel every call in flight (their DONE events still arrive); NULL:
+     * the transport cannot cancel, calls end at their deadline. */
+    void (*cancel_all)(void *ctx);
 } bt_transport;
 
 /* Open a writer over any transport. table_name is the full

@@ -249,6 +249,33 @@ static void pump(tfrec_bt_writer *w, int64_t deadline_ms)
     promote_due(w);
 }
 
+/* A stop request (tfrec_bt_writer_stop) takes effect here, on the caller's
+ * thread: nothing more is sent, and the calls in flight get a deadline. */
+static int stopping(tfrec_bt_writer *w)
+{
+    if (!w->stop_requested)
+        return 0;
+    if (!w->stop_deadline_ms) {
+        if (!w->broken_reason[0])
+            snprintf(w->broken_reason, sizeof w->broken_reason, "stopped (interrupted)");
+        int64_t t = w->o.stop_timeout_ms > 0 ? w->o.stop_timeout_ms : 0;
+        w->stop_deadline_ms = tfrec_bt_now_ms() + t;
+        if (!w->stop_deadline_ms)
+            w->stop_deadline_ms = 1;
+    }
+    return 1;
+}
+
+/* Past the stop deadline: cancel what is still in flight (once). */
+static void cancel_if_due(tfrec_bt_writer *w)
+{
+    if (w->stop_deadline_ms && !w->cancelled && w->inflight &&
+        tfrec_bt_now_ms() >= w->stop_deadline_ms && w->tr.cancel_all) {
+        w->tr.cancel_all(w->tr.ctx);
+        w->cancelled = 1;
+    }
+}
+
 /* ------------------------------------------------------------ public */
 
 int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
@@ -284,6 +311,8 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
         o->retry_multiplier = 1.5;
     if (!o->retry_timeout_ms)
         o->retry_timeout_ms = 600000;
+    if (!o->stop_timeout_ms)
+        o->stop_timeout_ms = 10000;
     w->batch_bytes = o->batch_bytes;
     w->bo = (bt_backoff){ o->retry_initial_ms, o->retry_max_ms, o->retry_multiplier,
                           (uint64_t)time(NULL) * 2654435761u ^ (uintptr_t)w };
@@ -312,6 +341,12 @@ int tfrec_bt_writer_open_transport(tfrec_bt_writer **out, const bt_transport *t,
     return TFREC_OK;
 }
 
+void tfrec_bt_writer_stop(tfrec_bt_writer *w)
+{
+    if (w)
+        w->stop_requested = 1;
+}
+
 void tfrec_bt_writer_set_status_hook(tfrec_bt_writer *w, tfrec_bt_status_hook hook, void *ctx)
 {
     if (!w)
@@ -329,6 +364,8 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
         return tfrec_fail(&w->err, TFREC_E_INVALID, "tfrec_bt_writer_put: NULL key or cells");
     if (w->closed)
         return tfrec_fail(&w->err, TFREC_E_STATE, "put on a closed Bigtable writer");
+    if (stopping(w))
+        return tfrec_fail(&w->err, TFREC_E_STATE, "Bigtable writer stopped (interrupted)");
     if (w->broken_reason[0])
         return tfrec_fail(&w->err, TFREC_E_NETWORK, "Bigtable writer stopped: %s",
                           w->broken_reason);
@@ -360,13 +397,15 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
         pump(w, 0);
     dispatch(w, 0);
     /* Back-pressure: wait for acknowledgements while too much is unresolved. */
-    while (w->buffered > w->o.max_buffered_bytes && !w->broken_reason[0]) {
+    while (w->buffered > w->o.max_buffered_bytes && !w->broken_reason[0] && !w->stop_requested) {
         dispatch(w, 1);
         int64_t next = promote_due(w);
         if (!w->inflight && !w->q_head) {
             if (!w->backoff)
                 break;
             int64_t wait = next - tfrec_bt_now_ms();
+            if (wait > 1000)
+                wait = 1000; /* notice a stop request */
             if (wait > 0) {
                 struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
                 nanosleep(&ts, NULL);
@@ -405,16 +444,20 @@ int tfrec_bt_writer_flush(tfrec_bt_writer *w)
     if (!w)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_writer_flush: NULL writer");
     for (;;) {
+        stopping(w);
         if (w->broken_reason[0])
             fail_unsent(w);
         dispatch(w, 1);
         if (!w->inflight && !w->q_head && !w->backoff)
             break;
+        cancel_if_due(w);
         int64_t next = promote_due(w);
         if (w->q_head && w->inflight < w->o.max_inflight)
             continue;
         if (!w->inflight) {
             int64_t wait = next - tfrec_bt_now_ms();
+            if (wait > 1000)
+                wait = 1000; /* notice a stop request */
             if (wait > 0) {
                 struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
                 nanosleep(&ts, NULL);
@@ -422,7 +465,9 @@ int tfrec_bt_writer_flush(tfrec_bt_writer *w)
             promote_due(w);
             continue;
         }
-        int64_t cap = tfrec_bt_now_ms() + 1000;
+        int64_t cap = tfrec_bt_now_ms() + (w->stop_requested ? 100 : 1000);
+        if (w->stop_deadline_ms && !w->cancelled && w->stop_deadline_ms < cap)
+            cap = w->stop_deadline_ms;
         pump(w, next < cap ? next : cap);
     }
     return tfrec_bt_w_report(w);

@@ -4,6 +4,7 @@
 #ifndef TFREC_BT_WRITER_INTERNAL_H
 #define TFREC_BT_WRITER_INTERNAL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,9 @@ struct tfrec_bt_writer {
     size_t nfailed, failed_cap;
     char broken_reason[384]; /* set: stop sending, fail what is left */
     int closed;
+    volatile sig_atomic_t stop_requested; /* tfrec_bt_writer_stop, maybe from a handler */
+    int64_t stop_deadline_ms;             /* when calls in flight get cancelled; 0: not stopping */
+    int cancelled;                        /* calls in flight were cancelled */
     bt_backoff bo;
     tfrec_bt_writer_stats st;
 };

@@ -43,7 +43,8 @@ class _WriterOptions(_Sized):
                 ("batch_bytes", c_size_t), ("max_inflight", c_int),
                 ("max_buffered_bytes", c_size_t), ("timestamp_micros", c_int64),
                 ("retry_initial_ms", c_int64), ("retry_max_ms", c_int64),
-                ("retry_multiplier", c_double), ("retry_timeout_ms", c_int64)]
+                ("retry_multiplier", c_double), ("retry_timeout_ms", c_int64),
+                ("stop_timeout_ms", c_int64)]
 
 
 _STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "requests",
@@ -62,7 +63,7 @@ _LOAD_STAT_FIELDS = ("records_read", "bytes_read", "records_skipped", "rows_acke
 class _LoadStats(_Sized):
     _c_type_ = "tfrec_bt_load_stats"
     _fields_ = ([("struct_size", c_size_t)] + [(n, c_uint64) for n in _LOAD_STAT_FIELDS]
-                + [("seconds", c_double)])
+                + [("seconds", c_double), ("records_not_sent", c_uint64), ("input_left", c_int)])
 
 
 class _LoadProgress(_Sized):
@@ -92,6 +93,8 @@ far (next_index: every record below it is acknowledged), the file being read
 def _load_stats_dict(st):
     d = {n: getattr(st, n) for n in _LOAD_STAT_FIELDS}
     d["seconds"] = st.seconds
+    d["records_not_sent"] = st.records_not_sent
+    d["input_left"] = bool(st.input_left)
     return d
 
 

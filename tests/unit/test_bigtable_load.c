@@ -23,10 +23,12 @@ typedef struct fake_ev {
     void *user;
     uint8_t *data;
     size_t len;
+    int code; /* DONE: the call's status */
 } fake_ev;
 
 typedef struct fake {
     int refuse_from; /* refuse (INVALID_ARGUMENT) rows whose value says index >= this; -1 never */
+    int deny_from;   /* fail a whole call holding such a row: PERMISSION_DENIED; 0 never */
     char keys[MAX_ROWS][48];
     char values[MAX_ROWS][32];
     size_t nrows;
@@ -53,6 +55,16 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
         GOOGLE__BIGTABLE__V2__MUTATE_ROWS_RESPONSE__INIT;
     Google__Bigtable__V2__MutateRowsResponse__Entry ents[MAX_ROWS], *ptrs[MAX_ROWS];
     Google__Rpc__Status st[MAX_ROWS];
+    for (size_t i = 0; f->deny_from && req && i < req->n_entries; i++) {
+        const ProtobufCBinaryData *v = &req->entries[i]->mutations[0]->set_cell->value;
+        char value[32] = "";
+        memcpy(value, v->data, v->len < 31 ? v->len : 31);
+        if (atoi(value + 6) >= f->deny_from) { /* the whole call fails: the writer stops */
+            f->ev[f->nev++] = (fake_ev){ BT_EV_DONE, user, NULL, 0, 7 };
+            google__bigtable__v2__mutate_rows_request__free_unpacked(req, NULL);
+            return 0;
+        }
+    }
     for (size_t i = 0; req && i < req->n_entries && i < MAX_ROWS; i++) {
         const Google__Bigtable__V2__MutateRowsRequest__Entry *e = req->entries[i];
         const ProtobufCBinaryData *v = &e->mutations[0]->set_cell->value;
@@ -76,12 +88,12 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
     }
     resp.n_entries = req ? req->n_entries : 0;
     resp.entries = ptrs;
-    fake_ev m = { BT_EV_MESSAGE, user, NULL, 0 };
+    fake_ev m = { BT_EV_MESSAGE, user, NULL, 0, 0 };
     m.len = google__bigtable__v2__mutate_rows_response__get_packed_size(&resp);
     m.data = malloc(m.len);
     google__bigtable__v2__mutate_rows_response__pack(&resp, m.data);
     f->ev[f->nev++] = m;
-    f->ev[f->nev++] = (fake_ev){ BT_EV_DONE, user, NULL, 0 };
+    f->ev[f->nev++] = (fake_ev){ BT_EV_DONE, user, NULL, 0, 0 };
     if (req)
         google__bigtable__v2__mutate_rows_request__free_unpacked(req, NULL);
     return 0;
@@ -102,6 +114,10 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
         ev->data = GRPC_SLICE_START_PTR(ev->slice);
         ev->len = e.len;
         free(e.data);
+    } else {
+        ev->code = e.code;
+        if (e.code)
+            snprintf(ev->details, sizeof ev->details, "denied by the fake");
     }
     if (f->head == f->nev)
         f->head = f->nev = 0;
@@ -110,7 +126,7 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
 
 static tfrec_bt_writer *open_writer(fake *f)
 {
-    bt_transport t = { f, fake_start, fake_next, NULL };
+    bt_transport t = { f, fake_start, fake_next, NULL, NULL };
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 7; /* several requests per file */
     tfrec_bt_writer *w = NULL;
@@ -322,6 +338,63 @@ static void test_refused_rows_stop_the_resume_point(void)
     free(f);
 }
 
+/* A writer that stops (the server gone) leaves rows never sent: the load
+ * reads on to count them, so rows_failed + records_not_sent is every row
+ * of the input not acknowledged. */
+static void test_rows_not_sent_are_counted(void)
+{
+    static const int counts[] = { 30, 20 };
+    const char **files = make_files("unsent", counts, 2);
+    fake *f = calloc(1, sizeof *f);
+    f->refuse_from = -1;
+    f->deny_from = 14;
+    tfrec_bt_writer *w = open_writer(f);
+    tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
+    CHECK_EQ(tfrec_bt_load(w, files, 2, NULL, &st), TFREC_E_NETWORK);
+    CHECK(strstr(tfrec_last_errmsg(), "PERMISSION_DENIED"));
+    CHECK_EQ(st.rows_acked, 14);
+    CHECK_EQ(st.next_index, 14);
+    CHECKF(st.records_not_sent > 0, "records_not_sent %llu",
+           (unsigned long long)st.records_not_sent);
+    CHECK_EQ(st.rows_failed + st.records_not_sent, 50 - 14);
+    CHECK_EQ(st.records_read + st.records_not_sent, 50);
+    CHECK_EQ(tfrec_bt_writer_failed_count(w), st.rows_failed);
+    tfrec_bt_writer_free(w);
+    free(f);
+
+    /* with num_records, counting stops there too */
+    f = calloc(1, sizeof *f);
+    f->refuse_from = -1;
+    f->deny_from = 14;
+    w = open_writer(f);
+    tfrec_bt_load_options o = TFREC_BT_LOAD_OPTIONS_INIT;
+    o.num_records = 40;
+    CHECK_EQ(tfrec_bt_load(w, files, 2, &o, &st), TFREC_E_NETWORK);
+    CHECK_EQ(st.records_read + st.records_not_sent, 40);
+    CHECK_EQ(st.input_left, 1);
+    tfrec_bt_writer_free(w);
+    free(f);
+}
+
+/* input_left: num_records ended the load while records remained. */
+static void test_num_records_before_the_end_is_reported(void)
+{
+    static const int counts[] = { 5, 6 };
+    const char **files = make_files("left", counts, 2);
+    static const struct {
+        uint64_t num_records;
+        int left;
+    } cases[] = { { 4, 1 }, { 5, 1 }, { 10, 1 }, { 11, 0 }, { 12, 0 }, { 0, 0 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tfrec_bt_load_options o = TFREC_BT_LOAD_OPTIONS_INIT;
+        o.num_records = cases[i].num_records;
+        tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
+        CHECK_EQ(tfrec_bt_load(NULL, files, 2, &o, &st), TFREC_OK);
+        CHECKF(st.input_left == cases[i].left, "num_records %llu: input_left %d",
+               (unsigned long long)cases[i].num_records, st.input_left);
+    }
+}
+
 static void test_dry_run(void)
 {
     static const int counts[] = { 5, 6 };
@@ -401,4 +474,5 @@ static void test_growable_structs(void)
 TESTS(TEST(test_reference_keys_over_all_files), TEST(test_num_records_start_index_reversed),
       TEST(test_progress_and_cancel), TEST(test_corrupt_input_named),
       TEST(test_refused_rows_stop_the_resume_point), TEST(test_dry_run),
-      TEST(test_growable_structs))
+      TEST(test_growable_structs), TEST(test_rows_not_sent_are_counted),
+      TEST(test_num_records_before_the_end_is_reported))

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigtable/call.h"
 #include "bigtable/retry.h"
 #include "bigtable/transport.h"
 #include "bigtable/writer_testing.h"
@@ -36,6 +37,10 @@ typedef struct fake {
     size_t fail_after;  /* entries answered OK before that call fails */
     int fail_all_calls; /* every call fails UNAVAILABLE */
     size_t max_request; /* bigger requests: RESOURCE_EXHAUSTED (0: no limit) */
+    int hang_from_call; /* 1-based: this call and later ones get no answer until cancelled */
+    void *held[64];     /* calls hanging */
+    size_t nheld;
+    int cancels; /* cancel_all calls */
     /* observations */
     int calls, outstanding, max_outstanding;
     unsigned sends[MAX_KEYS]; /* times each key index was sent */
@@ -108,6 +113,16 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
         muts += req->entries[i]->n_mutations;
     if (muts > f->max_mutations)
         f->max_mutations = muts;
+    if (f->hang_from_call && f->calls >= f->hang_from_call && f->nheld < 64) {
+        for (size_t i = 0; i < req->n_entries; i++) {
+            uint64_t k = key_index(&req->entries[i]->row_key);
+            if (k < MAX_KEYS)
+                f->sends[k]++;
+        }
+        f->held[f->nheld++] = user;
+        google__bigtable__v2__mutate_rows_request__free_unpacked(req, NULL);
+        return 0;
+    }
 
     int whole_fail = f->fail_all_calls || f->calls == f->fail_call_no;
     size_t answer = whole_fail ? (f->fail_all_calls ? 0 : f->fail_after) : req->n_entries;
@@ -182,6 +197,15 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
     return 1;
 }
 
+static void fake_cancel_all(void *ctx)
+{
+    fake *f = ctx;
+    f->cancels++;
+    for (size_t i = 0; i < f->nheld; i++)
+        push_done(f, f->held[i], BT_CANCELLED, "Cancelled");
+    f->nheld = 0;
+}
+
 static void fake_free(fake *f)
 {
     free(f->ev);
@@ -192,7 +216,7 @@ static void fake_free(fake *f)
 
 static tfrec_bt_writer *open_writer(fake *f, tfrec_bt_writer_options *o)
 {
-    bt_transport t = { f, fake_start, fake_next, NULL };
+    bt_transport t = { f, fake_start, fake_next, NULL, fake_cancel_all };
     tfrec_bt_writer *w = NULL;
     if (!o->retry_initial_ms)
         o->retry_initial_ms = 1; /* keep the test fast */
@@ -216,6 +240,44 @@ static int put_rows(tfrec_bt_writer *w, int from, int to, size_t value_len)
 }
 
 /* ------------------------------------------------------------ tests */
+
+/* tfrec_bt_writer_stop (what a SIGINT handler calls): put refuses rows, and
+ * flush waits no longer than stop_timeout_ms for calls that never answer,
+ * then cancels them; rows not acknowledged are failed, the queued ones
+ * never sent, and the acknowledged prefix stays exact. */
+static void test_stop_bounds_the_wait_for_calls_in_flight(void)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->hang_from_call = 3; /* rows 0..19 answered, 20..39 hang */
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
+    o.batch_rows = 10;
+    o.max_inflight = 2;
+    o.stop_timeout_ms = 100;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK(w);
+    CHECK_EQ(put_rows(w, 0, 60, 20), 0);
+    CHECK_EQ(f->nheld, 2);
+    tfrec_bt_writer_stop(w);
+    CHECK_EQ(put_rows(w, 60, 61, 20), TFREC_E_STATE);
+    int64_t t0 = tfrec_bt_now_ms();
+    CHECK(tfrec_bt_writer_flush(w) != TFREC_OK);
+    int64_t took = tfrec_bt_now_ms() - t0;
+    CHECKF(took >= 90 && took < 3000, "flush after stop took %lld ms", (long long)took);
+    CHECK_EQ(f->cancels, 1);
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
+    tfrec_bt_writer_stats_get(w, &st);
+    CHECK_EQ(st.rows_acked, 20);
+    CHECK_EQ(st.rows_failed, 40);
+    CHECK_EQ(st.acked_prefix, 20);
+    CHECK_EQ(tfrec_bt_writer_failed_count(w), 40);
+    uint64_t idx;
+    CHECK_EQ(tfrec_bt_writer_failed_row(w, 0, NULL, NULL, &idx, NULL, NULL), 0);
+    CHECK_EQ(idx, 20);
+    CHECK_EQ(f->sends[45], 0); /* queued, never sent after the stop */
+    CHECK_EQ(tfrec_bt_writer_close(w) != TFREC_OK, 1);
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
 
 static void test_request_encoding_decodes(void)
 {
@@ -594,4 +656,4 @@ TESTS(TEST(test_request_encoding_decodes), TEST(test_server_timestamp_encodes_mi
       TEST(test_single_row_too_large_is_reported), TEST(test_retry_deadline_fails_every_row),
       TEST(test_server_timestamps_are_not_retried), TEST(test_inflight_bounded),
       TEST(test_invalid_rows_refused_at_put), TEST(test_row_keys_like_the_reference),
-      TEST(test_retry_classification))
+      TEST(test_retry_classification), TEST(test_stop_bounds_the_wait_for_calls_in_flight))

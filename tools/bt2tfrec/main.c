@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/exit_codes.h"
 #include "../common/flags.h"
@@ -17,12 +18,16 @@ static const char usage[] =
     "Read the rows whose key starts with --row_prefix, in key order, into one\n"
     "TFRecord file: one record per row, the value of <column_family>:<column>.\n"
     "The output appears only when every row was read (written under a\n"
-    "temporary name and renamed).\n";
+    "temporary name and renamed); SIGINT/SIGTERM removes the partial output\n"
+    "and exits with status 130.\n";
+
+static const char *const compressions[] = { "none", "zlib", "gzip", NULL };
 
 typedef struct bt2_flags {
     const char *instance, *table, *project, *prefix, *family, *column, *output, *keys_path;
     int64_t max_rows;
     int quiet;
+    int compression; /* index in compressions[] */
 } bt2_flags;
 
 static int run(const bt2_flags *f);
@@ -80,6 +85,11 @@ int main(int argc, char **argv)
           .dest = &f.keys_path,
           .value_name = "FILE",
           .help = "also write each row key on its own line" },
+        { .name = "compression",
+          .type = CLI_CHOICE,
+          .dest = &f.compression,
+          .choices = compressions,
+          .help = "of the output, as TFRecordOptions [none]" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
         { 0 }
     };
@@ -145,8 +155,34 @@ static int copy_rows(const bt2_flags *f, tfrec_bt_reader *rd, tfrec_writer *w, F
     return status;
 }
 
+/* --output must be a file name: a directory would only be found out when
+ * the finished file is renamed, after reading the whole table. */
+static int check_output(const char *path)
+{
+    struct stat sb;
+    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bt2tfrec: --output=%s is a directory; name the file to write\n", path);
+        return EXIT_IO;
+    }
+    return EXIT_OK;
+}
+
+static void summary(const bt2_flags *f, uint64_t rows, uint64_t bytes, double secs)
+{
+    /* the same figures and units as tfrec2bt's summary */
+    fprintf(stderr,
+            "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
+            "%.1f MB/s\n",
+            (unsigned long long)rows, (double)bytes / 1e6, f->table, f->output, secs,
+            secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
+}
+
 static int run(const bt2_flags *f)
 {
+    int status = check_output(f->output);
+    if (status)
+        return status;
+    double t0 = cli_now();
     tfrec_bt_client *cl;
     tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
     co.project = f->project;
@@ -164,10 +200,12 @@ static int run(const bt2_flags *f)
     tfrec_bt_reader *rd = NULL;
     tfrec_writer *w = NULL;
     FILE *keys = NULL;
-    int status = EXIT_OK;
     uint64_t rows = 0, bytes = 0;
-    if ((rc = tfrec_bt_reader_open(&rd, cl, f->table, &ro)) ||
-        (rc = tfrec_writer_open(&w, f->output, NULL))) {
+    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
+    wo.compression = TFREC_COMPRESSION_NONE + f->compression;
+    /* the output first: a file that cannot be created fails before reading */
+    if ((rc = tfrec_writer_open(&w, f->output, &wo)) ||
+        (rc = tfrec_bt_reader_open(&rd, cl, f->table, &ro))) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
         status = cli_exit_for(rc);
     } else if (f->keys_path && !(keys = fopen(f->keys_path, "w"))) {
@@ -180,6 +218,9 @@ static int run(const bt2_flags *f)
         status = cli_worst(status, EXIT_IO);
     if (w && status) {
         tfrec_writer_abort(w); /* no partial output file */
+        if (status == EXIT_INTERRUPTED)
+            fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n",
+                    f->output);
     } else if (w && (rc = tfrec_writer_close(w))) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(w));
         status = cli_worst(cli_exit_for(rc), EXIT_IO);
@@ -187,8 +228,11 @@ static int run(const bt2_flags *f)
     tfrec_writer_free(w);
     tfrec_bt_reader_free(rd);
     tfrec_bt_client_free(cl);
+    if (!status && rows == 0)
+        fprintf(stderr, "bt2tfrec: warning: no row of table %s %s%s%s; %s holds no records\n",
+                f->table, *f->prefix ? "has a key starting with '" : "was found",
+                *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", f->output);
     if (!status && !f->quiet)
-        fprintf(stderr, "bt2tfrec: %llu rows (%llu bytes) written to %s\n",
-                (unsigned long long)rows, (unsigned long long)bytes, f->output);
+        summary(f, rows, bytes, cli_now() - t0);
     return status;
 }

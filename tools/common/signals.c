@@ -10,10 +10,18 @@
 #include "exit_codes.h"
 
 volatile sig_atomic_t cli_interrupted;
+static void (*volatile on_interrupt)(void);
 
 static void on_signal(int sig)
 {
     cli_interrupted = sig;
+    if (on_interrupt)
+        on_interrupt();
+}
+
+void cli_on_interrupt(void (*fn)(void))
+{
+    on_interrupt = fn;
 }
 
 static void exit_now(int sig)

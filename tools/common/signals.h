@@ -13,6 +13,9 @@ extern volatile sig_atomic_t cli_interrupted; /* the signal number, 0 if none */
 
 void cli_catch_interrupts(void);
 void cli_exit_on_interrupt(void);
+/* With cli_catch_interrupts: also call fn from the handler (it must be
+ * async-signal-safe, e.g. tfrec_bt_writer_stop). NULL removes it. */
+void cli_on_interrupt(void (*fn)(void));
 
 /* For a tool whose clean stop can be held up (a read blocked on a pipe or
  * a hung mount never returns to check cli_interrupted): the signals are

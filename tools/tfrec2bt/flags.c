@@ -14,8 +14,12 @@ static const char usage[] =
 
 static const char footer[] =
     "BIGTABLE_EMULATOR_HOST=host:port selects the emulator (no credentials).\n"
-    "On SIGINT/SIGTERM the rows already sent are flushed and the progress file\n"
-    "saved before exiting (status 130): --resume continues from there.\n";
+    "The progress file (default: tfrec2bt-<instance>-<table>-<row_prefix>.progress\n"
+    "in the working directory) holds the resume point; it must be writable before\n"
+    "anything is loaded. On SIGINT/SIGTERM reading stops, the calls in flight get\n"
+    "--stop_timeout seconds, the progress file is saved and the command that\n"
+    "continues the load is printed (status 130). --resume without a progress file\n"
+    "starts at record 0, so it can always be given.\n";
 
 static const char *const key_orders[] = { "sequential", "reversed", NULL };
 
@@ -27,6 +31,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
     f->row_prefix = "train_";
     f->retry_timeout_s = 600;
     f->max_failed_listed = 20;
+    f->stop_timeout_s = 10;
     cli_flag flags[] = {
         { .name = "source_glob",
           .type = CLI_PATH,
@@ -86,12 +91,14 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
         { .name = "resume",
           .type = CLI_BOOL,
           .dest = &f->resume,
-          .help = "continue from the progress file's acknowledged index" },
+          .help = "continue from the progress file's acknowledged index\n"
+                  "(no progress file: start at record 0)" },
         { .name = "progress_file",
           .type = CLI_PATH,
           .dest = &f->progress_file,
           .value_name = "PATH",
-          .help = "[tfrec2bt-<instance>-<table>.progress]" },
+          .help = "resume point [tfrec2bt-<instance>-<table>-<row_prefix>.progress,\n"
+                  "in the working directory]" },
         { .name = "max_inflight",
           .type = CLI_INT,
           .dest = &f->max_inflight,
@@ -130,6 +137,14 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .dmax = 1e9,
           .value_name = "SECONDS",
           .help = "deadline of each MutateRows attempt [120]" },
+        { .name = "stop_timeout",
+          .type = CLI_DOUBLE,
+          .dest = &f->stop_timeout_s,
+          .dmin = 0,
+          .dmax = 1e6,
+          .value_name = "SECONDS",
+          .help = "on SIGINT/SIGTERM, wait this long for the calls in\n"
+                  "flight before cancelling them [10]" },
         { .name = "max_rows_per_sec",
           .type = CLI_DOUBLE,
           .dest = &f->max_rows_per_sec,

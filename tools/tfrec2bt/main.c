@@ -2,9 +2,12 @@
  * <row_prefix><zero-padded global index> : <column_family>:<column>.
  * The loading itself is tfrec_bt_load(); this is flags, the progress file,
  * messages and exit statuses around it. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/exit_codes.h"
 #include "../common/files.h"
@@ -19,12 +22,23 @@
 
 typedef struct run {
     t2b_flags f;
+    int argc;
+    char **argv;
     char progress_path[4096];
     tfrec_bt_client *client;
     tfrec_bt_writer *writer;
     cli_progress prog;
     uint64_t last_saved; /* next_index last written to the progress file */
+    int64_t timestamp;   /* of the cells: kept across resumes */
 } run;
+
+/* The writer a signal stops: set once it is open, read by the handler. */
+static tfrec_bt_writer *volatile stoppable;
+
+static void stop_writer(void)
+{
+    tfrec_bt_writer_stop(stoppable);
+}
 
 /* Progress display, resume point and interruption, a few times a second. */
 static int on_progress(void *ctx, const tfrec_bt_load_progress *p)
@@ -34,7 +48,7 @@ static int on_progress(void *ctx, const tfrec_bt_load_progress *p)
     if (r->writer) {
         cli_progress_update(&r->prog, st->rows_acked, st->bytes_acked);
         if (st->next_index != r->last_saved &&
-            t2b_progress_write(r->progress_path, st->next_index, &r->f) == 0)
+            t2b_progress_write(r->progress_path, st->next_index, r->timestamp, &r->f) == 0)
             r->last_saved = st->next_index;
     }
     return cli_interrupted != 0;
@@ -89,42 +103,148 @@ static int open_bigtable(run *r)
     wo.batch_bytes = (size_t)r->f.batch_bytes;
     wo.batch_rows = (size_t)r->f.batch_rows;
     wo.retry_timeout_ms = r->f.retry_timeout_s > 0 ? (int64_t)(r->f.retry_timeout_s * 1000) : -1;
+    wo.stop_timeout_ms = r->f.stop_timeout_s > 0 ? (int64_t)(r->f.stop_timeout_s * 1000) : -1;
+    wo.timestamp_micros = r->timestamp; /* a resumed run: the first run's */
     rc = tfrec_bt_writer_open(&r->writer, r->client, r->f.table, r->f.column_family, &wo);
     if (rc) {
         fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
         return cli_exit_for(rc);
     }
+    r->timestamp = tfrec_bt_writer_timestamp(r->writer);
+    stoppable = r->writer;
+    cli_on_interrupt(stop_writer);
+    if (cli_interrupted) /* a signal while connecting */
+        tfrec_bt_writer_stop(r->writer);
 #ifdef TFREC_TESTING
     install_test_hooks(r->writer);
 #endif
     return EXIT_OK;
 }
 
-/* The first failures on stderr, every failed row in <progress_file>.failed. */
-static void report_failures(run *r)
+/* Every row of this run not written: the writer's failed rows, then the
+ * records not sent after it stopped. Listed in <progress_file>.failed, the
+ * first few on stderr too, and counted so that the two agree. */
+static void report_failures(run *r, const tfrec_bt_load_stats *st)
 {
+    const t2b_flags *f = &r->f;
     size_t n = tfrec_bt_writer_failed_count(r->writer);
+    uint64_t total = st->rows_failed + st->records_not_sent;
+    if (!total)
+        return;
     char path[4200];
     snprintf(path, sizeof path, "%s.failed", r->progress_path);
-    FILE *fp = n ? fopen(path, "w") : NULL;
-    fprintf(stderr, "tfrec2bt: %s\n", tfrec_bt_writer_errmsg(r->writer));
-    for (size_t i = 0; i < n; i++) {
+    FILE *fp = fopen(path, "w");
+    size_t listed = 0, max = (size_t)f->max_failed_listed;
+    for (size_t i = 0; i < n; i++, listed++) {
         const uint8_t *k;
         size_t kl;
         uint64_t idx;
         int code;
         const char *msg;
         tfrec_bt_writer_failed_row(r->writer, i, &k, &kl, &idx, &code, &msg);
-        if (i < (size_t)r->f.max_failed_listed)
+        if (listed < max)
             fprintf(stderr, "  not written: row %.*s (record %llu): %s\n", (int)kl, (const char *)k,
                     (unsigned long long)idx, tfrec_bt_code_name(code));
         if (fp)
             fprintf(fp, "%.*s\t%llu\t%s\n", (int)kl, (const char *)k, (unsigned long long)idx, msg);
     }
-    if (n > (size_t)r->f.max_failed_listed)
-        fprintf(stderr, "  ... and %zu more rows\n", n - (size_t)r->f.max_failed_listed);
+    /* Not sent: the records right after the last one put, in order. */
+    int width = tfrec_bt_key_width(f->num_records);
+    uint64_t first = st->records_skipped + st->records_read;
+    char key[4200];
+    for (uint64_t i = 0; i < st->records_not_sent; i++, listed++) {
+        tfrec_bt_row_key(key, sizeof key, f->row_prefix, first + i, width, f->reversed_keys);
+        if (listed < max)
+            fprintf(stderr, "  not written: row %s (record %llu): not sent\n", key,
+                    (unsigned long long)(first + i));
+        if (fp)
+            fprintf(fp, "%s\t%llu\tnot sent: the writer had stopped\n", key,
+                    (unsigned long long)(first + i));
+    }
+    if (listed > max)
+        fprintf(stderr, "  ... and %llu more rows\n", (unsigned long long)(listed - max));
+    fprintf(stderr,
+            "tfrec2bt: %llu of %llu rows not written: %llu failed, %llu not sent after the "
+            "writer stopped\n",
+            (unsigned long long)total,
+            (unsigned long long)(st->records_read + st->records_not_sent),
+            (unsigned long long)st->rows_failed, (unsigned long long)st->records_not_sent);
     if (fp && fclose(fp) == 0)
-        fprintf(stderr, "tfrec2bt: all %zu rows not written are listed in %s\n", n, path);
+        fprintf(stderr, "tfrec2bt: all %llu rows not written are listed in %s\n",
+                (unsigned long long)total, path);
+    else
+        fprintf(stderr, "tfrec2bt: could not write %s\n", path);
+}
+
+/* Print arg for a POSIX shell: as is when it is plain, else single-quoted. */
+static void put_shell_word(const char *arg)
+{
+    if (*arg && !arg[strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                 "0123456789_-./=:,+@%")]) {
+        fputs(arg, stderr);
+        return;
+    }
+    fputc('\'', stderr);
+    for (; *arg; arg++)
+        if (*arg == '\'')
+            fputs("'\\''", stderr);
+        else
+            fputc(*arg, stderr);
+    fputc('\'', stderr);
+}
+
+/* Is argv[i] the flag `name` (any of -name, --name, --name=V, --noname)?
+ * *takes_next: its value is the next argument. */
+static int is_flag(const char *arg, const char *name, int boolean, int *takes_next)
+{
+    *takes_next = 0;
+    if (arg[0] != '-')
+        return 0;
+    arg += arg[1] == '-' ? 2 : 1;
+    if (boolean && !strncmp(arg, "no", 2) && !strcmp(arg + 2, name))
+        return 1;
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0 || (arg[n] && arg[n] != '='))
+        return 0;
+    *takes_next = !boolean && !arg[n];
+    return 1;
+}
+
+/* The command that continues this load: the same arguments without
+ * --start_index/--resume/--progress_file, plus --resume and the absolute
+ * progress file path (the default one depends on the working directory). */
+static void print_resume_command(const run *r)
+{
+    fprintf(stderr, "tfrec2bt: to continue, run:\n  ");
+    put_shell_word(r->argv[0]);
+    for (int i = 1; i < r->argc; i++) {
+        int next;
+        if (!strcmp(r->argv[i], "--")) {
+            break;
+        } else if (is_flag(r->argv[i], "start_index", 0, &next) ||
+                   is_flag(r->argv[i], "progress_file", 0, &next) ||
+                   is_flag(r->argv[i], "resume", 1, &next)) {
+            i += next;
+            continue;
+        }
+        fputc(' ', stderr);
+        put_shell_word(r->argv[i]);
+    }
+    char abs[8192];
+    const char *p = r->progress_path;
+    char cwd[4096];
+    if (p[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        snprintf(abs, sizeof abs, "%s/%s", cwd, p);
+        p = abs;
+    }
+    fputs(" --resume ", stderr);
+    char flag[8300];
+    snprintf(flag, sizeof flag, "--progress_file=%s", p);
+    put_shell_word(flag);
+    fputc('\n', stderr);
+    if (!strcmp(r->f.source_glob, "-"))
+        fprintf(stderr, "  (with the same data on standard input: records below the resume "
+                        "point are read again, not written)\n");
 }
 
 static void dry_run_report(const run *r, const tfrec_bt_load_stats *st)
@@ -144,22 +264,35 @@ static void dry_run_report(const run *r, const tfrec_bt_load_stats *st)
            (unsigned long long)st->records_skipped);
 }
 
-/* After the load: summary, failures, the resume hint; the exit status. */
+static void warn_num_records(const run *r, const tfrec_bt_load_stats *st)
+{
+    if (st->input_left)
+        fprintf(stderr,
+                "tfrec2bt: warning: --num_records=%llu stopped the load before the end of the "
+                "input (the files matched by --source_glob hold more records)\n",
+                (unsigned long long)r->f.num_records);
+}
+
+/* After the load: summary, failures, how to continue; the exit status. */
 static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *st)
 {
     const t2b_flags *f = &r->f;
     int wrc = tfrec_bt_writer_close(r->writer); /* already flushed by the load */
-    t2b_progress_write(r->progress_path, st->next_index, f);
+    int saved = t2b_progress_write(r->progress_path, st->next_index, r->timestamp, f) == 0;
     cli_progress_finish(&r->prog);
+    int interrupted = cli_interrupted != 0;
     /* the writer's own report (rows not written) follows below */
     if (lrc && lrc != TFREC_E_STATE && strcmp(lmsg, tfrec_bt_writer_errmsg(r->writer)) != 0)
         fprintf(stderr, "tfrec2bt: %s\n", lmsg);
-    if (wrc)
-        report_failures(r);
+    else if (wrc && !interrupted && !st->rows_failed) /* else counted below */
+        fprintf(stderr, "tfrec2bt: %s\n", tfrec_bt_writer_errmsg(r->writer));
+    if (!interrupted)
+        report_failures(r, st);
+    warn_num_records(r, st);
     tfrec_bt_writer_stats ws = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(r->writer, &ws);
     double secs = st->seconds;
-    if (!f->quiet || wrc || lrc)
+    if (!f->quiet || wrc || lrc || interrupted)
         fprintf(stderr,
                 "tfrec2bt: %llu rows (%.1f MB) written to %s in %.2f s: %.0f rows/s, %.1f MB/s; "
                 "%llu requests, %llu retried entries, %llu failed calls, %llu splits%s\n",
@@ -169,15 +302,22 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
                 (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
                 (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits,
                 st->records_skipped ? " (earlier records skipped)" : "");
-    if (wrc || lrc)
-        fprintf(stderr,
-                "tfrec2bt: %severy record below %llu is acknowledged (saved in %s); "
-                "rerun with --resume to continue from there\n",
-                cli_interrupted ? "interrupted; " : "", (unsigned long long)st->next_index,
-                r->progress_path);
-    if (cli_interrupted)
+    if (wrc || lrc || interrupted) {
+        fprintf(stderr, "tfrec2bt: %severy record below %llu is acknowledged (%s %s)\n",
+                interrupted ? "interrupted; " : "", (unsigned long long)st->next_index,
+                saved ? "saved in" : "could not save it in", r->progress_path);
+        if (!interrupted && cli_exit_for(lrc) == EXIT_DATA)
+            fprintf(stderr,
+                    "tfrec2bt: the load stopped at a bad source record, and running it again "
+                    "would stop at the same record: repair or regenerate that file (`tfrec "
+                    "verify FILE` lists the bad regions) or take it out of --source_glob "
+                    "(the keys of later files then shift), and only then continue.\n");
+        print_resume_command(r);
+    }
+    if (interrupted)
         return EXIT_INTERRUPTED;
-    return cli_worst(cli_exit_for(lrc), cli_exit_for(wrc));
+    int status = cli_worst(cli_exit_for(lrc), cli_exit_for(wrc));
+    return saved ? status : cli_worst(status, EXIT_IO);
 }
 
 static int load(run *r, const cli_files *files)
@@ -186,24 +326,47 @@ static int load(run *r, const cli_files *files)
     if (f->progress_file)
         snprintf(r->progress_path, sizeof r->progress_path, "%s", f->progress_file);
     else
-        snprintf(r->progress_path, sizeof r->progress_path, "tfrec2bt-%s-%s.progress",
-                 f->instance ? f->instance : "dry", f->table ? f->table : "run");
+        t2b_default_progress_path(r->progress_path, sizeof r->progress_path, f);
+    struct stat sb;
+    if (!f->dry_run && stat(r->progress_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr,
+                "tfrec2bt: progress file %s is a directory (choose a file with "
+                "--progress_file)\n",
+                r->progress_path);
+        return EXIT_IO;
+    }
     if (f->resume) {
         char err[4200];
-        int prc = t2b_progress_read(r->progress_path, f, &f->start_index, err, sizeof err);
-        if (prc) {
+        int prc =
+            t2b_progress_read(r->progress_path, f, &f->start_index, &r->timestamp, err, sizeof err);
+        if (prc == T2B_PROGRESS_MISSING) {
+            /* so that "always pass --resume" works for the first run too */
+            fprintf(stderr, "tfrec2bt: --resume: no progress file %s yet; starting at record 0\n",
+                    r->progress_path);
+            f->start_index = 0;
+        } else if (prc) {
             fprintf(stderr, "tfrec2bt: --resume: %s\n", err);
             return prc == T2B_PROGRESS_UNREADABLE ? EXIT_IO : EXIT_USAGE;
-        }
-        if (!f->quiet)
+        } else if (!f->quiet) {
             fprintf(stderr, "tfrec2bt: resuming at record %llu (from %s)\n",
                     (unsigned long long)f->start_index, r->progress_path);
+        }
     }
     r->last_saved = f->start_index;
     if (!f->dry_run) {
+        /* A resume point that cannot be saved would make a failure or an
+         * interruption unrecoverable: find out before loading anything. */
+        if (t2b_progress_write(r->progress_path, f->start_index, r->timestamp, f) != 0) {
+            fprintf(stderr,
+                    "tfrec2bt: cannot write the progress file %s: %s (choose another "
+                    "with --progress_file)\n",
+                    r->progress_path, strerror(errno));
+            return EXIT_IO;
+        }
         int st = open_bigtable(r);
         if (st != EXIT_OK)
             return st;
+        t2b_progress_write(r->progress_path, f->start_index, r->timestamp, f);
     }
     tfrec_bt_load_options lo = TFREC_BT_LOAD_OPTIONS_INIT;
     lo.row_prefix = f->row_prefix;
@@ -226,6 +389,7 @@ static int load(run *r, const cli_files *files)
             fprintf(stderr, "tfrec2bt: %s\n", lmsg);
         else if (!f->quiet)
             dry_run_report(r, &st);
+        warn_num_records(r, &st);
         return cli_interrupted ? EXIT_INTERRUPTED : cli_exit_for(lrc);
     }
     return finish(r, lrc, lmsg, &st);
@@ -235,13 +399,15 @@ int main(int argc, char **argv)
 {
     run r;
     memset(&r, 0, sizeof r);
+    r.argc = argc;
+    r.argv = argv;
     cli_cmdline cl;
     int status = t2b_parse_flags(&cl, argc, argv, &r.f);
     if (status == CLI_PARSED) {
         cli_catch_interrupts();
         signal(SIGPIPE, SIG_IGN);
         cli_files files = { 0 };
-        char *pattern = (char *)r.f.source_glob;
+        char *pattern = (char *)r.f.source_glob; /* "-" stays: the reader takes stdin */
         const char *unmatched = NULL;
         int rc = cli_files_expand(&files, &pattern, 1, &unmatched);
         if (rc == TFREC_E_NOT_FOUND) {
@@ -255,6 +421,8 @@ int main(int argc, char **argv)
             status = load(&r, &files);
         }
         cli_files_free(&files);
+        cli_on_interrupt(NULL);
+        stoppable = NULL;
         tfrec_bt_writer_free(r.writer);
         tfrec_bt_client_free(r.client);
     }

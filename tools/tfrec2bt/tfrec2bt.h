@@ -27,6 +27,7 @@ typedef struct t2b_flags {
     int reversed_keys; /* --row_key_order=reversed */
     int max_failed_listed;
     double max_rows_per_sec; /* 0 = unlimited */
+    double stop_timeout_s;   /* after SIGINT/SIGTERM: wait for calls in flight */
 } t2b_flags;
 
 /* Parse argv into f (strings stay valid until cli_cmdline_free(cl)).
@@ -34,14 +35,24 @@ typedef struct t2b_flags {
 int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f);
 
 /* Progress file: the next record index to load (everything below it is
- * acknowledged), plus the table, prefix and glob it belongs to (reading
- * refuses a file written for others). Written atomically (temporary file +
- * rename). Reading returns 0, T2B_PROGRESS_UNREADABLE or
- * T2B_PROGRESS_MISMATCH (written for other flags, or not a progress file)
- * with the reason in err. */
-enum { T2B_PROGRESS_UNREADABLE = -1, T2B_PROGRESS_MISMATCH = -2 };
-int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index, char *err,
-                      size_t errcap);
-int t2b_progress_write(const char *path, uint64_t next_index, const t2b_flags *f);
+ * acknowledged), the cell timestamp of the run (a resumed run writes with
+ * the same one, so a row the server applied without acknowledging it is
+ * replaced, not given a second version), plus the table, prefix and glob
+ * it belongs to (reading refuses a file written for others). Written
+ * atomically (temporary file + rename); -1 with errno set on failure.
+ * Reading returns 0, T2B_PROGRESS_MISSING (no such file),
+ * T2B_PROGRESS_UNREADABLE or T2B_PROGRESS_MISMATCH (written for other
+ * flags, or not a progress file) with the reason in err; *timestamp is 0
+ * when the file has none. */
+enum { T2B_PROGRESS_UNREADABLE = -1, T2B_PROGRESS_MISMATCH = -2, T2B_PROGRESS_MISSING = -3 };
+int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index,
+                      int64_t *timestamp, char *err, size_t errcap);
+int t2b_progress_write(const char *path, uint64_t next_index, int64_t timestamp,
+                       const t2b_flags *f);
+
+/* The default progress file name, in the working directory:
+ * tfrec2bt-<instance>-<table>-<row_prefix>.progress, characters other than
+ * letters, digits, '.', '_' and '-' replaced by '_'. */
+void t2b_default_progress_path(char *buf, size_t cap, const t2b_flags *f);
 
 #endif

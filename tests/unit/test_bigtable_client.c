@@ -1,0 +1,85 @@
+/* Client set-up errors that must come before any traffic: an emulator
+ * address without a port, and production credentials that are missing or
+ * broken (each told apart). Nothing here opens a connection: the checks
+ * fail first, and the metadata probe goes to a closed loopback port. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tfrec/tfrec.h"
+
+static int open_client(void)
+{
+    tfrec_bt_client_options o = TFREC_BT_CLIENT_OPTIONS_INIT;
+    o.project = "p";
+    o.instance = "i";
+    tfrec_bt_client *c = NULL;
+    int rc = tfrec_bt_client_open(&c, &o);
+    tfrec_bt_client_free(c);
+    return rc;
+}
+
+static void test_emulator_host_needs_a_port(void)
+{
+    static const char *const bad[] = { "localhost", "127.0.0.1", "localhost:", "host:http",
+                                       "::1",       "[::1]",     ":8086",      "h:123456" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("BIGTABLE_EMULATOR_HOST", bad[i], 1);
+        int rc = open_client();
+        CHECKF(rc == TFREC_E_INVALID, "%s: rc %d", bad[i], rc);
+        CHECKF(strstr(tfrec_last_errmsg(), bad[i]) && strstr(tfrec_last_errmsg(), "PORT"), "%s: %s",
+               bad[i], tfrec_last_errmsg());
+    }
+    /* with a port the client opens (channels connect lazily: no traffic) */
+    static const char *const good[] = { "localhost:8086", "127.0.0.1:1", "[::1]:9000" };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("BIGTABLE_EMULATOR_HOST", good[i], 1);
+        CHECKF(open_client() == TFREC_OK, "%s: %s", good[i], tfrec_last_errmsg());
+    }
+    unsetenv("BIGTABLE_EMULATOR_HOST");
+}
+
+static void test_credential_errors_told_apart(void)
+{
+    char dir[] = "/tmp/tfrec-creds-XXXXXX";
+    CHECK(mkdtemp(dir));
+    unsetenv("BIGTABLE_EMULATOR_HOST");
+    setenv("HOME", dir, 1);                        /* no gcloud application-default file */
+    setenv("GCE_METADATA_HOST", "127.0.0.1:1", 1); /* no metadata server */
+
+    char path[600];
+    snprintf(path, sizeof path, "%s/missing.json", dir);
+    setenv("GOOGLE_APPLICATION_CREDENTIALS", path, 1);
+    CHECK_EQ(open_client(), TFREC_E_IO);
+    CHECKF(strstr(tfrec_last_errmsg(), "GOOGLE_APPLICATION_CREDENTIALS=") &&
+               strstr(tfrec_last_errmsg(), "cannot open it: No such file"),
+           "%s", tfrec_last_errmsg());
+
+    snprintf(path, sizeof path, "%s/garbage.json", dir);
+    FILE *fp = fopen(path, "w");
+    CHECK(fp);
+    fputs("this is not json\n", fp);
+    fclose(fp);
+    setenv("GOOGLE_APPLICATION_CREDENTIALS", path, 1);
+    CHECKF(open_client() == TFREC_E_INVALID, "%s", tfrec_last_errmsg());
+    CHECKF(strstr(tfrec_last_errmsg(), "is not a Google credentials file"), "%s",
+           tfrec_last_errmsg());
+
+    fp = fopen(path, "w");
+    fputs("{\"type\": \"mystery\"}", fp);
+    fclose(fp);
+    CHECK_EQ(open_client(), TFREC_E_INVALID);
+    CHECKF(strstr(tfrec_last_errmsg(), "has type \"mystery\""), "%s", tfrec_last_errmsg());
+    unlink(path);
+
+    unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+    CHECK_EQ(open_client(), TFREC_E_NETWORK);
+    CHECKF(strstr(tfrec_last_errmsg(), "no Google credentials found") &&
+               strstr(tfrec_last_errmsg(), "GOOGLE_APPLICATION_CREDENTIALS is not set"),
+           "%s", tfrec_last_errmsg());
+    rmdir(dir);
+}
+
+TESTS(TEST(test_emulator_host_needs_a_port), TEST(test_credential_errors_told_apart))
