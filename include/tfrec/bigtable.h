@@ -91,6 +91,12 @@ typedef struct tfrec_bt_writer_options {
     double retry_multiplier;  /* [1.5] */
     int64_t retry_timeout_ms; /* give up on an entry this long after its first
                                    failure [600000]; < 0: never retry */
+    /* gRPC connections (TCP) the calls are spread over, each call on the
+     * least busy one [max_inflight, at most 16; $TFREC_BT_CONNECTIONS
+     * overrides the default]. One HTTP/2 connection makes the server read
+     * every request through one connection reader; the Go client keeps a
+     * pool of 4 for the same reason. */
+    int connections;
 } tfrec_bt_writer_options;
 
 #define TFREC_BT_WRITER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_writer_options)
