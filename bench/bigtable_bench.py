@@ -1,19 +1,33 @@
 #!/usr/bin/python3
 """Bigtable load benchmark (run by bench/bigtable.sh).
 
-For each data set (10,000 x 110 KB and 200,000 x 1 KB records) and each
-client, start a fresh emulator, create the table, load, and measure wall
-time, the client's CPU (user+sys of the process tree) and the emulator's
-CPU (from /proc). Clients:
-  (a) tfrec2bt with its defaults
-  (b) tfrec2bt configured like the reference (100 rows per request, 1 in flight)
-  (c) Go's official client (cloud.google.com/go/bigtable ApplyBulk) with its
-      best settings found here (rows per request x 2 in flight)
-  (d) for context, Go's client in the reference's pattern (100 rows, 1 in flight)
-Every load is then counted with `cbt count` (must equal the record count).
+Contenders, on the same emulator binary, each load into a FRESH emulator
+(the emulator keeps every row in its Go heap: a second load into a used one
+would pay for a bigger heap and overwrite rows, so only a fresh one gives
+every contender the same start):
+  (a) tfrec2bt with its defaults, reading a TFRecord file (page cache)
+  (b) tfrec2bt in the reference loader's pattern: 100 rows per call, 1 in flight
+  (c) Go's official client (cloud.google.com/go/bigtable Table.ApplyBulk) at
+      its best on this machine: rows per call x calls in flight x connection
+      pool size picked by a sweep over fewer rows
+  (d) Go's client in the reference pattern (100 rows x 1 in flight, the
+      default pool of 4 connections)
+The Go peer makes every value, key and mutation in memory before its clock
+starts and reports its own wall and CPU time of the timed part; tfrec2bt is
+timed as a whole process (start-up and file reading included).
+Rounds are interleaved (a b c d, then b c d a, ...); the report gives the
+median and the range over the rounds, the client's CPU seconds (per GB) and
+the emulator's CPU seconds (from /proc/PID/stat) and cores (CPU / wall).
+Every load is checked with `cbt count`.
+
+Environment: BENCH_QUICK=1 (fewer rows, a smaller sweep), BENCH_ROUNDS (3),
+BENCH_BT_VARIANTS (extra tfrec2bt contenders for experiments:
+"name|ENV=V ENV2=V|--flag=v --flag2=v;name2|...").
+Prints "RATIO <name> <value> <target>" lines (met when value >= target).
 """
 import os
 import resource
+import statistics
 import struct
 import subprocess
 import sys
@@ -26,8 +40,11 @@ BUILD = os.environ.get("TFREC_BUILD", os.path.join(ROOT, "build"))
 BIN = os.environ.get("TFREC2BT_BIN_DIR", os.path.join(BUILD, "bin"))
 PEER = os.environ.get("BTPEER")
 WORK = sys.argv[1]
-REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
+QUICK = os.environ.get("BENCH_QUICK", "0") not in ("", "0")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 TICK = os.sysconf("SC_CLK_TCK")
+EMU = os.path.join(ROOT, "scripts/emulator.sh")
+CBT = ["cbt", "-project", "p", "-instance", "i"]
 
 
 def masked(data):
@@ -36,13 +53,12 @@ def masked(data):
 
 
 def make(path, n, size):
-    if os.path.exists(path) and os.path.getsize(path) == n * (size + 16):
-        return
+    """n records of size bytes: windows of one random block (as the Go peer)."""
     with open(path + ".tmp", "wb") as fp:
         block = os.urandom(size * 64 + 4096)
         for i in range(n):
-            off = (i * 4099) % 4096
-            rec = block[off + (i % 64) * size: off + (i % 64) * size + size]
+            off = (i * 4099) % 4096 + (i % 64) * size
+            rec = block[off:off + size]
             hdr = struct.pack("<Q", size)
             fp.write(hdr + struct.pack("<I", masked(hdr)) + rec + struct.pack("<I", masked(rec)))
     os.rename(path + ".tmp", path)
@@ -54,15 +70,21 @@ def proc_cpu(pid):
     return (int(f[11]) + int(f[12])) / TICK  # utime + stime
 
 
-def run_once(cmd, n):
-    out = subprocess.run([os.path.join(ROOT, "scripts/emulator.sh"), "start"],
-                         capture_output=True, text=True, check=True).stdout.split()
+class Contender:
+    def __init__(self, name, cmd, env=None, go=False):
+        self.name, self.cmd, self.env, self.go = name, cmd, env or {}, go
+        self.runs = []  # (wall, client cpu, emulator cpu)
+
+
+def run_once(c, n):
+    """Fresh emulator + table, one timed load, checked count."""
+    out = subprocess.run([EMU, "start"], capture_output=True, text=True, check=True).stdout.split()
     addr, pid = out[0], int(out[1])
-    env = dict(os.environ, BIGTABLE_EMULATOR_HOST=addr)
+    env = dict(os.environ, BIGTABLE_EMULATOR_HOST=addr, **c.env)
     try:
         for args in (["createtable", "t"], ["createfamily", "t", "tfexample"]):
-            subprocess.run(["cbt", "-project", "p", "-instance", "i"] + args, env=env,
-                           check=True, capture_output=True)
+            subprocess.run(CBT + args, env=env, check=True, capture_output=True)
+        cmd = [a.replace("@PID@", str(pid)) for a in c.cmd]
         emu0 = proc_cpu(pid)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
@@ -72,64 +94,128 @@ def run_once(cmd, n):
         emu = proc_cpu(pid) - emu0
         if p.returncode != 0:
             raise SystemExit("load failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-        cnt = subprocess.run(["cbt", "-project", "p", "-instance", "i", "count", "t"], env=env,
-                             capture_output=True, text=True).stdout.strip()
-        if cnt != str(n):
-            raise SystemExit("%s: cbt count says %r, expected %d" % (" ".join(cmd), cnt, n))
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        if c.go:  # the peer's own figures for its timed part
+            f = dict(kv.split("=") for kv in p.stdout.split())
+            wall, cpu, emu = float(f["wall"]), float(f["cpu"]), float(f["emu_cpu"])
+        cnt = subprocess.run(CBT + ["count", "t"], env=env, capture_output=True,
+                             text=True).stdout.strip()
+        if cnt != str(n):
+            raise SystemExit("%s: cbt count says %r, expected %d" % (c.name, cnt, n))
         return wall, cpu, emu
     finally:
-        subprocess.run([os.path.join(ROOT, "scripts/emulator.sh"), "stop", str(pid)])
+        subprocess.run([EMU, "stop", str(pid)])
 
 
-def measure(name, cmd, n, size):
+def go_cmd(n, size, rows, inflight, pool):
+    return [PEER, "load", "-n", str(n), "-size", str(size), "-rows_per_request", str(rows),
+            "-inflight", str(inflight), "-pool", str(pool), "-emulator_pid", "@PID@"]
+
+
+def sweep(n, size, grid):
+    """Go's best (rows, inflight, pool) by rows/s over n rows, one run each."""
     best = None
-    for _ in range(REPEAT):
-        r = run_once(cmd, n)
-        if best is None or r[0] < best[0]:
-            best = r
-    wall, cpu, emu = best
+    print("  sweep of the Go peer, %d rows (rows/call x in flight x pool: rows/s)" % n)
+    line = []
+    for rows, inflight, pool in grid:
+        wall, _, _ = run_once(Contender("sweep", go_cmd(n, size, rows, inflight, pool), go=True), n)
+        line.append("%dx%dx%d: %.0f" % (rows, inflight, pool, n / wall))
+        if best is None or wall < best[0]:
+            best = (wall, rows, inflight, pool)
+    for i in range(0, len(line), 6):
+        print("    " + ";  ".join(line[i:i + 6]), flush=True)
+    return best[1:]
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def summarize(c, n, size):
     gb = n * size / 1e9
-    row = {"name": name, "rows_s": n / wall, "mb_s": n * size / 1e6 / wall, "wall": wall,
-           "cpu_gb": cpu / gb, "cpu": cpu, "emu": emu}
-    print("  %-44s %9.0f rows/s %7.1f MB/s %6.2f s  client CPU %5.2f s (%5.2f s/GB)  emulator CPU %6.2f s"
-          % (name, row["rows_s"], row["mb_s"], wall, cpu, row["cpu_gb"], emu), flush=True)
-    return row
+    rates = [n / r[0] for r in c.runs]
+    cpu = med([r[1] for r in c.runs])
+    emu = med([r[2] for r in c.runs])
+    walls = med([r[0] for r in c.runs])
+    s = {"rows_s": med(rates), "lo": min(rates), "hi": max(rates), "cpu_gb": cpu / gb,
+         "emu": emu, "emu_cores": med([r[2] / r[0] for r in c.runs]), "mb_s": med(rates) * size / 1e6}
+    print("  %-46s %8.0f rows/s [%.0f-%.0f] %7.1f MB/s  client CPU %5.2f s/GB  "
+          "emulator %5.2f CPU-s, %.2f cores  (median wall %.2f s)"
+          % (c.name, s["rows_s"], s["lo"], s["hi"], s["mb_s"], s["cpu_gb"], emu, s["emu_cores"],
+             walls), flush=True)
+    return s
+
+
+def ratio(name, value, target, note):
+    print("RATIO %s %.3f %s %s" % (name, value, target, note), flush=True)
+
+
+def variants(path, common):
+    out = []
+    spec = os.environ.get("BENCH_BT_VARIANTS", "")
+    for item in filter(None, spec.split(";")):
+        name, envs, flags = (item.split("|") + ["", ""])[:3]
+        env = dict(kv.split("=", 1) for kv in envs.split())
+        out.append(Contender("(x) " + name, [os.path.join(BIN, "tfrec2bt"), "--source_glob=" + path]
+                             + flags.split() + common, env))
+    return out
 
 
 def main():
     os.makedirs(WORK, exist_ok=True)
-    sets = [("10,000 rows x 110 KB", 10000, 110 * 1000, 250),
-            ("200,000 rows x 1 KB", 200000, 1000, 2000)]
     t2b = os.path.join(BIN, "tfrec2bt")
-    common = ["--project=p", "--bigtable_instance=i", "--bigtable_table=t", "--quiet",
-              "--progress_file=" + os.path.join(WORK, "bench.progress")]
-    for title, n, size, go_rows in sets:
+    scale = 4 if QUICK else 1
+    # (label, tag, rows, bytes, sweep rows, sweep grid)
+    sets = [("10,000 rows x 110 KB", "110k", 10000 // scale, 110 * 1000, 2000 // scale,
+             [(r, f, p) for r in (100, 250, 1000) for f in (1, 2, 4) for p in (1, 4)]
+             if not QUICK else [(250, 2, 4), (1000, 2, 4), (250, 4, 4), (250, 2, 1)]),
+            ("200,000 rows x 1 KB", "1k", 200000 // scale, 1000, 40000 // scale,
+             [(r, f, p) for r in (1000, 5000, 20000) for f in (1, 2, 4) for p in (1, 4)]
+             if not QUICK else [(5000, 2, 4), (20000, 2, 4), (5000, 4, 4), (5000, 2, 1)])]
+    print("rounds: %d%s; fresh emulator per load; load average %s"
+          % (ROUNDS, " (BENCH_QUICK: a quarter of the rows)" if QUICK else "",
+             open("/proc/loadavg").read().split()[0]), flush=True)
+    for title, tag, n, size, sweep_n, grid in sets:
         path = os.path.join(WORK, "bench-%d-%d.tfrecord" % (n, size))
         make(path, n, size)
-        print("%s (%s, %.0f MB)" % (title, os.path.basename(path), n * size / 1e6), flush=True)
-        # Untimed warm-up: the first load after a while on a fresh machine
-        # ran up to 3x slower (the emulator's memory being faulted in), which
-        # would otherwise always fall on (a), measured first.
-        run_once([t2b, "--source_glob=" + path] + common, n)
-        a = measure("(a) tfrec2bt defaults", [t2b, "--source_glob=" + path] + common, n, size)
-        b = measure("(b) tfrec2bt --batch_rows=100 --max_inflight=1",
-                    [t2b, "--source_glob=" + path, "--batch_rows=100", "--max_inflight=1"] + common,
-                    n, size)
-        c = None
+        print("%s (%.0f MB)%s" % (title, n * size / 1e6, " (quick: %d rows)" % n if QUICK else ""),
+              flush=True)
+        common = ["--project=p", "--bigtable_instance=i", "--bigtable_table=t", "--quiet",
+                  "--progress_file=" + os.path.join(WORK, "bench.progress")]
+        a = Contender("(a) tfrec2bt defaults", [t2b, "--source_glob=" + path] + common)
+        b = Contender("(b) tfrec2bt 100 rows x 1 in flight (reference)",
+                      [t2b, "--source_glob=" + path, "--batch_rows=100", "--max_inflight=1"]
+                      + common)
+        cs = [a, b] + variants(path, common)
+        c = d = None
         if PEER:
-            c = measure("(c) Go ApplyBulk %d rows x 2 in flight" % go_rows,
-                        [PEER, "load", "-table", "t", "-rows_per_request", str(go_rows),
-                         "-inflight", "2", path], n, size)
-            measure("(d) Go ApplyBulk 100 rows x 1 in flight",
-                    [PEER, "load", "-table", "t", "-rows_per_request", "100",
-                     "-inflight", "1", path], n, size)
-        print("  ratio rows/s (a)/(b) = %.2f" % (a["rows_s"] / b["rows_s"]))
+            rows, inflight, pool = sweep(sweep_n, size, grid)
+            c = Contender("(c) Go ApplyBulk best: %d rows x %d in flight, pool %d"
+                          % (rows, inflight, pool), go_cmd(n, size, rows, inflight, pool), go=True)
+            d = Contender("(d) Go ApplyBulk 100 rows x 1 in flight, pool 4",
+                          go_cmd(n, size, 100, 1, 4), go=True)
+            cs += [c, d]
+        # Untimed warm-up: the first load on an idle machine ran slower.
+        run_once(a, n)
+        for r in range(ROUNDS):
+            order = cs[r % len(cs):] + cs[:r % len(cs)]
+            for x in order:
+                x.runs.append(run_once(x, n))
+            print("  round %d done (load average %s)" % (r + 1, open("/proc/loadavg").read().split()[0]),
+                  flush=True)
+        s = {x.name: summarize(x, n, size) for x in cs}
+        sa, sb = s[a.name], s[b.name]
+        print("  (a)/(b) rows/s %.2f" % (sa["rows_s"] / sb["rows_s"]))
         if c:
-            print("  ratio rows/s (a)/(c) = %.2f;  client CPU per GB (a)/(c) = %.2f"
-                  % (a["rows_s"] / c["rows_s"], a["cpu_gb"] / c["cpu_gb"]))
+            sc, sd = s[c.name], s[d.name]
+            ratio("bigtable_%s_vs_go_best" % tag, sa["rows_s"] / sc["rows_s"], 1.0,
+                  "tfrec2bt defaults / Go best, rows/s (moonshot 1.3)")
+            ratio("bigtable_%s_cpu_go_over_ours" % tag, sc["cpu_gb"] / sa["cpu_gb"], 2.0,
+                  "Go best / tfrec2bt client CPU per GB (= ours <= 0.5x Go)")
+            ratio("bigtable_%s_vs_reference" % tag, sa["rows_s"] / sd["rows_s"], 1.5,
+                  "tfrec2bt defaults / Go 100 rows x 1 in flight, rows/s")
         else:
-            print("  (c) not measured: the Go peer could not be built")
+            print("  (c), (d) not measured: the Go peer could not be built")
         os.unlink(path)
 
 

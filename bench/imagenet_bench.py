@@ -182,6 +182,14 @@ def main():
         print("| %s | %d | %.2f | %.0f | %.0f | %.2f | %.0f | %.1fx | %.2fx | %.2fx |" % (
             name, threads, wall, rate, mb / wall, cpu, core, core / py_core, rate / cat_rate,
             rate / catw_rate))
+    # The targets (bench/run.sh collects these lines): default mode, one
+    # thread, per core vs Python; its rate vs cat; --verify=full per core.
+    per_core = lambda r: n / r[3] / py_core if r[3] > 0 else float("inf")
+    print("RATIO imagenet_default_vs_python_per_core %.2f 20 images per CPU-second" % per_core(rows[3]))
+    print("RATIO imagenet_default_vs_cat %.2f 0.333 rate vs cat >/dev/null (within 3x)"
+          % (n / rows[3][2] / cat_rate))
+    print("RATIO imagenet_full_vs_python_per_core %.2f 2 --verify=full"
+          % max(per_core(rows[7]), per_core(rows[8])))
 
 
 if __name__ == "__main__":

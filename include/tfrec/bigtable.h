@@ -94,6 +94,12 @@ typedef struct tfrec_bt_writer_options {
     /* After tfrec_bt_writer_stop: how long flush/close wait for the calls
      * in flight before cancelling them [10000]; < 0: cancel at once. */
     int64_t stop_timeout_ms;
+    /* gRPC connections (TCP) the calls are spread over, each call on the
+     * least busy one [max_inflight, at most 16; $TFREC_BT_CONNECTIONS
+     * overrides the default]. One HTTP/2 connection makes the server read
+     * every request through one connection reader; the Go client keeps a
+     * pool of 4 for the same reason. */
+    int connections;
 } tfrec_bt_writer_options;
 
 #define TFREC_BT_WRITER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_writer_options)

@@ -42,25 +42,33 @@ static int check_host_port(const char *hp)
     return TFREC_OK;
 }
 
-static grpc_channel *make_channel(tfrec_bt_client *c, const char *target)
+static grpc_channel *make_channel(tfrec_bt_client *c, const char *target, int own_connection)
 {
-    grpc_arg args[4];
+    grpc_arg args[5];
+    int na = 0;
     char ua[] = "tfrec/" TFREC_VERSION_STRING;
-    args[0].type = GRPC_ARG_INTEGER;
-    args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-    args[0].value.integer = (int)c->max_message_bytes;
-    args[1].type = GRPC_ARG_INTEGER;
-    args[1].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-    args[1].value.integer = (int)c->max_message_bytes;
-    args[2].type = GRPC_ARG_STRING;
-    args[2].key = GRPC_ARG_PRIMARY_USER_AGENT_STRING;
-    args[2].value.string = ua;
+    args[na].type = GRPC_ARG_INTEGER;
+    args[na].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+    args[na++].value.integer = (int)c->max_message_bytes;
+    args[na].type = GRPC_ARG_INTEGER;
+    args[na].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+    args[na++].value.integer = (int)c->max_message_bytes;
+    args[na].type = GRPC_ARG_STRING;
+    args[na].key = GRPC_ARG_PRIMARY_USER_AGENT_STRING;
+    args[na++].value.string = ua;
     /* Our own retry policy decides what to re-send; gRPC's transparent
      * retries would keep large requests buffered for nothing. */
-    args[3].type = GRPC_ARG_INTEGER;
-    args[3].key = GRPC_ARG_ENABLE_RETRIES;
-    args[3].value.integer = 0;
-    grpc_channel_args ca = { 4, args };
+    args[na].type = GRPC_ARG_INTEGER;
+    args[na].key = GRPC_ARG_ENABLE_RETRIES;
+    args[na++].value.integer = 0;
+    if (own_connection) {
+        /* Channels with equal arguments share one subchannel, i.e. one TCP
+         * connection; a private subchannel pool gives this one its own. */
+        args[na].type = GRPC_ARG_INTEGER;
+        args[na].key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
+        args[na++].value.integer = 1;
+    }
+    grpc_channel_args ca = { (size_t)na, args };
 
     char why[512];
     tfrec_bt_last_grpc_error(why, sizeof why); /* forget older lines */
@@ -175,7 +183,7 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     tfrec_bt_route_grpc_logs();
     grpc_init();
     c->grpc_started = 1;
-    c->data = make_channel(c, c->endpoint);
+    c->data = make_channel(c, c->endpoint, 0);
     if (!c->data) {
         rc = c->err.code;
         tfrec_fail_copy(NULL, &c->err);
@@ -186,13 +194,18 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     return TFREC_OK;
 }
 
+grpc_channel *tfrec_bt_data_channel_new(tfrec_bt_client *c)
+{
+    return make_channel(c, c->endpoint, 1);
+}
+
 grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c)
 {
     pthread_mutex_lock(&c->admin_lock);
     if (!c->admin) {
         /* A separate channel even when the emulator serves both APIs on one
          * port: admin calls then never queue behind large MutateRows. */
-        c->admin = make_channel(c, c->admin_endpoint);
+        c->admin = make_channel(c, c->admin_endpoint, 1);
     }
     grpc_channel *ch = c->admin;
     pthread_mutex_unlock(&c->admin_lock);

@@ -34,6 +34,11 @@ int tfrec_bt_table_name(const tfrec_bt_client *c, const char *table, char *buf, 
 /* The admin channel, created on first use (thread-safe). NULL on failure. */
 grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c);
 
+/* A new channel to the data endpoint over its own TCP connection (not
+ * shared with the client's channel); the caller destroys it. NULL (and the
+ * client's message set) on failure. */
+grpc_channel *tfrec_bt_data_channel_new(tfrec_bt_client *c);
+
 /* Project id from the GCE metadata server ($GCE_METADATA_HOST overrides the
  * address), 2 s timeout. */
 int tfrec_bt_metadata_project(char *buf, size_t cap, tfrec_err *err);

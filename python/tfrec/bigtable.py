@@ -44,7 +44,7 @@ class _WriterOptions(_Sized):
                 ("max_buffered_bytes", c_size_t), ("timestamp_micros", c_int64),
                 ("retry_initial_ms", c_int64), ("retry_max_ms", c_int64),
                 ("retry_multiplier", c_double), ("retry_timeout_ms", c_int64),
-                ("stop_timeout_ms", c_int64)]
+                ("stop_timeout_ms", c_int64), ("connections", c_int)]
 
 
 _STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "requests",

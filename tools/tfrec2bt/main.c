@@ -100,6 +100,7 @@ static int open_bigtable(run *r)
     }
     tfrec_bt_writer_options wo = TFREC_BT_WRITER_OPTIONS_INIT;
     wo.max_inflight = r->f.max_inflight;
+    wo.connections = r->f.connections;
     wo.batch_bytes = (size_t)r->f.batch_bytes;
     wo.batch_rows = (size_t)r->f.batch_rows;
     wo.retry_timeout_ms = r->f.retry_timeout_s > 0 ? (int64_t)(r->f.retry_timeout_s * 1000) : -1;

@@ -19,6 +19,7 @@ typedef struct t2b_flags {
     int resume;
     const char *progress_file; /* NULL: derived from instance and table */
     int max_inflight;
+    int connections; /* 0: the writer's default */
     uint64_t batch_bytes, batch_rows;
     uint64_t max_message_bytes;
     double retry_timeout_s;

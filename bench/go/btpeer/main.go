@@ -1,23 +1,37 @@
 // btpeer: the Go peer for bench/bigtable.sh, built from Debian's
 // golang-google-cloud-dev (cloud.google.com/go/bigtable), GOPATH mode.
 //
-//	btpeer load -table T -prefix P -rows_per_request N -inflight N FILE...
+//	btpeer load -n ROWS -size BYTES -rows_per_request N -inflight N -pool N [-emulator_pid PID]
 //	btpeer sums -table T -prefix P      # key<TAB>len<TAB>sha256 of tfexample:example
 //
-// Project "p", instance "i"; BIGTABLE_EMULATOR_HOST selects the emulator.
+// Project "p", instance "i"; BIGTABLE_EMULATOR_HOST names the emulator.
+//
+// The load is the official client at its best: every value, key and
+// Mutation is made in memory before the clock starts, so the timed part is
+// only what a real loader cannot avoid (ApplyBulk calls, F at a time). The
+// client is dialled the way NewClient dials production (a pool of
+// -pool connections, 256 MiB message limits), only without TLS and
+// credentials; with BIGTABLE_EMULATOR_HOST set the library itself would
+// use one connection and gRPC's 4 MiB send limit.
+//
+// It prints one line: rows=N wall=S cpu=S emu_cpu=S, where cpu is this
+// process's user+system time and emu_cpu the emulator's (from
+// /proc/PID/stat), both over the timed part only.
 package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"flag"
 	"fmt"
-	"hash/crc32"
 	"io/ioutil"
 	"log"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -25,33 +39,26 @@ import (
 	"google.golang.org/grpc"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func unmask(m uint32) uint32 {
-	r := m - 0xa282ead8
-	return (r >> 17) | (r << 15)
+// procCPU is the user+system seconds of process pid (from /proc/pid/stat).
+func procCPU(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := ioutil.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ is 100 on Linux
 }
 
-// records returns the payloads of a TFRecord file, CRCs verified.
-func records(path string) [][]byte {
-	data, err := ioutil.ReadFile(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	var out [][]byte
-	for pos := 0; pos < len(data); {
-		n := int(binary.LittleEndian.Uint64(data[pos:]))
-		if unmask(binary.LittleEndian.Uint32(data[pos+8:])) != crc32.Checksum(data[pos:pos+8], castagnoli) {
-			log.Fatalf("%s: bad length crc at %d", path, pos)
-		}
-		rec := data[pos+12 : pos+12+n]
-		if unmask(binary.LittleEndian.Uint32(data[pos+12+n:])) != crc32.Checksum(rec, castagnoli) {
-			log.Fatalf("%s: bad data crc at %d", path, pos)
-		}
-		out = append(out, rec)
-		pos += 16 + n
-	}
-	return out
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 func main() {
@@ -61,38 +68,72 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	table := fs.String("table", "t", "table")
 	prefix := fs.String("prefix", "train_", "row key prefix")
+	n := fs.Int("n", 10000, "rows to load")
+	size := fs.Int("size", 110000, "value bytes per row")
 	perReq := fs.Int("rows_per_request", 1000, "rows per ApplyBulk")
 	inflight := fs.Int("inflight", 2, "concurrent ApplyBulk calls")
-	width := fs.Int("width", 10, "key digits")
+	pool := fs.Int("pool", 4, "gRPC connections (option.WithGRPCConnectionPool)")
+	emuPid := fs.Int("emulator_pid", 0, "emulator process, for its CPU time")
 	fs.Parse(os.Args[2:])
 	ctx := context.Background()
-	var opts []option.ClientOption
-	if addr := os.Getenv("BIGTABLE_EMULATOR_HOST"); addr != "" {
-		// The library dials the emulator without its 256 MiB message limits.
-		conn, err := grpc.Dial(addr, grpc.WithInsecure(), grpc.WithDefaultCallOptions(
-			grpc.MaxCallSendMsgSize(1<<28), grpc.MaxCallRecvMsgSize(1<<28)))
-		if err != nil {
-			log.Fatal(err)
-		}
-		opts = append(opts, option.WithGRPCConn(conn))
+	addr := os.Getenv("BIGTABLE_EMULATOR_HOST")
+	if addr == "" {
+		log.Fatal("BIGTABLE_EMULATOR_HOST is not set")
 	}
-	client, err := bigtable.NewClient(ctx, "p", "i", opts...)
+	// Let NewClient take the production path (its pool and limits), aimed
+	// at the emulator without TLS.
+	os.Unsetenv("BIGTABLE_EMULATOR_HOST")
+	client, err := bigtable.NewClient(ctx, "p", "i",
+		option.WithEndpoint(addr), option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithInsecure()),
+		option.WithGRPCConnectionPool(*pool))
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer client.Close()
 	tbl := client.Open(*table)
 
 	switch os.Args[1] {
 	case "load":
+		// Values: distinct windows of one random block (as the bench's
+		// TFRecord file holds), so memory stays small at any row count.
+		block := make([]byte, *size*64+4096)
+		if _, err := rand.Read(block); err != nil {
+			log.Fatal(err)
+		}
 		ts := bigtable.Time(time.Now().Truncate(time.Millisecond))
+		width := len(strconv.Itoa(*n - 1))
 		type batch struct {
 			keys []string
 			muts []*bigtable.Mutation
 		}
-		work := make(chan batch, *inflight)
+		var batches []batch
+		var cur batch
+		for i := 0; i < *n; i++ {
+			off := (i*4099)%4096 + (i%64)*(*size)
+			m := bigtable.NewMutation()
+			m.Set("tfexample", "example", ts, block[off:off+*size])
+			cur.keys = append(cur.keys, fmt.Sprintf("%s%0*d", *prefix, width, i))
+			cur.muts = append(cur.muts, m)
+			if len(cur.keys) == *perReq || i == *n-1 {
+				batches = append(batches, cur)
+				cur = batch{}
+			}
+		}
+		// Warm the pool's connections outside the clock (NewClient dials
+		// with WithBlock, this only settles the first streams).
+		if _, err := tbl.ReadRow(ctx, "warm-up"); err != nil {
+			log.Fatal(err)
+		}
+		work := make(chan batch, len(batches))
+		for _, b := range batches {
+			work <- b
+		}
+		close(work)
 		var wg sync.WaitGroup
 		var failed int
 		var mu sync.Mutex
+		emu0, cpu0, t0 := procCPU(*emuPid), selfCPU(), time.Now()
 		for i := 0; i < *inflight; i++ {
 			wg.Add(1)
 			go func() {
@@ -112,30 +153,12 @@ func main() {
 				}
 			}()
 		}
-		idx := 0
-		var cur batch
-		for _, f := range fs.Args() {
-			for _, rec := range records(f) {
-				m := bigtable.NewMutation()
-				m.Set("tfexample", "example", ts, rec)
-				cur.keys = append(cur.keys, fmt.Sprintf("%s%0*d", *prefix, *width, idx))
-				cur.muts = append(cur.muts, m)
-				idx++
-				if len(cur.keys) == *perReq {
-					work <- cur
-					cur = batch{}
-				}
-			}
-		}
-		if len(cur.keys) > 0 {
-			work <- cur
-		}
-		close(work)
 		wg.Wait()
+		wall, cpu, emu := time.Since(t0).Seconds(), selfCPU()-cpu0, procCPU(*emuPid)-emu0
 		if failed > 0 {
 			log.Fatalf("%d rows failed", failed)
 		}
-		fmt.Printf("%d rows\n", idx)
+		fmt.Printf("rows=%d wall=%.4f cpu=%.3f emu_cpu=%.2f\n", *n, wall, cpu, emu)
 	case "sums":
 		err := tbl.ReadRows(ctx, bigtable.PrefixRange(*prefix), func(r bigtable.Row) bool {
 			for _, it := range r["tfexample"] {
