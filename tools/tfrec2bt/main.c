@@ -80,7 +80,11 @@ static int open_bigtable(run *r)
             fprintf(stderr, "tfrec2bt: warning: cannot check the table (%s); loading anyway\n",
                     msg);
         } else {
-            fprintf(stderr, "tfrec2bt: %s\n", msg);
+            /* The library says how to create what is missing by hand; the
+             * flag that creates it is this tool's. */
+            fprintf(stderr, "tfrec2bt: %s%s\n", msg,
+                    rc == TFREC_E_NOT_FOUND && !r->f.create_table ? ", or pass --create_table"
+                                                                  : "");
             return cli_exit_for(rc);
         }
     }
