@@ -189,7 +189,10 @@ class _Client:
         h = BtClientHandle()
         rc = lib.tfrec_bt_client_open(byref(h), byref(o))
         if rc < 0:
-            _raise(rc)
+            msg = lib.tfrec_last_errmsg().decode("utf-8", "replace")
+            if rc == C.TFREC_E_INVALID and not project:
+                msg += "; pass the project (the first argument)"  # the library names no option
+            _raise(rc, msg)
         self.h = h
 
     def _handle(self):

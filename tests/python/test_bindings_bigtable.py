@@ -262,7 +262,7 @@ def test_messages_name_python_arguments(tfrec, emulator):
         else:
             os.environ["GCE_METADATA_HOST"] = old
     msg = str(e.value)
-    assert "no project given" in msg and "--" not in msg, msg
+    assert "no project given" in msg and "pass the project" in msg and "--" not in msg, msg
 
 
 def test_bad_arguments_are_refused_before_c(tfrec, emulator, tmp_path):

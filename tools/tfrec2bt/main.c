@@ -70,7 +70,10 @@ static int open_bigtable(run *r)
     co.rpc_timeout_ms = (int64_t)(r->f.rpc_timeout_s * 1000);
     int rc = tfrec_bt_client_open(&r->client, &co);
     if (rc) {
-        fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
+        /* Without a project the library asks the metadata server; when that
+         * fails, the flag to name it is this tool's to say. */
+        fprintf(stderr, "tfrec2bt: %s%s\n", tfrec_last_errmsg(),
+                rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
         return cli_exit_for(rc);
     }
     rc = tfrec_bt_ensure_table(r->client, r->f.table, r->f.column_family, r->f.create_table);
