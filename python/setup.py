@@ -4,13 +4,15 @@ Works offline with Debian's python3-setuptools: there is deliberately no
 pyproject.toml build requirement, so pip builds with the installed
 setuptools instead of fetching one.
 
-    pip install ./python                       # into a venv, or with --target/--user
-    python3 setup.py install --prefix=...      # without pip
+    pip install --no-build-isolation --no-deps ./python   # into a venv, or --target/--user
+    python3 setup.py install --prefix=...                 # without pip
 
-libtfrec*.so* files (the core libtfrec.so and the optional parts
-libtfrec-image.so, libtfrec-bigtable.so) copied into python/tfrec/ before
-installing are shipped inside the package and found there first after
-TFREC_LIBRARY.
+The package finds an installed libtfrec.so.1 at import (make install, then
+ldconfig; see tfrec/_lib.py for the search order) or raises
+LibraryNotFoundError saying what to install. libtfrec*.so* files (the core
+libtfrec.so and the optional parts libtfrec-image.so, libtfrec-bigtable.so)
+copied into python/tfrec/ before installing are shipped inside the package
+and found there first after TFREC_LIBRARY.
 """
 
 from setuptools import setup

@@ -64,8 +64,10 @@ int tfrec_bt_client_is_emulator(const tfrec_bt_client *c);
 
 /* Make sure `table` exists and has column family `family` (NULL: only the
  * table). With create != 0 whatever is missing is created; otherwise a
- * missing table or family is TFREC_E_NOT_FOUND with a message saying how to
- * create it. An admin API refusal (PERMISSION_DENIED) is TFREC_E_NETWORK. */
+ * missing table or family is TFREC_E_NOT_FOUND with a message naming it and
+ * the `cbt` command that creates it (the library's messages name no tool's
+ * flags: a front end adds its own option, as tfrec2bt does --create_table).
+ * An admin API refusal (PERMISSION_DENIED) is TFREC_E_NETWORK. */
 int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *family, int create);
 
 /* ---------------------------------------------------------------- writer */

@@ -165,7 +165,7 @@ int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *fam
         if (create)
             return create_table(c, table, family);
         return tfrec_fail(&c->err, TFREC_E_NOT_FOUND,
-                          "table %s does not exist (%s); create it with --create_table or "
+                          "table %s does not exist (%s); create it with "
                           "`cbt -project %s -instance %s createtable %s`",
                           name, r.details, c->project, c->instance, table);
     }
@@ -192,7 +192,7 @@ int tfrec_bt_ensure_table(tfrec_bt_client *c, const char *table, const char *fam
     if (create)
         return create_family(c, name, family);
     return tfrec_fail(&c->err, TFREC_E_NOT_FOUND,
-                      "table %s has no column family '%s'; create it with --create_table or "
+                      "table %s has no column family '%s'; create it with "
                       "`cbt -project %s -instance %s createfamily %s %s`",
                       name, family, c->project, c->instance, table, family);
 }

@@ -57,7 +57,7 @@ int tfrec_bt_metadata_project(char *buf, size_t cap, tfrec_err *err)
         buf[0] = 0;
         return tfrec_fail(err, TFREC_E_INVALID,
                           "no project given and the GCE metadata server (%s) did not provide "
-                          "one (%s); pass --project",
+                          "one (%s)",
                           url, rc != CURLE_OK ? curl_easy_strerror(rc) : "bad reply");
     }
     while (s.len && (buf[s.len - 1] == '\n' || buf[s.len - 1] == '\r' || buf[s.len - 1] == ' '))

@@ -10,12 +10,19 @@ The core is searched in this order (the first file that exists and loads wins):
      directory the package was installed beside by `make install`),
   3. the source tree's build directory: $TFREC_BUILD if set, else
      <repo>/build, found from this file's location (development checkouts),
-  4. the system loader path (ldconfig, LD_LIBRARY_PATH).
+  4. the system loader, by soname (libtfrec.so.1: LD_LIBRARY_PATH and the
+     ldconfig cache) and by ctypes.util.find_library("tfrec"),
+  5. the standard library directories (/usr/local/lib, /usr/lib and their
+     multiarch and lib64 forms, and this Python's prefix), which the loader
+     itself does not search for /usr/local until `ldconfig` has run: so a
+     package installed with pip finds a `make install`ed library even then.
+A library of another major version is skipped (its ABI differs). If none is
+found, LibraryNotFoundError says what to install and lists where it looked.
 The optional parts come from the same place as the core: the directory the
-core was loaded from (1-3), or the system loader (4). Parts of two builds
-are never mixed (they share an internal interface tied to the exact
-version). To run without a part, point TFREC_LIBRARY at a directory that
-holds only the core. tfrec.parts() tells what was found where.
+core was loaded from, or the system loader (4). Parts of two builds are
+never mixed (they share an internal interface tied to the exact version).
+To run without a part, point TFREC_LIBRARY at a directory that holds only
+the core. tfrec.parts() tells what was found where.
 """
 
 import ctypes
@@ -53,11 +60,28 @@ class MissingPartError(LibraryNotFoundError):
     libtfrec-bigtable.so) is not installed next to the core library."""
 
 
+def _standard_dirs():
+    """Library directories where `make install` (PREFIX=/usr/local or /usr)
+    and distributions put libraries, and this Python's own prefixes."""
+    import sys
+    import sysconfig
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    dirs = []
+    for prefix in ("/usr/local", "/usr", sys.prefix, sys.base_prefix):
+        if multiarch:
+            dirs.append(os.path.join(prefix, "lib", multiarch))
+        dirs += [os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")]
+    seen = set()
+    return [d for d in dirs if not (d in seen or seen.add(d))]
+
+
 def _candidates():
-    """(description, path) pairs in search order."""
+    """(description, path) pairs in search order; a path without a
+    directory is a name for the system loader."""
     env = os.environ.get("TFREC_LIBRARY")
     if env:
         yield "TFREC_LIBRARY", env
+        return  # an explicit choice that fails must not be papered over
     here = os.path.dirname(os.path.abspath(__file__))
     # `make install` puts the package in LIBDIR/python3/dist-packages/tfrec.
     libdir = os.path.normpath(os.path.join(here, "..", "..", ".."))
@@ -71,33 +95,52 @@ def _candidates():
     for d in builds:
         for n in _names(CORE):
             yield "build directory", os.path.normpath(os.path.join(d, n))
+    soname = _names(CORE)[1]
+    yield "system loader", soname
+    found = ctypes.util.find_library(CORE)
+    if found and found != soname:
+        yield "system loader (find_library)", found
+    for d in _standard_dirs():
+        yield "standard directory", os.path.join(d, soname)
+
+
+def _major(dll):
+    """The major version of a loaded core library, or None if unknown."""
+    try:
+        fn = dll.tfrec_version
+        fn.restype = c_char_p
+        return int(fn().split(b".")[0])
+    except (AttributeError, ValueError, TypeError):
+        return None
+
+
+NOT_FOUND_HELP = (
+    "libtfrec.so.%d (the libtfrec C library) is not installed where Python can find it. "
+    "Install it from the libtfrec source tree: `make && sudo make install "
+    "PREFIX=/usr/local && sudo ldconfig`; or point TFREC_LIBRARY at the file "
+    "(TFREC_LIBRARY=/path/to/libtfrec.so.%d), or add its directory to "
+    "LD_LIBRARY_PATH." % (SOVERSION, SOVERSION))
 
 
 def _load():
     """(CDLL, path, directory or None when found by the system loader)."""
     tried = []
     for what, path in _candidates():
-        if not os.path.exists(path):
+        by_name = os.sep not in path
+        if not by_name and not os.path.exists(path):
             tried.append("%s: %s (absent)" % (what, path))
-            if what == "TFREC_LIBRARY":
-                break  # an explicit choice that fails must not be papered over
             continue
         try:
-            return ctypes.CDLL(path), path, os.path.dirname(os.path.abspath(path))
+            dll = ctypes.CDLL(path)
         except OSError as e:
             tried.append("%s: %s (%s)" % (what, path, e))
-            if what == "TFREC_LIBRARY":
-                break  # an explicit choice that fails must not be papered over
-    else:
-        found = ctypes.util.find_library(CORE)
-        for name in ([found] if found else []) + list(_names(CORE)):
-            try:
-                return ctypes.CDLL(name), name, None
-            except OSError as e:
-                tried.append("system loader: %s (%s)" % (name, e))
-    raise LibraryNotFoundError(
-        "libtfrec.so not found; build it with `make` or set TFREC_LIBRARY. Looked in:\n  "
-        + "\n  ".join(tried))
+            continue
+        major = _major(dll)
+        if major != SOVERSION:
+            tried.append("%s: %s (version %s, not %d)" % (what, path, major, SOVERSION))
+            continue
+        return dll, path, None if by_name else os.path.dirname(os.path.abspath(path))
+    raise LibraryNotFoundError(NOT_FOUND_HELP + " Looked in:\n  " + "\n  ".join(tried))
 
 
 def _load_part(part, core_dir):
@@ -259,6 +302,7 @@ _proto("tfrec_compression_name", c_char_p, c_int)
 
 # batch.h
 _proto("tfrec_writer_write_batch", c_int, WriterHandle, c_char_p, c_void_p, c_size_t)
+_proto("tfrec_writer_write_vec", c_int, WriterHandle, c_void_p, c_void_p, c_size_t)
 _proto("tfrec_record_batch_new", c_int, POINTER(RecordBatchHandle))
 _proto("tfrec_record_batch_free", None, RecordBatchHandle)
 _proto("tfrec_reader_read_batch", c_int, ReaderHandle, RecordBatchHandle, c_size_t, c_size_t)

@@ -23,6 +23,7 @@ from collections import namedtuple
 from ctypes import (CFUNCTYPE, POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p, create_string_buffer, string_at)
 
+from . import _args
 from . import _constants as C
 from ._handles import BtClientHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _Sized, _proto, lib
@@ -173,6 +174,7 @@ def _raise(rc, msg=None):
 def row_key(prefix, index, width, reversed_keys=False):
     """The reference loader's row key: prefix + index zero-padded to width."""
     p = _b(prefix)
+    index, width = _args.size(index, "index"), _args.size(width, "width")
     buf = create_string_buffer(len(p) + 64)
     n = lib.tfrec_bt_row_key(buf, len(buf), p, index, width, 1 if reversed_keys else 0)
     return buf.raw[:n]
@@ -180,7 +182,7 @@ def row_key(prefix, index, width, reversed_keys=False):
 
 def key_width(num_records=None):
     """Digits of num_records - 1 (10 when num_records is None), as the reference."""
-    return lib.tfrec_bt_key_width(num_records or 0)
+    return lib.tfrec_bt_key_width(_args.size(num_records, "num_records") or 0)
 
 
 class _Client:
@@ -188,15 +190,21 @@ class _Client:
                  rpc_timeout_ms):
         if not instance:
             raise ValueError("instance is required")
-        self._keep = [_b(project), _b(instance), _b(app_profile_id), _b(endpoint),
-                      _b(admin_endpoint)]
+        t = _args.text
+        self._keep = [t(project, "project"), t(instance, "instance"),
+                      t(app_profile_id, "app_profile_id"), t(endpoint, "endpoint"),
+                      t(admin_endpoint, "admin_endpoint")]
         o = _ClientOptions(project=self._keep[0], instance=self._keep[1],
                            app_profile_id=self._keep[2], endpoint=self._keep[3],
-                           admin_endpoint=self._keep[4], rpc_timeout_ms=rpc_timeout_ms or 0)
+                           admin_endpoint=self._keep[4],
+                           rpc_timeout_ms=_args.size(rpc_timeout_ms, "rpc_timeout_ms") or 0)
         h = BtClientHandle()
         rc = lib.tfrec_bt_client_open(byref(h), byref(o))
         if rc < 0:
-            _raise(rc)
+            msg = lib.tfrec_last_errmsg().decode("utf-8", "replace")
+            if rc == C.TFREC_E_INVALID and not project:
+                msg += "; pass the project (the first argument)"  # the library names no option
+            _raise(rc, msg)
         self.h = h
 
     def _handle(self):
@@ -214,9 +222,14 @@ class _Client:
 
     def ensure_table(self, table, family, create):
         h = self._handle()
-        rc = lib.tfrec_bt_ensure_table(h, _b(table), _b(family), 1 if create else 0)
+        rc = lib.tfrec_bt_ensure_table(h, table, family, 1 if create else 0)
         if rc < 0:
-            _raise(rc, lib.tfrec_bt_client_errmsg(h))
+            msg = lib.tfrec_bt_client_errmsg(h).decode("utf-8", "replace")
+            if rc == C.TFREC_E_NOT_FOUND and not create:
+                # The library says what is missing and how to create it by
+                # hand; the option that creates it is this binding's.
+                msg += ", or pass create_table=True"
+            _raise(rc, msg)
 
     def close(self):
         if self.h is not None:
@@ -245,7 +258,13 @@ class Writer:
                  retry_timeout_ms=None, rpc_timeout_ms=None):
         self.table = table
         self.family = family
-        self._column = _b(column)
+        table, family = _args.text(table, "table"), _args.text(family, "family")
+        self._column = _args.text(column, "column")
+        o = _WriterOptions(batch_rows=_args.size(batch_rows, "batch_rows") or 0,
+                           batch_bytes=_args.size(batch_bytes, "batch_bytes") or 0,
+                           max_inflight=_args.size(max_inflight, "max_inflight") or 0,
+                           timestamp_micros=timestamp_micros or 0,
+                           retry_timeout_ms=_args.size(retry_timeout_ms, "retry_timeout_ms") or 0)
         self._client = _Client(project, instance, endpoint, admin_endpoint, app_profile_id,
                                rpc_timeout_ms)
         self._h = None
@@ -253,12 +272,8 @@ class Writer:
         self.load_stats = None
         try:
             self._client.ensure_table(table, family, create_table)
-            o = _WriterOptions(batch_rows=batch_rows or 0, batch_bytes=batch_bytes or 0,
-                               max_inflight=max_inflight or 0,
-                               timestamp_micros=timestamp_micros or 0,
-                               retry_timeout_ms=retry_timeout_ms or 0)
             h = BtWriterHandle()
-            rc = lib.tfrec_bt_writer_open(byref(h), self._client.h, _b(table), _b(family), byref(o))
+            rc = lib.tfrec_bt_writer_open(byref(h), self._client.h, table, family, byref(o))
             if rc < 0:
                 _raise(rc)
             self._h = h
@@ -309,17 +324,19 @@ class Writer:
         ["next_index"] is where to resume. Returns the number of rows put;
         the figures are in self.load_stats."""
         h = self._handle()
+        _args.path(pattern, "pattern")
         files = sorted(_glob.glob(pattern))
         if not files:
             raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
         keep = [_b(row_prefix), self._column] + [os.fsencode(f) for f in files]
         paths = (c_char_p * len(files))(*keep[2:])
         o = _LoadOptions(row_prefix=keep[0], column=keep[1],
-                         num_records=num_records or 0, start_index=start_index,
+                         num_records=_args.size(num_records, "num_records") or 0,
+                         start_index=_args.size(start_index, "start_index"),
                          reversed_keys=1 if reversed_keys else 0,
-                         max_rows_per_sec=max_rows_per_sec or 0,
+                         max_rows_per_sec=_args.amount(max_rows_per_sec, "max_rows_per_sec") or 0,
                          compression=_compression_code(compression, True),
-                         progress_interval=progress_interval or 0)
+                         progress_interval=progress_interval or 0)  # < 0: every record
         raised = []
         if progress is not None:
             def on_progress(_ctx, p):
@@ -447,8 +464,11 @@ class Reader:
         if max_row_bytes is not None and not 0 < max_row_bytes < 2 ** 64:
             raise ValueError("max_row_bytes must be a positive byte count, not %r"
                              % (max_row_bytes,))
+        limit = _args.size(limit, "limit")
+        table = _args.text(table, "table")
+        self._keep = [_b(prefix), _b(start), _b(end), _args.text(family, "family")]
+        self._closed = False  # by close(), not by reaching the end
         self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
-        self._keep = [_b(prefix), _b(start), _b(end), _b(family)]
         p, s, e, f = self._keep
         o = _ReadOptions(prefix=p, prefix_len=len(p) if p else 0, start_key=s,
                          start_key_len=len(s) if s else 0, end_key=e,
@@ -458,26 +478,30 @@ class Reader:
         if p == b"":
             o.prefix = None  # an empty prefix is every row
         h = BtReaderHandle()
-        rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, _b(table), byref(o))
+        rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, table, byref(o))
         if rc < 0:
             self._client.close()
             _raise(rc)
         self._h = h
 
     def __iter__(self):
+        if self._closed:
+            raise ValueError("bigtable.Reader is closed")
         return self
 
     def __next__(self):
         if self._h is None:
-            raise StopIteration
+            if self._closed:
+                raise ValueError("bigtable.Reader is closed")
+            raise StopIteration  # the scan ended (or failed) earlier
         row = _Row()
         rc = lib.tfrec_bt_reader_next(self._h, byref(row))
         if rc == C.TFREC_END:
-            self.close()
+            self._release()
             raise StopIteration
         if rc < 0:
             msg = lib.tfrec_bt_reader_errmsg(self._h)
-            self.close()
+            self._release()
             _raise(rc, msg)
         cells = []
         for i in range(row.ncells):
@@ -490,6 +514,11 @@ class Reader:
         return Row(string_at(row.key, row.key_len), cells)
 
     def close(self):
+        """Release the scan; using the reader afterwards raises ValueError."""
+        self._closed = True
+        self._release()
+
+    def _release(self):
         if self._h is not None:
             lib.tfrec_bt_reader_free(self._h)
             self._h = None
@@ -503,7 +532,7 @@ class Reader:
 
     def __del__(self):
         if getattr(self, "_h", None) is not None:
-            self.close()
+            self._release()
 
 
 __all__ = ["Writer", "Reader", "Row", "Cell", "FailedRow", "LoadProgress", "row_key", "key_width"]

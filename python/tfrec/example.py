@@ -82,7 +82,7 @@ def _normalise(key, values):
 
 
 def _key_bytes(key):
-    k = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+    k = key.encode("utf-8", "surrogateescape")
     if b"\0" in k:
         raise ValueError("feature key %r contains a NUL byte" % (key,))
     return k
@@ -149,6 +149,8 @@ class Example:
     def __setitem__(self, key, values):
         if isinstance(key, bytes):
             key = key.decode("utf-8", "surrogateescape")
+        elif not isinstance(key, str):
+            raise TypeError("feature keys are str (or UTF-8 bytes), not %s" % type(key).__name__)
         self._features[key] = _normalise(key, values)
 
     def __getitem__(self, key):
@@ -226,9 +228,16 @@ class Example:
     # -- C parser
     @classmethod
     def parse(cls, data):
-        """Parse serialized bytes (raises tfrec.ParseError if malformed)."""
+        """Parse serialized bytes, or any bytes-like object (raises
+        tfrec.ParseError if malformed, TypeError for anything else)."""
         if type(data) is not bytes:
-            data = bytes(data)
+            if isinstance(data, str):
+                raise TypeError("Example.parse() takes bytes, not str")
+            try:
+                data = bytes(memoryview(data))  # unlike bytes(), refuses an int
+            except TypeError:
+                raise TypeError("Example.parse() takes a bytes-like object, not %s"
+                                % type(data).__name__) from None
         h = ExampleHandle()
         rc = lib.tfrec_example_parse(byref(h), data, len(data))
         if rc < 0:

@@ -3,10 +3,10 @@
 
 import ctypes
 import json
-import os
 from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_size_t,
                     c_uint32, c_uint64, c_void_p)
 
+from . import _args
 from . import _constants as C
 from ._handles import ImagenetResultHandle
 from ._lib import _Sized, _proto, lib
@@ -52,10 +52,6 @@ _VERIFY = {None: C.TFREC_VERIFY_DEFAULT, "header": C.TFREC_VERIFY_HEADER,
 _ON_ERROR = {"stop": C.TFREC_ON_ERROR_STOP, "skip": C.TFREC_ON_ERROR_SKIP}
 
 
-def _path(p):
-    return None if p is None else os.fsencode(p)
-
-
 def _choice(name, table, value):
     key = value.lower() if isinstance(value, str) else value
     if key not in table:
@@ -95,29 +91,31 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     """
     o = _Options()
     o.layout = _choice("layout", _LAYOUTS, layout)
-    o.raw_data_dir = _path(raw_data_dir)
-    o.csv_path = _path(csv_path)
-    o.output_dir = _path(output_dir)
-    o.labels_file = _path(labels_file)
-    o.validation_labels_file = _path(validation_labels_file)
+    path = _args.optional_path
+    o.raw_data_dir = path(raw_data_dir, "raw_data_dir")
+    o.csv_path = path(csv_path, "csv_path")
+    o.output_dir = path(output_dir, "output_dir")
+    o.labels_file = path(labels_file, "labels_file")
+    o.validation_labels_file = path(validation_labels_file, "validation_labels_file")
     if extensions is not None and not isinstance(extensions, str):
         extensions = ",".join(extensions)
-    o.extensions = extensions.encode() if extensions else None
-    o.train_shards = train_shards or 0
-    o.validation_shards = validation_shards or 0
-    o.num_threads = num_threads or 0
-    o.seed = seed
+    o.extensions = _args.text(extensions or None, "extensions")
+    size = _args.size
+    o.train_shards = size(train_shards, "train_shards") or 0
+    o.validation_shards = size(validation_shards, "validation_shards") or 0
+    o.num_threads = size(num_threads, "num_threads") or 0
+    o.seed = size(seed, "seed")
     o.no_shuffle = 0 if shuffle else 1
     o.verify = _choice("verify", _VERIFY, verify)
     o.on_error = _choice("on_error", _ON_ERROR, on_error)
-    o.quality = quality or 0
+    o.quality = size(quality, "quality") or 0
     o.grayscale_to_rgb = 1 if grayscale_to_rgb else 0
     o.compression = _compression_code(compression, False)
-    o.max_inflight_bytes = max_inflight_bytes or 0
+    o.max_inflight_bytes = size(max_inflight_bytes, "max_inflight_bytes") or 0
     if max_image_pixels is not None and max_image_pixels < 1:
         raise ValueError("max_image_pixels must be at least 1, not %r" % (max_image_pixels,))
     o.max_image_pixels = max_image_pixels or 0
-    o.manifest_path = _path(manifest_path)
+    o.manifest_path = path(manifest_path, "manifest_path")
     o.flat_output = 1 if flat_output else 0
     o.overwrite = 1 if overwrite else 0
 

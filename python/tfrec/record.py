@@ -9,13 +9,16 @@ end offsets. Large records go one call each, which avoids copying them.
 
 import ctypes
 import os
+import sys
 import warnings
 import weakref
 from array import array
 from collections import namedtuple
 from ctypes import byref, c_size_t, c_uint64, c_void_p
-from itertools import accumulate, chain, islice, repeat
+from itertools import chain, islice, repeat
+from operator import add
 
+from . import _args
 from . import _constants as C
 from ._handles import ReaderHandle, RecordBatchHandle, WriterHandle
 from ._lib import _Sized, lib
@@ -76,8 +79,9 @@ class _BatchBuffer:
 
 
 def _batch_records(owner, zero_copy):
-    """(iterator over the batch's records, weak reference to their buffer,
-    whether the records are large on average).
+    """(iterator over the batch's records, weak reference to their buffer or
+    None, whether the records are large on average, the offset arrays the
+    iterator walks: emptying them ends it early).
 
     The records are slices of a ctypes array laid over the library's batch
     buffer, produced by map() in C: no Python code and no extra copy per
@@ -87,19 +91,22 @@ def _batch_records(owner, zero_copy):
     ends = array("Q")
     ends.frombytes(_string_at(lib.tfrec_record_batch_ends(h), 8 * n))
     total = ends[-1]
-    if total == 0:
-        return repeat(memoryview(b"") if zero_copy else b"", n), None, False
     starts = ends[:-1]
     starts.insert(0, 0)
-    ptr = lib.tfrec_record_batch_data(h)
-    if zero_copy:
-        buf = (ctypes.c_ubyte * total).from_address(ptr)
-        getter = memoryview(buf).cast("B").toreadonly().__getitem__
+    ref = None
+    if total == 0:  # every slice of an empty bytes (or view) is empty
+        getter = (memoryview(b"") if zero_copy else b"").__getitem__
     else:
-        buf = (ctypes.c_char * total).from_address(ptr)
-        getter = buf.__getitem__
-    buf.owner = owner
-    return map(getter, map(slice, starts, ends)), weakref.ref(buf), total >= _LARGE * n
+        ptr = lib.tfrec_record_batch_data(h)
+        if zero_copy:
+            buf = (ctypes.c_ubyte * total).from_address(ptr)
+            getter = memoryview(buf).cast("B").toreadonly().__getitem__
+        else:
+            buf = (ctypes.c_char * total).from_address(ptr)
+            getter = buf.__getitem__
+        buf.owner = owner
+        ref = weakref.ref(buf)
+    return (map(getter, map(slice, starts, ends)), ref, total >= _LARGE * n, (starts, ends))
 
 
 class _ReaderOptions(_Sized):
@@ -130,12 +137,17 @@ def _compression_code(compression, allow_auto):
     return code
 
 
-def _open_reader(path, compression, skip_corrupt=False, max_record_size=None):
+_MMAP = {None: 0, True: 1, False: -1}
+
+
+def _open_reader(path, compression, skip_corrupt=False, max_record_size=None, use_mmap=None):
+    if use_mmap not in _MMAP:
+        raise ValueError("use_mmap must be None, True or False, not %r" % (use_mmap,))
     opts = _ReaderOptions(compression=_compression_code(compression, True),
-                          max_record_size=max_record_size or 0,
-                          skip_corrupt=1 if skip_corrupt else 0)
+                          max_record_size=_args.size(max_record_size, "max_record_size") or 0,
+                          skip_corrupt=1 if skip_corrupt else 0, use_mmap=_MMAP[use_mmap])
     h = ReaderHandle()
-    rc = lib.tfrec_reader_open(byref(h), os.fsencode(path), byref(opts))
+    rc = lib.tfrec_reader_open(byref(h), _args.path(path), byref(opts))
     if rc < 0:
         raise open_error(rc)
     return h
@@ -160,6 +172,120 @@ class _ClosedIterator:
 _CLOSED_ITERATOR = _ClosedIterator()
 
 
+class _Batches:
+    """The iterator a TFRecordReader's records are chained from: each step
+    reads one batch and returns an iterator over its records (or, once
+    records turn out large, one that reads a record per call).
+
+    It owns the C handle, freed when it goes away: the iterators handed out
+    keep it alive, so `for r in TFRecordReader(p)` reads on after the
+    reader object itself is gone. close() ends the records already fetched
+    (their offset arrays are emptied) and the next step hands the chain an
+    iterator that raises ValueError, so an iterator handed out before
+    close() raises instead of yielding what was fetched."""
+
+    __slots__ = ("h", "zero_copy", "buffers", "offsets", "large", "done")
+
+    def __init__(self, h, zero_copy):
+        self.h = h
+        self.zero_copy = zero_copy
+        self.buffers = [[_BatchBuffer(), None]]  # [buffer, weakref to its records' array]
+        self.offsets = None
+        self.large = None
+        self.done = False
+
+    def __iter__(self):
+        return self
+
+    def _fail(self, rc):
+        return error_for(rc, lib.tfrec_reader_errmsg(self.h))
+
+    def _free_buffer(self):
+        """A batch buffer no record refers to any more. Zero-copy views keep
+        theirs alive (a loop variable holds the last record of a batch while
+        the next is fetched), so a few buffers take turns."""
+        for slot in self.buffers:
+            if slot[1] is None or slot[1]() is None:
+                return slot
+        slot = [_BatchBuffer(), None]
+        if len(self.buffers) < 4:
+            self.buffers.append(slot)
+        return slot
+
+    def __next__(self):
+        if self.h is None:
+            # Raising here would end the chain for good (chain drops a source
+            # that raises); an iterator that raises at every step keeps it
+            # raising ValueError.
+            return _CLOSED_ITERATOR
+        if self.done:
+            raise StopIteration
+        if self.large is not None:  # the one-per-call records are exhausted
+            self.done = True
+            raise StopIteration
+        slot = self._free_buffer()
+        rc = lib.tfrec_reader_read_batch(self.h, slot[0].h, _READ_BATCH_RECORDS,
+                                         _READ_BATCH_BYTES)
+        if rc != _OK:
+            self.done = True
+            if rc == _END:
+                raise StopIteration
+            raise self._fail(rc)
+        records, slot[1], large, self.offsets = _batch_records(slot[0], self.zero_copy)
+        if large:
+            # What is left of the file comes one record per call (chained
+            # after this batch, whose records come first).
+            self.large = self._large_records()
+            return chain(records, self.large)
+        return records
+
+    def _large_records(self):
+        """One call per record, no intermediate copy (for big records)."""
+        h = self.h
+        nxt = lib.tfrec_reader_next
+        p, n = c_void_p(), c_size_t()
+        pr, nr = byref(p), byref(n)
+        if self.zero_copy:
+            while True:
+                rc = nxt(h, pr, nr)
+                if rc != _OK:
+                    break
+                # A view of the library's own buffer: released when the
+                # next record is requested (or the reader closed), so late
+                # use fails loudly.
+                view = _memory_view(p.value, n.value, _PyBUF_READ) if n.value else memoryview(b"")
+                try:
+                    yield view
+                finally:
+                    _release(view)
+        else:
+            while True:
+                rc = nxt(h, pr, nr)
+                if rc != _OK:
+                    break
+                yield _string_at(p.value, n.value) if n.value else b""
+        if rc != _END:
+            raise self._fail(rc)
+
+    def close(self):
+        """Stop every iterator handed out; returns the handle to free."""
+        h, self.h = self.h, None
+        if self.large is not None:
+            self.large.close()
+        if self.offsets is not None:
+            for a in self.offsets:
+                del a[:]
+        self.buffers = None  # batch memory lives on while records use it
+        return h
+
+    def __del__(self):
+        if self.h is not None:
+            try:
+                lib.tfrec_reader_free(self.close())
+            except Exception:  # interpreter shutdown may have torn ctypes down
+                pass
+
+
 class TFRecordReader:
     """Iterate over the records of a TFRecord file.
 
@@ -171,25 +297,31 @@ class TFRecordReader:
     ValueError); small records are views of a batch buffer that is kept
     alive, and not refilled, while any view of it exists.
     skip_corrupt: skip damaged regions instead of raising (see stats()).
+    max_record_size: larger length fields raise RecordTooLargeError (None:
+    the library's 1 GiB).
+    use_mmap: None reads a local file with read() unless TFREC_MMAP=1 is set
+    in the environment; True maps it (local disk file systems; else read());
+    False always uses read() (see docs/format.md for when a mapping pays).
 
     Errors raise tfrec.Error subclasses (CorruptRecordError,
     TruncatedRecordError, ...) naming the file and byte offset; records before
-    the damage are yielded first. A reader is not thread-safe.
+    the damage are yielded first. Once close() is called, the reader and
+    every iterator it handed out raise ValueError. A reader is not
+    thread-safe.
     """
 
     def __init__(self, path, compression="auto", zero_copy=False, skip_corrupt=False,
-                 max_record_size=None):
+                 max_record_size=None, use_mmap=None):
         self.path = os.fspath(path)
         self.zero_copy = zero_copy
-        self._h = _open_reader(path, compression, skip_corrupt, max_record_size)
+        self._h = _open_reader(path, compression, skip_corrupt, max_record_size, use_mmap)
         try:
-            self._buffers = [[_BatchBuffer(), None]]  # [buffer, weakref to its records' array]
+            self._batches = _Batches(self._h, zero_copy)
         except BaseException:
             lib.tfrec_reader_free(self._h)
             self._h = None
             raise
-        self._gens = [self._batches()]
-        self._it = chain.from_iterable(self._gens[0])
+        self._it = chain.from_iterable(self._batches)
 
     # -- iteration
     # Records come out of a chain of per-batch iterators built from C-level
@@ -201,66 +333,6 @@ class TFRecordReader:
 
     def __next__(self):
         return next(self._it)  # after close(), _it raises ValueError
-
-    def _fail(self, rc):
-        return error_for(rc, lib.tfrec_reader_errmsg(self._h))
-
-    def _free_buffer(self):
-        """A batch buffer no record refers to any more. Zero-copy views keep
-        theirs alive (a loop variable holds the last record of a batch while
-        the next is fetched), so a few buffers take turns."""
-        for slot in self._buffers:
-            if slot[1] is None or slot[1]() is None:
-                return slot
-        slot = [_BatchBuffer(), None]
-        if len(self._buffers) < 4:
-            self._buffers.append(slot)
-        return slot
-
-    def _batches(self):
-        h = self._h
-        read_batch = lib.tfrec_reader_read_batch
-        while True:
-            slot = self._free_buffer()
-            rc = read_batch(h, slot[0].h, _READ_BATCH_RECORDS, _READ_BATCH_BYTES)
-            if rc != _OK:
-                if rc == _END:
-                    return
-                raise self._fail(rc)
-            records, slot[1], large = _batch_records(slot[0], self.zero_copy)
-            slot = None
-            yield records
-            records = None  # hold no reference while the caller iterates on
-            if large:
-                large = self._large_records()
-                self._gens.append(large)
-                yield large
-                return
-
-    def _large_records(self):
-        """One call per record, no intermediate copy (for big records)."""
-        h = self._h
-        nxt = lib.tfrec_reader_next
-        p, n = c_void_p(), c_size_t()
-        pr, nr = byref(p), byref(n)
-        if self.zero_copy:
-            while True:
-                rc = nxt(h, pr, nr)
-                if rc != _OK:
-                    break
-                # A view of the library's own buffer: released when the
-                # next record is requested, so late use fails loudly.
-                view = _memory_view(p.value, n.value, _PyBUF_READ) if n.value else memoryview(b"")
-                yield view
-                _release(view)
-        else:
-            while True:
-                rc = nxt(h, pr, nr)
-                if rc != _OK:
-                    break
-                yield _string_at(p.value, n.value) if n.value else b""
-        if rc != _END:
-            raise self._fail(rc)
 
     # -- information
     @property
@@ -285,11 +357,8 @@ class TFRecordReader:
     # -- lifetime
     def close(self):
         if self._h is not None:
-            for g in self._gens:  # iterators handed out must not touch freed handles
-                g.close()
-            lib.tfrec_reader_free(self._h)
-            self._h = self._buffers = None  # batch memory lives on while records use it
-            # Iterators handed out end; the reader itself refuses to go on.
+            lib.tfrec_reader_free(self._batches.close())
+            self._h = None
             self._it = _CLOSED_ITERATOR
 
     def __enter__(self):
@@ -298,9 +367,59 @@ class TFRecordReader:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self):
-        if getattr(self, "_h", None) is not None:
-            self.close()
+    # No __del__: the handle belongs to _Batches, which outlives the reader
+    # while an iterator over it is in use.
+
+
+# array typecode of size_t and of a pointer (both 8 bytes on 64-bit Linux).
+_SIZE_T = next(t for t in "LQI" if array(t).itemsize == ctypes.sizeof(c_size_t))
+_POINTER_T = next(t for t in "LQI" if array(t).itemsize == ctypes.sizeof(c_void_p))
+
+
+def _addresses_ctypes(records):
+    """(address of an array of the records' data addresses, what keeps the
+    array and the records alive)."""
+    ptrs = (ctypes.c_char_p * len(records))(*records)
+    return ctypes.addressof(ptrs), ptrs
+
+
+def _bytes_data_offset():
+    """Where a bytes object's data starts from its id() in CPython, or None
+    where that does not hold (another implementation, another layout).
+
+    In CPython id() is the object's address and a bytes object keeps its
+    data inline at a fixed offset (PyBytesObject.ob_sval). Computing the
+    addresses of a whole queue with map() in C costs a tenth of building a
+    ctypes c_char_p array (which records each element in a dict): it is what
+    puts the writer's per-record cost well under pure Python's. The offset
+    is checked on live objects before it is trusted."""
+    if sys.implementation.name != "cpython":
+        return None
+    off = bytes.__basicsize__ - 1  # the struct up to ob_sval[1]
+    for probe in (b"tfrec:probe-of-the-bytes-layout", bytes(range(256)) * 3):
+        if _string_at(id(probe) + off, len(probe)) != probe:
+            return None
+    return off
+
+
+_BYTES_OFFSET = _bytes_data_offset()
+
+
+def _addresses_cpython(records):
+    ptrs = array(_POINTER_T, map(add, map(id, records), repeat(_BYTES_OFFSET)))
+    return ptrs.buffer_info()[0], (ptrs, records)
+
+
+# The writer queues only bytes objects, so either way gives their data.
+_addresses = _addresses_ctypes if _BYTES_OFFSET is None else _addresses_cpython
+
+
+def _as_bytes(record):
+    if type(record) is bytes:
+        return record
+    if isinstance(record, str):
+        raise TypeError("records are bytes, not str")
+    return bytes(memoryview(record))  # rejects ints, unlike bytes()
 
 
 class _Closed(list):
@@ -331,9 +450,10 @@ class TFRecordWriter:
         if level is not None and not 1 <= level <= 9:
             raise ValueError("level must be 1..9 or None, not %r" % (level,))
         opts = _WriterOptions(compression=_compression_code(compression, False),
-                              level=level or 0, buffer_size=buffer_size or 0)
+                              level=level or 0,
+                              buffer_size=_args.size(buffer_size, "buffer_size") or 0)
         h = WriterHandle()
-        rc = lib.tfrec_writer_open(byref(h), os.fsencode(path), byref(opts))
+        rc = lib.tfrec_writer_open(byref(h), _args.path(path), byref(opts))
         if rc < 0:
             raise open_error(rc)
         self._h = h
@@ -354,10 +474,7 @@ class TFRecordWriter:
         self._write_other(record)
 
     def _write_other(self, record):
-        if type(record) is not bytes:
-            if isinstance(record, str):
-                raise TypeError("records are bytes, not str")
-            record = bytes(memoryview(record))  # rejects ints, unlike bytes()
+        record = _as_bytes(record)
         if len(record) < _LARGE:
             return self.write(record)
         if self._queue:
@@ -367,28 +484,22 @@ class TFRecordWriter:
             raise self._fail(rc)
 
     def write_many(self, records):
-        """Append every record of an iterable (faster than write() in a loop)."""
-        if self._queue:
-            self._drain()
-        h = self._handle()
+        """Append every record of an iterable: the same as write() in a loop,
+        with the loop in C where the records are bytes."""
+        write = self.write
         it = iter(records)
         while True:
             chunk = list(islice(it, _WRITE_QUEUE_RECORDS))
             if not chunk:
                 return
-            ends = array("Q", accumulate(map(len, chunk)))
-            if ends[-1] >= _LARGE * len(chunk):
-                for r in chunk:  # big records: no joining copy
-                    self.write(r)
-                continue
-            data = b"".join(chunk)  # TypeError for str and other non-buffers
-            if len(data) != ends[-1]:
-                for r in chunk:  # buffers of multi-byte items: the careful path
-                    self.write(r)
-                continue
-            rc = lib.tfrec_writer_write_batch(h, data, ends.buffer_info()[0], len(chunk))
-            if rc < 0:
-                raise self._fail(rc)
+            if set(map(type, chunk)) == {bytes} and max(map(len, chunk)) < _LARGE:
+                self._handle()
+                self._queue.extend(chunk)
+                if len(self._queue) >= _WRITE_QUEUE_RECORDS:
+                    self._drain()
+            else:
+                for r in list(map(_as_bytes, chunk)):  # TypeError before writing any
+                    write(r)
 
     def _handle(self):
         if self._h is None:
@@ -396,11 +507,16 @@ class TFRecordWriter:
         return self._h
 
     def _drain(self):
+        """Hand every queued record to C in one call: their addresses and
+        lengths, so the library frames them and copies them once, straight
+        into its output buffer."""
         h = self._handle()
         queue = self._queue
         self._queue = []
-        ends = array("Q", accumulate(map(len, queue)))
-        rc = lib.tfrec_writer_write_batch(h, b"".join(queue), ends.buffer_info()[0], len(queue))
+        ptrs, keep = _addresses(queue)
+        lens = array(_SIZE_T, map(len, queue))
+        rc = lib.tfrec_writer_write_vec(h, ptrs, lens.buffer_info()[0], len(queue))
+        del keep, queue  # the records stay alive until C has copied them
         if rc < 0:
             raise self._fail(rc)
 

@@ -236,6 +236,84 @@ def test_closed_bigtable_objects_raise_value_error(tfrec, emulator):
     assert w.close() == stats  # closing twice returns the final stats
     r = tfrec.bigtable.Reader(PROJECT, INSTANCE, "closed")
     assert [row.key for row in r] == [b"k"]
-    r.close()
-    with pytest.raises(StopIteration):  # an iterator that ended stays ended
+    with pytest.raises(StopIteration):  # a scan that ended stays ended
         next(r)
+    r.close()
+    with pytest.raises(ValueError, match="closed"):  # and once closed, says so
+        next(r)
+
+
+def test_reader_used_after_close_raises(tfrec, emulator):
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "reclosed", create_table=True) as w:
+        for i in range(5):
+            w.put(b"k%d" % i, b"v")
+    r = tfrec.bigtable.Reader(PROJECT, INSTANCE, "reclosed")
+    assert next(r).key == b"k0"
+    r.close()
+    for call in (lambda: next(r), lambda: iter(r), lambda: list(r)):
+        with pytest.raises(ValueError, match="bigtable.Reader is closed"):
+            call()
+
+
+def test_messages_name_python_arguments(tfrec, emulator):
+    """The library's messages name no CLI flag; the binding adds its own."""
+    with pytest.raises(tfrec.BigtableError) as e:
+        tfrec.bigtable.Writer(PROJECT, INSTANCE, "no_such_table")
+    msg = str(e.value)
+    assert "no_such_table does not exist" in msg and "create_table=True" in msg, msg
+    assert "--" not in msg, msg
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "onefamily", family="a", create_table=True):
+        pass
+    with pytest.raises(tfrec.BigtableError) as e:
+        tfrec.bigtable.Writer(PROJECT, INSTANCE, "onefamily", family="b")
+    msg = str(e.value)
+    assert "no column family 'b'" in msg and "create_table=True" in msg and "--" not in msg, msg
+    # no project and no metadata server (a closed loopback port stands in for it)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    old = os.environ.get("GCE_METADATA_HOST")
+    os.environ["GCE_METADATA_HOST"] = "127.0.0.1:%d" % port
+    try:
+        with pytest.raises(tfrec.BigtableError) as e:
+            tfrec.bigtable.Writer(None, INSTANCE, "t")
+    finally:
+        if old is None:
+            del os.environ["GCE_METADATA_HOST"]
+        else:
+            os.environ["GCE_METADATA_HOST"] = old
+    msg = str(e.value)
+    assert "no project given" in msg and "pass the project" in msg and "--" not in msg, msg
+
+
+def test_bad_arguments_are_refused_before_c(tfrec, emulator, tmp_path):
+    """NUL bytes in names and paths, negative sizes: refused, not truncated
+    or wrapped around."""
+    for kwargs in ({"table": "a\0b"}, {"family": "f\0"}, {"column": "c\0"},
+                   {"instance": INSTANCE + "\0x"}, {"project": PROJECT + "\0"}):
+        args = dict(project=PROJECT, instance=INSTANCE, table="nul", create_table=True)
+        args.update(kwargs)
+        with pytest.raises(ValueError, match="NUL"):
+            tfrec.bigtable.Writer(**args)
+    for kwargs in ({"batch_rows": -1}, {"batch_bytes": -5}, {"max_inflight": -2},
+                   {"retry_timeout_ms": -1}, {"rpc_timeout_ms": -1}):
+        with pytest.raises(ValueError, match="negative"):
+            tfrec.bigtable.Writer(PROJECT, INSTANCE, "neg", create_table=True, **kwargs)
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "neg", create_table=True) as w:
+        p = tmp_path / "d.tfrecord"
+        tfrecord_ref.write_records(str(p), [b"x"])
+        for kwargs in ({"num_records": -1}, {"start_index": -1}, {"max_rows_per_sec": -1.0}):
+            with pytest.raises(ValueError, match="negative"):
+                w.write_tfrecords(str(p), **kwargs)
+        with pytest.raises(ValueError, match="NUL"):
+            w.write_tfrecords(str(p) + "\0*")
+        assert w.write_tfrecords(str(p)) == 1
+    with pytest.raises(ValueError, match="negative"):
+        tfrec.bigtable.Reader(PROJECT, INSTANCE, "neg", limit=-1)
+    with pytest.raises(ValueError, match="NUL"):
+        tfrec.bigtable.Reader(PROJECT, INSTANCE, "neg\0x")
+    with pytest.raises(ValueError, match="negative"):
+        tfrec.bigtable.row_key("p", -1, 5)
+    with pytest.raises(ValueError, match="negative"):
+        tfrec.bigtable.key_width(-3)

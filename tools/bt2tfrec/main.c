@@ -189,7 +189,8 @@ static int run(const bt2_flags *f)
     co.instance = f->instance;
     int rc = tfrec_bt_client_open(&cl, &co);
     if (rc) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+        fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
+                rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
         return cli_exit_for(rc);
     }
     tfrec_bt_read_options ro = TFREC_BT_READ_OPTIONS_INIT;

@@ -84,7 +84,10 @@ static int open_bigtable(run *r)
     co.rpc_timeout_ms = (int64_t)(r->f.rpc_timeout_s * 1000);
     int rc = tfrec_bt_client_open(&r->client, &co);
     if (rc) {
-        fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
+        /* Without a project the library asks the metadata server; when that
+         * fails, the flag to name it is this tool's to say. */
+        fprintf(stderr, "tfrec2bt: %s%s\n", tfrec_last_errmsg(),
+                rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
         return cli_exit_for(rc);
     }
     rc = tfrec_bt_ensure_table(r->client, r->f.table, r->f.column_family, r->f.create_table);
@@ -94,7 +97,11 @@ static int open_bigtable(run *r)
             fprintf(stderr, "tfrec2bt: warning: cannot check the table (%s); loading anyway\n",
                     msg);
         } else {
-            fprintf(stderr, "tfrec2bt: %s\n", msg);
+            /* The library says how to create what is missing by hand; the
+             * flag that creates it is this tool's. */
+            fprintf(stderr, "tfrec2bt: %s%s\n", msg,
+                    rc == TFREC_E_NOT_FOUND && !r->f.create_table ? ", or pass --create_table"
+                                                                  : "");
             return cli_exit_for(rc);
         }
     }

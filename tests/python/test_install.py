@@ -1,0 +1,118 @@
+"""`pip install ./python` (offline: no build isolation, no dependencies) next
+to a `make install`ed library: the package finds libtfrec through the
+documented search order, or says exactly what to install."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from bindings_env import PYTHON_DIR, REPO
+
+PY = "/usr/bin/python3"
+PROBE = r"""
+import os, sys, tfrec
+p = sys.argv[1]
+with tfrec.TFRecordWriter(p) as w:
+    w.write_many([b"a", b"bc"])
+assert list(tfrec.TFRecordReader(p)) == [b"a", b"bc"]
+print(tfrec.library_path)
+print(sorted(k for k, v in tfrec.parts().items() if v))
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(build_dir, tmp_path_factory):
+    """(site dir holding the pip-installed package, PREFIX of make install)."""
+    t = tmp_path_factory.mktemp("install")
+    # pip builds in the source directory; build from a copy so that nothing
+    # is written into the tree under test.
+    src = t / "src"
+    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns(
+        "__pycache__", "build", "*.egg-info", "libtfrec*.so*"))
+    site = t / "site"
+    out = subprocess.run([PY, "-m", "pip", "install", "--no-build-isolation", "--no-deps",
+                          "--no-index", "--target", str(site), str(src)],
+                         capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (site / "tfrec" / "_lib.py").exists()
+    parts = open(os.path.join(build_dir, "parts")).read().split()
+    prefix = t / "prefix"
+    out = subprocess.run(["make", "-C", REPO, "--no-print-directory", "BUILD=" + build_dir,
+                          "WITH_IMAGE=%d" % ("tfrec-image" in parts),
+                          "WITH_BIGTABLE=%d" % ("tfrec-bigtable" in parts),
+                          "install", "PREFIX=" + str(prefix)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return site, prefix, parts
+
+
+def run_probe(site, tmp_path, **env):
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("TFREC_LIBRARY", "TFREC_BUILD", "LD_LIBRARY_PATH", "PYTHONPATH")}
+    base.update(env)
+    base["PYTHONPATH"] = str(site)
+    return subprocess.run([PY, "-c", PROBE, str(tmp_path / "probe.tfrecord")], cwd=str(tmp_path),
+                          capture_output=True, text=True, env=base, timeout=120)
+
+
+def system_has_libtfrec():
+    out = subprocess.run([PY, "-c", "import ctypes; ctypes.CDLL('libtfrec.so.1')"],
+                         capture_output=True)
+    return out.returncode == 0 or any(
+        os.path.exists(os.path.join(d, "libtfrec.so.1"))
+        for d in ("/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu"))
+
+
+def test_found_through_ld_library_path(installed, tmp_path):
+    site, prefix, parts = installed
+    out = run_probe(site, tmp_path, LD_LIBRARY_PATH=str(prefix / "lib"))
+    assert out.returncode == 0, out.stderr
+    path, found = out.stdout.splitlines()
+    assert path == "libtfrec.so.1"  # by soname, as the loader finds it
+    assert found == repr(sorted(parts))  # the optional parts come along
+
+
+def test_found_through_tfrec_library(installed, tmp_path):
+    site, prefix, parts = installed
+    lib = prefix / "lib" / "libtfrec.so.1"
+    out = run_probe(site, tmp_path, TFREC_LIBRARY=str(lib))
+    assert out.returncode == 0, out.stderr
+    path, found = out.stdout.splitlines()
+    assert path == str(lib) and found == repr(sorted(parts))
+    # an explicit choice that does not exist is an error, not a fallback
+    out = run_probe(site, tmp_path, TFREC_LIBRARY=str(prefix / "nothing.so"),
+                    LD_LIBRARY_PATH=str(prefix / "lib"))
+    assert out.returncode != 0 and "nothing.so (absent)" in out.stderr
+
+
+def test_found_in_a_standard_directory_without_ldconfig(installed, tmp_path):
+    # A library in PREFIX/lib that the loader does not know (no ldconfig, no
+    # LD_LIBRARY_PATH): found by looking in the standard directories, here
+    # this Python's prefix pointed at PREFIX.
+    site, prefix, parts = installed
+    probe = "import sys; sys.prefix = %r\n" % str(prefix) + PROBE
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TFREC_LIBRARY", "TFREC_BUILD", "LD_LIBRARY_PATH")}
+    env["PYTHONPATH"] = str(site)
+    out = subprocess.run([PY, "-c", probe, str(tmp_path / "p.tfrecord")], cwd=str(tmp_path),
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    if not system_has_libtfrec():
+        path, found = out.stdout.splitlines()
+        assert path == str(prefix / "lib" / "libtfrec.so.1") and found == repr(sorted(parts))
+
+
+def test_not_found_says_what_to_install(installed, tmp_path):
+    site, prefix, parts = installed
+    if system_has_libtfrec():
+        return  # this machine has one installed: nothing to miss
+    out = run_probe(site, tmp_path)
+    assert out.returncode != 0
+    err = out.stderr
+    assert "LibraryNotFoundError" in err and "libtfrec.so.1" in err, err
+    for hint in ("make install", "ldconfig", "TFREC_LIBRARY", "LD_LIBRARY_PATH"):
+        assert hint in err, err
+    assert "/usr/local/lib/libtfrec.so.1 (absent)" in err  # where it looked
