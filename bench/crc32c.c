@@ -250,6 +250,8 @@ static void print_target(int chained, int rounds)
     printf("| case | auto GB/s, median [range] | ISA-L GB/s, median [range] | auto / ISA-L, "
            "median of rounds [range] | target | verdict |\n");
     printf("|---|---:|---:|---:|---:|---|\n");
+    char ratio_lines[NCASES][96]; /* for bench/run.sh, after the table */
+    size_t nlines = 0;
     for (size_t k = 0; k < (chained ? NRES : NCASES); k++) {
         char h[32];
         case_name(k, h, sizeof h);
@@ -263,7 +265,17 @@ static void print_target(int chained, int rounds)
         printf("| %s | %.2f [%.2f-%.2f] | %.2f [%.2f-%.2f] | **%.2fx** [%.2f-%.2f] | >= 1.0x | "
                "%s |\n",
                h, am, al, ah, im, il, ih, rm, rl, rh, rm >= 1.0 ? "met" : "**not met**");
+        for (char *c = h; *c; c++)
+            if (*c == ' ')
+                *c = '_';
+        if (nlines < NCASES)
+            snprintf(ratio_lines[nlines++], sizeof ratio_lines[0],
+                     "RATIO crc32c_%s_%s_vs_isal %.3f 1.0", h, chained ? "chained" : "independent",
+                     rm);
     }
+    printf("\n");
+    for (size_t i = 0; i < nlines; i++)
+        printf("%s\n", ratio_lines[i]);
 }
 
 int main(int argc, char **argv)

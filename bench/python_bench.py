@@ -27,6 +27,7 @@ buffer), which bounds every implementation, C included. Targets (issues 5,
 within 1.5x of C for 110 KiB.
 """
 
+import re
 import argparse
 import os
 import resource
@@ -323,6 +324,7 @@ def report(rows, markdown, rounds):
                      vs_c and vs_c + " C's time"))
     print()
     seen = set()
+    ratios = []
     for what, value, target in targets:
         if what in seen:
             continue
@@ -333,6 +335,17 @@ def report(rows, markdown, rounds):
         met = value >= target if target > 0 else value <= -target
         print("target: %-66s %5.2fx  (%s %.1fx)  %s" % (
             what, value, ">=" if target > 0 else "<=", abs(target), "met" if met else "NOT MET"))
+        # bench/run.sh's convention: met when value >= target
+        name = "python_" + re.sub(r"[^A-Za-z0-9]+", "_", what.split(">=")[0]).strip("_")
+        if USUAL in what:
+            name += "_vs_usual_script"
+        if target > 0:
+            ratios.append("RATIO %s %.3f %g" % (name, value, target))
+        elif value > 0:
+            ratios.append("RATIO %s %.3f %.3f inverse of a time ratio" % (name, 1 / value, 1 / -target))
+    print()
+    for line in ratios:
+        print(line)
 
 
 if __name__ == "__main__":
