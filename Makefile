@@ -1,7 +1,7 @@
 # libtfrec: one non-recursive Makefile, everything built under $(BUILD)/.
 #
 #   make            libraries (static + shared, one per part) and tools
-#   make WITH_IMAGE=0 WITH_BIGTABLE=0
+#   make WITH_IMAGE=0 WITH_BIGTABLE=0 WITH_STORAGE=0
 #                   leave those parts out, with the tools, tests and
 #                   benchmarks that need them (default: build every part)
 #   make test       install missing build dependencies, build, run every test
@@ -48,14 +48,12 @@ PROTOC_C  ?= protoc-c
 #   tfrec           crc32c io record example batch util  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
 #   tfrec-image     image imagenet                       -              tfrec, libjpeg, libpng
 #   tfrec-bigtable  bigtable                             google/        tfrec, libprotobuf-c, grpc, libcurl (GCE metadata server)
-#   tfrec-storage   storage (gs://, http(s)://; to come) -              tfrec, libcurl
-#
-# Adding tfrec-storage: a WITH_STORAGE switch and four lines like those of
-# tfrec-bigtable; libcurl then stays out of every other part's link line.
+#   tfrec-storage   storage (gs://)                      -              tfrec, libcurl, libcrypto (token signing)
 WITH_IMAGE    ?= 1
 WITH_BIGTABLE ?= 1
-ALL_PARTS := tfrec tfrec-image tfrec-bigtable
-PARTS     := tfrec $(if $(filter 1,$(WITH_IMAGE)),tfrec-image) $(if $(filter 1,$(WITH_BIGTABLE)),tfrec-bigtable)
+WITH_STORAGE  ?= 1
+ALL_PARTS := tfrec tfrec-image tfrec-bigtable tfrec-storage
+PARTS     := tfrec $(if $(filter 1,$(WITH_IMAGE)),tfrec-image) $(if $(filter 1,$(WITH_BIGTABLE)),tfrec-bigtable) $(if $(filter 1,$(WITH_STORAGE)),tfrec-storage)
 
 # ISA-L speeds up GZIP/ZLIB and is used when present (see README).
 HAVE_ISAL := $(shell pkg-config --exists libisal 2>/dev/null && echo 1)
@@ -71,6 +69,9 @@ tfrec-bigtable_MODULES := bigtable
 tfrec-bigtable_PROTOS  := google
 tfrec-bigtable_REQUIRES:= tfrec
 tfrec-bigtable_PKGS    := libprotobuf-c grpc libcurl
+tfrec-storage_MODULES  := storage
+tfrec-storage_REQUIRES := tfrec
+tfrec-storage_PKGS     := libcurl libcrypto
 
 # Programs belong to the part of the module they exercise: a unit test
 # tests/unit/test_<module>[_what].c, a benchmark bench/<module>[_what].c, and

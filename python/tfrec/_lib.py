@@ -37,10 +37,11 @@ CORE = "tfrec"
 OPTIONAL_PARTS = {
     "tfrec-image": ("convert_images", "WITH_IMAGE"),
     "tfrec-bigtable": ("tfrec.bigtable", "WITH_BIGTABLE"),
+    "tfrec-storage": ("gs:// paths", "WITH_STORAGE"),
 }
 # Which part defines a C function, by its prefix (everything else: the core).
 _PREFIXES = (("tfrec_imagenet_", "tfrec-image"), ("tfrec_image_", "tfrec-image"),
-             ("tfrec_bt_", "tfrec-bigtable"))
+             ("tfrec_bt_", "tfrec-bigtable"), ("tfrec_storage_", "tfrec-storage"))
 
 
 def _names(part):

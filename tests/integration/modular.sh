@@ -22,7 +22,7 @@ has() { case " $PARTS " in *" $1 "*) echo 1 ;; *) echo 0 ;; esac; }
 # Install this build's parts (the same switches it was built with).
 DEST=$T/dest
 if make -C "$ROOT" --no-print-directory BUILD="$BUILD" WITH_IMAGE="$(has tfrec-image)" \
-    WITH_BIGTABLE="$(has tfrec-bigtable)" install DESTDIR="$DEST" PREFIX=/usr >"$T/install.log" 2>&1; then
+    WITH_BIGTABLE="$(has tfrec-bigtable)" WITH_STORAGE="$(has tfrec-storage)" install DESTDIR="$DEST" PREFIX=/usr >"$T/install.log" 2>&1; then
     pass "make install DESTDIR=... PREFIX=/usr"
 else
     fail "make install DESTDIR=... PREFIX=/usr" "$(tail -5 "$T/install.log")"

@@ -25,7 +25,7 @@ fi
 # The same parts as the build (make's WITH_* switches from $BUILD/parts).
 with() { grep -qw -- "$1" "$BUILD/parts" && echo 1 || echo 0; }
 if make -C "$ROOT" --no-print-directory BUILD="$BUILD" WITH_IMAGE="$(with tfrec-image)" \
-    WITH_BIGTABLE="$(with tfrec-bigtable)" install PREFIX="$T/usr" >"$T/install.log" 2>&1 &&
+    WITH_BIGTABLE="$(with tfrec-bigtable)" WITH_STORAGE="$(with tfrec-storage)" install PREFIX="$T/usr" >"$T/install.log" 2>&1 &&
     [ -f "$T/usr/lib/pkgconfig/tfrec.pc" ] && [ -f "$T/usr/include/tfrec/tfrec.h" ]; then
     pass "make install PREFIX=..."
 else

@@ -91,7 +91,7 @@ if [ "$(echo $PARTS | wc -w)" -gt 1 ]; then
     for p in $PARTS; do
         [ "$p" = tfrec ] || nm -D --undefined-only "$BUILD/lib$p.so.$VERSION"
     done | awk '{print $2}' | sed -n "s/@$PRIVATE\$//p" | sort -u >"$T/private.used"
-    if [ "$PARTS" = "tfrec tfrec-image tfrec-bigtable" ]; then
+    if [ "$PARTS" = "tfrec tfrec-image tfrec-bigtable tfrec-storage" ]; then
         comm -23 "$T/private.exported" "$T/private.used" >"$T/bad"
         check "every $PRIVATE export is called by another part" "$T/bad"
     fi

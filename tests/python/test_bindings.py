@@ -554,7 +554,7 @@ def test_finds_library_in_installed_layout(build_dir, tmp_path):
     path, found = out.stdout.splitlines()
     assert path == str(libdir / "libtfrec.so.1")
     expected = {p: (str(libdir / ("lib%s.so.1" % p)) if p in parts else None)
-                for p in ("tfrec", "tfrec-image", "tfrec-bigtable")}
+                for p in ("tfrec", "tfrec-image", "tfrec-bigtable", "tfrec-storage")}
     assert json.loads(found) == expected
 
 
@@ -588,7 +588,7 @@ def test_missing_part_names_feature_and_part(build_dir, tmp_path):
     lines = out.stdout.splitlines()
     found, feats = json.loads(lines[0])
     assert found == {"tfrec": str(core / "libtfrec.so.1"), "tfrec-image": None,
-                     "tfrec-bigtable": None}
+                     "tfrec-bigtable": None, "tfrec-storage": None}
     assert feats["records"] and not feats["convert_images"] and not feats["bigtable"]
     assert len(lines) == 4
     assert lines[1].startswith("convert_images needs libtfrec-image, which is not installed")

@@ -43,6 +43,7 @@ def installed(build_dir, tmp_path_factory):
     out = subprocess.run(["make", "-C", REPO, "--no-print-directory", "BUILD=" + build_dir,
                           "WITH_IMAGE=%d" % ("tfrec-image" in parts),
                           "WITH_BIGTABLE=%d" % ("tfrec-bigtable" in parts),
+                          "WITH_STORAGE=%d" % ("tfrec-storage" in parts),
                           "install", "PREFIX=" + str(prefix)],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
