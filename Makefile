@@ -144,6 +144,12 @@ TOOL_BINS  := $(TOOLS:%=$(BUILD)/bin/%)
 # Test builds of tools (fault injection), see below.
 TEST_TOOLS     := $(filter tfrec2bt,$(TOOLS))
 TEST_TOOL_BINS := $(TEST_TOOLS:%=$(BUILD)/test-bin/%)
+# Test programs tests/tools/<module>_<what>.c: drivers of internals that the
+# Python and integration tests run, built with -DTFREC_TESTING into
+# test-bin/ and belonging to their module's part.
+TEST_PROGS     := $(patsubst tests/tools/%.c,%,$(sort $(wildcard tests/tools/*.c)))
+TEST_PROGS     := $(foreach t,$(TEST_PROGS),$(if $(call built,$(call bench_part,$(t))),$(t)))
+TEST_TOOL_BINS += $(TEST_PROGS:%=$(BUILD)/test-bin/%)
 # Code shared by the tools, as an archive: a program takes only what it calls.
 TOOLS_LIB  := $(BUILD)/tools/libcommon.a
 TOOLS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/common/*.c))
@@ -287,6 +293,7 @@ $(BUILD)/obj-testing/%.o: %.c $(PB_SYMS) | $(PB_H)
 	$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
 	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
 $(foreach t,$(TEST_TOOLS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(patsubst %.c,$(BUILD)/obj-testing/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
+$(foreach t,$(TEST_PROGS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(BUILD)/obj-testing/tests/tools/$(t).o,$(call bench_part,$(t)))))
 
 # libFuzzer targets (built by `make fuzz` with clang and FUZZ=1).
 define fuzzer
