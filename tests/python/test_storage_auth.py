@@ -1,0 +1,434 @@
+# needs: tfrec-storage
+"""Google credentials for Cloud Storage (lib/storage/auth*.c), end to end.
+
+The test plays Google's side on a loopback port: an OAuth token endpoint
+that checks every JWT our code signs with an independent library
+(python3-jwt, against the public half of an RSA key pair generated here
+with python3-cryptography), and a GCE metadata server that insists on the
+Metadata-Flavor header. The C side is test-bin/storage_auth_probe, which
+runs steps (get, force, sleep:MS, threads:N, account) on one
+tfrec_gcs_auth handle and prints one line per step. Nothing leaves the
+machine: the environment is scrubbed of real credentials, HOME is a
+temporary directory, and the metadata server address always points at a
+loopback port.
+"""
+import http.server
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
+JWT_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+EMAIL = "loader@example-project.iam.gserviceaccount.com"
+GCE_EMAIL = "1234-compute@developer.gserviceaccount.com"
+KEY_ID = "0123456789abcdef"
+USER = {"client_id": "cid-42.apps.example", "client_secret": "s3cr3t-client",
+        "refresh_token": "1//refresh-secret"}
+TOKEN_PATH = "/token"
+METADATA_TOKEN = "/computeMetadata/v1/instance/service-accounts/default/token"
+METADATA_EMAIL = "/computeMetadata/v1/instance/service-accounts/default/email"
+
+
+@pytest.fixture(scope="module")
+def keypair():
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    return pem, key.public_key()
+
+
+class GoogleSide:
+    """Token endpoint and metadata server. `script` holds replies used in
+    order before the normal ones: (status, body, delay_s, headers) or None
+    for a normal answer."""
+
+    def __init__(self, public_key):
+        self.public_key = public_key
+        self.lock = threading.Lock()
+        self.requests = []  # (time, path, form or headers)
+        self.problems = []
+        self.script = []
+        self.expires_in = 3600
+        self.delay = 0.0
+        self.issued = 0
+        self.flavor = True
+        side = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                form = urllib.parse.parse_qs(self.rfile.read(n).decode(), strict_parsing=True)
+                side.answer(self, self.path, {k: v[0] for k, v in form.items()})
+
+            def do_GET(self):
+                side.answer(self, self.path, dict(self.headers))
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path=TOKEN_PATH):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def count(self, path=TOKEN_PATH):
+        with self.lock:
+            return sum(1 for r in self.requests if r[1] == path)
+
+    def check(self, path, req):
+        """What is wrong with a request, or None."""
+        if path == TOKEN_PATH:
+            grant = req.get("grant_type")
+            if grant == JWT_GRANT:
+                a = req.get("assertion", "")
+                try:
+                    head = jwt.get_unverified_header(a)
+                    claims = jwt.decode(a, self.public_key, algorithms=["RS256"],
+                                        audience=self.url(),
+                                        options={"require": ["iss", "aud", "iat", "exp"]})
+                except jwt.PyJWTError as e:
+                    return "JWT rejected: %s" % e
+                if head.get("typ") != "JWT" or head.get("kid") != KEY_ID:
+                    return "JWT header %r" % head
+                if claims["iss"] != EMAIL or claims.get("scope") != SCOPE:
+                    return "JWT claims %r" % claims
+                if claims["exp"] - claims["iat"] != 3600 or abs(claims["iat"] - time.time()) > 60:
+                    return "JWT times %r" % claims
+                return None
+            if grant == "refresh_token":
+                got = {k: req.get(k) for k in USER}
+                return None if got == USER else "refresh request %r" % req
+            return "grant_type %r" % grant
+        if path in (METADATA_TOKEN, METADATA_EMAIL):
+            if req.get("Metadata-Flavor") != "Google":
+                return "metadata request without Metadata-Flavor: Google"
+            return None
+        return "unexpected path %s" % path
+
+    def answer(self, h, path, req):
+        with self.lock:
+            self.requests.append((time.time(), path, req))
+            problem = self.check(path, req)
+            if problem:
+                self.problems.append(problem)
+            scripted = self.script.pop(0) if self.script and path != METADATA_EMAIL else None
+            delay = self.delay
+        headers = {"Metadata-Flavor": "Google"} if self.flavor and path.startswith("/compute") else {}
+        if scripted:
+            status, body, delay, extra = tuple(scripted) + (0.0, {})[len(scripted) - 2:]
+            headers.update(extra)
+        elif problem:
+            status, body = (403, "wrong request") if path != TOKEN_PATH else \
+                (400, json.dumps({"error": "invalid_grant", "error_description": problem}))
+        elif path == METADATA_EMAIL:
+            status, body = 200, GCE_EMAIL
+        else:
+            with self.lock:
+                self.issued += 1
+                body = json.dumps({"access_token": "tok-%d" % self.issued,
+                                   "expires_in": self.expires_in, "token_type": "Bearer"})
+            status = 200
+        if delay:
+            time.sleep(delay)
+        data = body.encode() if isinstance(body, str) else body
+        try:
+            h.send_response(status)
+            for k, v in headers.items():
+                h.send_header(k, v)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def google(keypair):
+    side = GoogleSide(keypair[1])
+    yield side
+    side.close()
+    assert not side.problems, side.problems
+
+
+@pytest.fixture
+def dead_port():
+    """A loopback port that refuses connections (bound, never listening)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    yield s.getsockname()[1]
+    s.close()
+
+
+@pytest.fixture
+def probe(build_dir, tmp_path, dead_port):
+    exe = os.path.join(build_dir, "test-bin", "storage_auth_probe")
+    assert os.access(exe, os.X_OK), "%s missing: build with make tests" % exe
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def run(*steps, file=None, env=None, tune=("--timeout-ms=2000", "--attempts=3",
+                                               "--backoff-ms=20", "--probe-ms=1000")):
+        e = {k: v for k, v in os.environ.items()
+             if k not in ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST",
+                          "GCE_METADATA_ROOT", "TFREC_GCS_TOKEN_URI", "STORAGE_EMULATOR_HOST")
+             and not k.lower().endswith("_proxy")}
+        e.update(HOME=str(home), GCE_METADATA_HOST="127.0.0.1:%d" % dead_port, NO_PROXY="*")
+        e.update(env or {})
+        args = [exe] + (["--file=" + str(file)] if file else []) + list(tune) + list(steps)
+        res = subprocess.run(args, capture_output=True, text=True, env=e, timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert "ERROR: AddressSanitizer" not in res.stderr, res.stderr
+        lines = res.stdout.splitlines()
+        assert len(lines) >= len(steps), res.stdout
+        return lines
+    run.home = home
+    return run
+
+
+def key_file(path, pem, google, **over):
+    doc = {"type": "service_account", "project_id": "example-project",
+           "private_key_id": KEY_ID, "private_key": pem, "client_email": EMAIL,
+           "client_id": "1234567890", "token_uri": google.url()}
+    doc.update(over)
+    doc = {k: v for k, v in doc.items() if v is not None}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def user_file(path, google=None):
+    doc = dict(USER, type="authorized_user")
+    if google:
+        doc["token_uri"] = google.url()
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_service_account_jwt_is_verified_and_the_token_cached(probe, google, keypair, tmp_path):
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    out = probe("get", "get", "get", "account", file=f)
+    assert out[:3] == ["ok Authorization: Bearer tok-1"] * 3
+    assert out[3] == "account " + EMAIL
+    assert google.count() == 1  # one exchange for every call
+
+
+def test_refreshed_before_expiry(probe, google, keypair, tmp_path):
+    # A 6 s token is refreshed halfway (the 5-minute margin is longer than
+    # its life): at 3.5 s it is still valid, yet a new one is fetched.
+    google.expires_in = 6
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    out = probe("get", "get", "sleep:3500", "get", "get", file=f)
+    assert out == ["ok Authorization: Bearer tok-1"] * 2 + ["slept 3500"] + \
+        ["ok Authorization: Bearer tok-2"] * 2
+    times = [r[0] for r in google.requests]
+    assert len(times) == 2 and 3.0 < times[1] - times[0] < 6.0
+
+
+def test_force_refresh_fetches_a_new_token(probe, google, keypair, tmp_path):
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    out = probe("get", "force", "get", file=f)
+    assert out == ["ok Authorization: Bearer tok-1", "ok Authorization: Bearer tok-2",
+                   "ok Authorization: Bearer tok-2"]
+    assert google.count() == 2
+
+
+def test_authorized_user_refresh_flow(probe, google, tmp_path):
+    # token_uri from the file, then from TFREC_GCS_TOKEN_URI (gcloud's files
+    # have none), which also wins over the file's.
+    out = probe("get", "account", file=user_file(tmp_path / "user.json", google))
+    assert out == ["ok Authorization: Bearer tok-1", "account user credentials"]
+    f = user_file(tmp_path / "user2.json")
+    out = probe("get", file=f, env={"TFREC_GCS_TOKEN_URI": google.url()})
+    assert out == ["ok Authorization: Bearer tok-2"]
+    assert google.count() == 2
+
+
+def test_google_application_credentials(probe, google, keypair, tmp_path):
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    out = probe("get", "account", env={"GOOGLE_APPLICATION_CREDENTIALS": str(f)})
+    assert out == ["ok Authorization: Bearer tok-1", "account " + EMAIL]
+
+
+def test_gcloud_adc_file_via_cloudsdk_config_and_home(probe, google, keypair, tmp_path):
+    conf = tmp_path / "gcloud"
+    conf.mkdir()
+    user_file(conf / "application_default_credentials.json", google)
+    out = probe("get", "account", env={"CLOUDSDK_CONFIG": str(conf)})
+    assert out == ["ok Authorization: Bearer tok-1", "account user credentials"]
+    home_conf = probe.home / ".config" / "gcloud"
+    home_conf.mkdir(parents=True)
+    key_file(home_conf / "application_default_credentials.json", keypair[0], google)
+    assert probe("get", "account") == ["ok Authorization: Bearer tok-2", "account " + EMAIL]
+    # GOOGLE_APPLICATION_CREDENTIALS comes first: a broken one is an error,
+    # never a silent fall back to the ADC file.
+    out = probe("get", env={"GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "none.json")})
+    assert out[0].startswith("err ") and "GOOGLE_APPLICATION_CREDENTIALS" in out[0]
+    assert str(tmp_path / "none.json") in out[0]
+    assert google.count() == 2
+
+
+def test_gce_metadata_server(probe, google):
+    google.expires_in = 1800
+    out = probe("get", "get", "account",
+                env={"GCE_METADATA_HOST": "127.0.0.1:%d" % google.port})
+    assert out == ["ok Authorization: Bearer tok-1"] * 2 + ["account " + GCE_EMAIL]
+    assert google.count(METADATA_TOKEN) == 1
+    # every request carried Metadata-Flavor (checked by the fixture)
+    assert all(r[2].get("Metadata-Flavor") == "Google" for r in google.requests)
+
+
+def test_metadata_impostor_is_not_trusted(probe, google):
+    google.flavor = False  # answers, but not as a metadata server does
+    out = probe("get", env={"GCE_METADATA_HOST": "127.0.0.1:%d" % google.port})
+    assert out[0].startswith("err -11 no Google credentials found")
+    assert "without Metadata-Flavor: Google" in out[0]
+    assert google.count(METADATA_TOKEN) == 0
+
+
+def test_no_credentials_names_what_was_tried(probe, dead_port):
+    out = probe("get")
+    assert out[0].startswith("err -11 no Google credentials found")
+    for part in ("GOOGLE_APPLICATION_CREDENTIALS is not set",
+                 str(probe.home / ".config/gcloud/application_default_credentials.json"),
+                 "127.0.0.1:%d did not answer" % dead_port):
+        assert part in out[0], out[0]
+
+
+def test_refusal_names_file_endpoint_and_reason_without_secrets(probe, google, keypair, tmp_path):
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    google.script = [(400, json.dumps({"error": "invalid_grant",
+                                       "error_description": "Invalid JWT Signature."}))]
+    out = probe("get", file=f)
+    assert out[0].startswith("err ")
+    for part in (str(f), google.url(), "HTTP 400", "invalid_grant", "Invalid JWT Signature."):
+        assert part in out[0], out[0]
+    assert "PRIVATE KEY" not in out[0] and "assertion" not in out[0]
+    assert google.count() == 1  # a refusal is not retried
+
+    u = user_file(tmp_path / "user.json", google)
+    google.script = [(401, json.dumps({"error": "unauthorized_client"}))]
+    out = probe("get", file=u)
+    assert "unauthorized_client" in out[0] and str(u) in out[0]
+    for secret in USER.values():
+        assert secret not in out[0]
+
+
+def test_transient_failures_are_retried(probe, google, keypair, tmp_path):
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    google.script = [(503, "busy"), (429, "slow down")]
+    assert probe("get", file=f) == ["ok Authorization: Bearer tok-1"]
+    assert google.count() == 3
+    google.script = [(503, "still busy")] * 3
+    out = probe("get", file=f)
+    assert out[0].startswith("err ") and "failed after 3 attempts" in out[0]
+    assert "HTTP 503" in out[0] and google.url() in out[0]
+    assert google.count() == 6
+
+
+def test_garbage_replies_are_clear_errors(probe, google, keypair, tmp_path):
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    cases = [
+        ("<html>oops</html>", "something other than a token"),
+        (json.dumps({"expires_in": 3600}), "without an \"access_token\""),
+        (json.dumps({"access_token": "abc\r\nX-Evil: 1"}), "malformed \"access_token\""),
+        (json.dumps({"access_token": "abc", "token_type": "MAC"}), "not Bearer"),
+        (json.dumps({"access_token": "abc", "expires_in": "soon"}), "bad \"expires_in\""),
+        ("x" * (100 * 1024), "longer than 65536 bytes"),
+    ]
+    for body, why in cases:
+        google.script = [(200, body)]
+        out = probe("get", file=f)
+        assert out[0].startswith("err ") and why in out[0], (why, out)
+        assert google.url() in out[0]
+
+
+def test_slow_endpoint_times_out_then_recovers(probe, google, keypair, tmp_path):
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    tune = ("--timeout-ms=500", "--attempts=2", "--backoff-ms=20")
+    google.script = [(200, "{}", 2.0)] * 2
+    t0 = time.time()
+    out = probe("get", file=f, tune=tune)
+    assert out[0].startswith("err ") and "failed after 2 attempts" in out[0]
+    assert "imed out" in out[0]
+    assert time.time() - t0 < 10
+    google.script = [(200, "{}", 2.0)]  # one slow answer, then a normal one
+    assert probe("get", file=f, tune=tune) == ["ok Authorization: Bearer tok-1"]
+
+
+def test_failed_refresh_keeps_the_valid_token(probe, google, keypair, tmp_path):
+    google.expires_in = 6
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    google.script = [None, (503, "down"), (503, "down"), (503, "down")]
+    out = probe("get", "sleep:3500", "get", file=f)
+    # the refresh at 3.5 s fails; the token is good until 6 s
+    assert out == ["ok Authorization: Bearer tok-1", "slept 3500", "ok Authorization: Bearer tok-1"]
+    assert google.count() == 4
+
+
+def test_missing_and_malformed_key_files(probe, google, keypair, tmp_path):
+    pem = keypair[0]
+    missing = tmp_path / "absent.json"
+    out = probe("get", file=missing)
+    assert out[0].startswith("err -11 ") and str(missing) in out[0]
+
+    def err_for(name, text):
+        p = tmp_path / name
+        p.write_text(text)
+        line = probe("get", file=p)[0]
+        assert line.startswith("err ") and str(p) in line, line
+        return line
+
+    assert "not a JSON credentials file" in err_for("bad.json", '{"type": "service_account",')
+    assert "no \"type\" field" in err_for("notype.json", "{}")
+    assert "\"external_account\" are not supported" in \
+        err_for("ext.json", json.dumps({"type": "external_account"}))
+    doc = {"type": "service_account", "private_key": pem, "token_uri": google.url()}
+    assert "\"client_email\"" in err_for("noemail.json", json.dumps(doc))
+    doc.update(client_email=EMAIL, private_key="-----BEGIN PRIVATE KEY-----\nAAAA\n")
+    assert "field \"private_key\"" in err_for("badpem.json", json.dumps(doc))
+    doc.update(private_key=pem, token_uri="http://tokens.example.com/token")
+    assert "only sent over https://" in err_for("plainhttp.json", json.dumps(doc))
+    assert "\"refresh_token\"" in err_for(
+        "user.json", json.dumps({"type": "authorized_user", "client_id": "a", "client_secret": "b"}))
+    big = tmp_path / "big.json"
+    big.write_text(" " * (100 * 1024))
+    assert "not a credentials file" in probe("get", file=big)[0]
+    assert google.count() == 0
+
+
+def test_many_threads_share_one_exchange(probe, google, keypair, tmp_path):
+    google.delay = 0.5  # the exchange is in flight while all threads ask
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    assert probe("threads:32", "get", file=f) == ["threads 32 1", "ok Authorization: Bearer tok-1"]
+    assert google.count() == 1
+    google.script = [(400, json.dumps({"error": "invalid_grant"}))]
+    out = probe("threads:16", file=f)
+    assert out[0] == "threads 0 0" and len(out) == 17
+    assert all("invalid_grant" in line for line in out[1:])
+    assert google.count() == 2  # the failure was shared too
+
+
+def test_anonymous_sends_nothing(probe, google):
+    out = probe("get", "account", tune=("--anonymous",),
+                env={"GCE_METADATA_HOST": "127.0.0.1:%d" % google.port})
+    assert out == ["ok (none)", "account anonymous"]
+    assert google.requests == []
