@@ -75,6 +75,8 @@ int tfrec_gcs_url_allowed(const char *url)
         return 0;
     const char *h = url + 7;
     size_t len = strcspn(h, "/?#");
+    if (memchr(h, '@', len))
+        return 0; /* user info would make the part before it look like the host */
     const char *colon = h[0] == '[' ? memchr(h, ']', len) : memchr(h, ':', len);
     if (colon && h[0] == '[')
         colon++; /* past "]" */
