@@ -420,11 +420,13 @@ def test_many_threads_share_one_exchange(probe, google, keypair, tmp_path):
     f = key_file(tmp_path / "key.json", keypair[0], google)
     assert probe("threads:32", "get", file=f) == ["threads 32 1", "ok Authorization: Bearer tok-1"]
     assert google.count() == 1
-    google.script = [(400, json.dumps({"error": "invalid_grant"}))]
+    # A failure is shared as well: threads that asked while it was in flight
+    # get it instead of each asking again.
+    google.script = [(400, json.dumps({"error": "invalid_grant"}), 1.0)]
     out = probe("threads:16", file=f)
     assert out[0] == "threads 0 0" and len(out) == 17
     assert all("invalid_grant" in line for line in out[1:])
-    assert google.count() == 2  # the failure was shared too
+    assert google.count() == 2
 
 
 def test_anonymous_sends_nothing(probe, google):
