@@ -40,9 +40,8 @@ static void share_unlock(CURL *h, curl_lock_data d, void *ud)
     pthread_mutex_unlock(&((tfrec_storage *)ud)->share_locks[d]);
 }
 
-static int set_endpoint(tfrec_storage *st, tfrec_err *err)
+static int set_endpoint(tfrec_storage *st, const char *ep, tfrec_err *err)
 {
-    const char *ep = st->opts.endpoint;
     const char *emu = getenv("STORAGE_EMULATOR_HOST");
     if (!ep && emu && *emu) {
         ep = emu;
@@ -92,16 +91,16 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
                         st->opts.upload_chunk_bytes);
         goto fail;
     }
-    /* The strings are the caller's; keep only the endpoint (copied). The
-     * others are needed later: copy them too. */
+    /* The strings are the caller's: what is needed later is copied. */
     st->opts.endpoint = NULL;
-    if ((rc = set_endpoint(st, NULL)) < 0)
+    st->opts.user_project = NULL;
+    st->opts.credentials_file = NULL;
+    if ((rc = set_endpoint(st, opts ? opts->endpoint : NULL, NULL)) < 0)
         goto fail_opts;
     if (opts && opts->user_project && !(st->opts.user_project = strdup(opts->user_project))) {
         rc = tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
         goto fail_opts;
     }
-    st->opts.credentials_file = NULL;
     char why[512] = "";
     rc = tfrec_gcs_auth_new(&st->auth, opts ? opts->credentials_file : NULL,
                             st->emulator || st->opts.anonymous, why, sizeof why);

@@ -19,7 +19,7 @@ int tfrec_gcs_parse(const char *url, gcs_name *out, tfrec_err *err)
         return tfrec_fail(err, TFREC_E_INVALID, "%s: bucket name longer than %d bytes", url,
                           GCS_MAX_BUCKET);
     if (strlen(obj) > GCS_MAX_OBJECT)
-        return tfrec_fail(err, TFREC_E_INVALID, "%s: object name longer than %d bytes", url,
+        return tfrec_fail(err, TFREC_E_INVALID, "%.80s...: object name longer than %d bytes", url,
                           GCS_MAX_OBJECT);
     /* Bucket names are DNS-like; anything else would be escaped into a
      * different request than the user meant. */
