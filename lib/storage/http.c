@@ -223,6 +223,12 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     curl_easy_setopt(e, CURLOPT_HEADERDATA, resp);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
     curl_easy_setopt(e, CURLOPT_SHARE, st->share);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "libtfrec/" TFREC_VERSION_STRING);
+    /* An emulator is local: a proxy from the environment would only take
+     * its requests elsewhere. Real endpoints honour the usual proxy
+     * variables. */
+    if (st->emulator)
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
     if (strcmp(call->method, "GET") == 0) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     } else {

@@ -231,11 +231,13 @@ static int finished(gcs_source *s, block *b, CURLcode c)
     return tfrec_gcs_net_error(&s->err, &b->call, c, detail);
 }
 
-/* Run the transfers until the head block holds the byte at s->pos. */
+/* Run the transfers until the head block holds the byte at s->pos. They
+ * are driven at every read, even when the head already has the bytes, so
+ * the read-ahead keeps flowing while the caller works. */
 static int pump(gcs_source *s)
 {
     block *h = slot(s, 0);
-    while (h->got <= s->pos - h->off && !h->done) {
+    for (;;) {
         int running;
         CURLMcode mc = curl_multi_perform(s->multi, &running);
         if (mc != CURLM_OK)
@@ -252,10 +254,9 @@ static int pump(gcs_source *s)
                 return rc;
         }
         if (h->got > s->pos - h->off || h->done)
-            break;
+            return TFREC_OK;
         curl_multi_poll(s->multi, NULL, 0, 1000, NULL);
     }
-    return TFREC_OK;
 }
 
 static int check_crc(gcs_source *s)
