@@ -5,6 +5,7 @@
  * tests/storage/with_emulator.sh, which sets STORAGE_EMULATOR_HOST and
  * TFREC_TEST_GCS_ADMIN; without them this program runs no test. */
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -639,7 +640,61 @@ static void test_remove(void)
     tfrec_storage_free(st);
 }
 
+/* One client shared by threads: connections and DNS entries are shared
+ * under the client's locks, each source and sink belongs to one thread. */
+typedef struct worker {
+    tfrec_storage *st;
+    int id, ok;
+    char msg[512];
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    size_t size = 600 * KIB + (size_t)w->id;
+    char *data = malloc(size), *back = NULL, name[64];
+    harness_random(data, size, 100 + (uint64_t)w->id);
+    for (int round = 0; round < 3; round++) {
+        snprintf(name, sizeof name, BUCKET "/threads/w%d-%d", w->id, round);
+        size_t len;
+        if (put_object(w->st, name, data, size, 40000, NULL) != TFREC_OK) {
+            snprintf(w->msg, sizeof w->msg, "put %s: %s", name, tfrec_last_errmsg());
+            break;
+        }
+        if (get_object(w->st, name, &back, &len, 50000, NULL, w->msg, sizeof w->msg) != 0)
+            break;
+        w->ok = len == size && memcmp(back, data, size) == 0;
+        free(back);
+        back = NULL;
+        if (!w->ok) {
+            snprintf(w->msg, sizeof w->msg, "%s: different bytes back", name);
+            break;
+        }
+    }
+    free(back);
+    free(data);
+    return NULL;
+}
+
+static void test_one_client_many_threads(void)
+{
+    tfrec_storage *st = client(256 * KIB, 256 * KIB, 3);
+    CHECK(st != NULL);
+    pthread_t t[4];
+    worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){ .st = st, .id = i };
+        CHECK_EQ(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 4; i++)
+        CHECKF(w[i].ok, "worker %d: %s", i, w[i].msg);
+    tfrec_storage_free(st);
+}
+
 static const harness_test tests[] = {
+    TEST(test_one_client_many_threads),
     TEST(test_records_every_compression_and_size),
     TEST(test_object_names_with_odd_characters),
     TEST(test_listing_across_pages_and_globs),

@@ -392,6 +392,15 @@ static void test_endpoint_and_options(void)
     CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_E_INVALID);
     CHECK_EQ(tfrec_storage_new(NULL, NULL), TFREC_E_INVALID);
     tfrec_storage_free(NULL);
+    tfrec_storage_list_free(NULL);
+    CHECK_EQ(tfrec_storage_list_count(NULL), 0);
+    CHECK(tfrec_storage_list_get(NULL, 0) == NULL);
+    tfrec_storage_object info = TFREC_STORAGE_OBJECT_INIT;
+    CHECK_EQ(tfrec_storage_stat(NULL, NULL, &info), TFREC_E_INVALID);
+    info.struct_size = 0;
+    CHECK_EQ(tfrec_storage_stat(NULL, "/", &info), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_storage_remove(NULL, NULL), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_storage_glob(NULL, NULL, NULL), TFREC_E_INVALID);
     CHECK(tfrec_storage_default() == tfrec_storage_default());
 }
 
