@@ -23,7 +23,7 @@ typedef struct fake {
     pthread_t thread;
     const char *const *replies; /* full HTTP responses, in order; NULL ends */
     size_t nreplies;
-    char requests[MAX_REQ][4096]; /* head of each request received */
+    char requests[MAX_REQ][4096]; /* each request received, cut at 4 KiB */
     size_t nrequests;
 } fake;
 
@@ -57,7 +57,8 @@ static void *serve(void *arg)
                 n += (size_t)got;
             }
             if (f->nrequests < MAX_REQ) {
-                size_t k = head < sizeof f->requests[0] - 1 ? head : sizeof f->requests[0] - 1;
+                /* the head and the start of the body */
+                size_t k = n < sizeof f->requests[0] - 1 ? n : sizeof f->requests[0] - 1;
                 memcpy(f->requests[f->nrequests], buf, k);
                 f->requests[f->nrequests++][k] = 0;
             }
@@ -259,6 +260,68 @@ static void test_retries_stop_at_the_deadline(void)
     tfrec_storage_free(st);
 }
 
+/* Uploads carry the object's CRC32C: in the metadata part of a one-request
+ * upload, in X-Goog-Hash on the last request of a session. A server that
+ * stored other bytes than were sent is caught, and the object removed. */
+static void test_uploads_send_and_check_the_crc32c(void)
+{
+    static char session_reply[256], final_reply[256], single_reply[256];
+    const char *const replies[] = { session_reply,
+                                    "HTTP/1.1 308 Resume Incomplete\r\nRange: bytes=0-262143\r\n"
+                                    "Content-Length: 0\r\nConnection: close\r\n\r\n",
+                                    final_reply, single_reply,
+                                    "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n" };
+    fake f;
+    CHECK_EQ(fake_start(&f, replies, 5), 0);
+    snprintf(session_reply, sizeof session_reply,
+             "HTTP/1.1 200 OK\r\nLocation: http://127.0.0.1:%d/upload/storage/v1/b/b/o?"
+             "uploadType=resumable&upload_id=s1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+             f.port);
+    size_t size = 300 << 10;
+    char *data = malloc(size);
+    harness_random(data, size, 3);
+    char crc[9];
+    tfrec_gcs_crc_to_base64(tfrec_crc32c(data, size), crc);
+    snprintf(final_reply, sizeof final_reply,
+             "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"name\":\"big\",\"size\":\"%zu\","
+             "\"crc32c\":\"%s\"}",
+             size, crc);
+    /* The one-request upload comes back with another CRC32C. */
+    snprintf(single_reply, sizeof single_reply,
+             "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"name\":\"small\",\"size\":\"5\","
+             "\"crc32c\":\"AAAAAA==\"}");
+    tfrec_storage *st = client_for(&f, 0);
+    CHECK(st != NULL);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_sink(st, &io, "gs://b/big"), TFREC_OK);
+    CHECK_EQ(io.write(io.ctx, data, size), TFREC_OK);
+    CHECKF(io.close(io.ctx, 1) == TFREC_OK, "%s", tfrec_last_errmsg());
+    CHECK_EQ(tfrec_storage_open_sink(st, &io, "gs://b/small"), TFREC_OK);
+    CHECK_EQ(io.write(io.ctx, "hello", 5), TFREC_OK);
+    CHECK_EQ(io.close(io.ctx, 1), TFREC_E_IO);
+    CHECKF(strstr(tfrec_last_errmsg(), "gs://b/small: CRC32C mismatch") &&
+               strstr(tfrec_last_errmsg(), "removed"),
+           "%s", tfrec_last_errmsg());
+    fake_stop(&f);
+    CHECK_EQ(f.nrequests, 5);
+    CHECK(strstr(f.requests[1], "Content-Range: bytes 0-262143/*\r\n") != NULL);
+    CHECK(strcasestr(f.requests[1], "x-goog-hash") == NULL);
+    char want[64];
+    snprintf(want, sizeof want, "X-Goog-Hash: crc32c=%s\r\n", crc);
+    CHECKF(strstr(f.requests[2], "Content-Range: bytes 262144-307199/307200\r\n") &&
+               strstr(f.requests[2], want),
+           "%s", f.requests[2]);
+    CHECK(strncmp(f.requests[3], "POST /upload/storage/v1/b/b/o?uploadType=multipart", 50) == 0);
+    tfrec_gcs_crc_to_base64(tfrec_crc32c("hello", 5), crc);
+    snprintf(want, sizeof want, "{\"name\":\"small\",\"crc32c\":\"%s\"}", crc);
+    CHECKF(strstr(f.requests[3], want) && strstr(f.requests[3], "\r\n\r\nhello\r\n--"), "%s",
+           f.requests[3]);
+    CHECK(strncmp(f.requests[4], "DELETE /storage/v1/b/b/o/small ", 31) == 0);
+    free(data);
+    tfrec_storage_free(st);
+}
+
 TESTS(TEST(test_emulator_requests_carry_no_credentials),
-      TEST(test_session_on_another_host_is_refused), TEST(test_bad_replies_are_errors),
-      TEST(test_oversized_reply_is_refused), TEST(test_retries_stop_at_the_deadline))
+      TEST(test_uploads_send_and_check_the_crc32c), TEST(test_session_on_another_host_is_refused),
+      TEST(test_bad_replies_are_errors), TEST(test_oversized_reply_is_refused),
+      TEST(test_retries_stop_at_the_deadline))
