@@ -293,9 +293,13 @@ static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
     if (k > n)
         k = n;
     memcpy(buf, h->buf + at, k);
-    if (s->pos == s->crc_pos) {
-        s->crc_run = tfrec_crc32c_extend(s->crc_run, h->buf + at, k);
-        s->crc_pos += k;
+    /* The running CRC takes whatever part of these bytes continues it, so
+     * rereading the start (format detection, a seek back) does not lose
+     * the check. */
+    if (s->pos <= s->crc_pos && s->crc_pos < s->pos + k) {
+        size_t skip = (size_t)(s->crc_pos - s->pos);
+        s->crc_run = tfrec_crc32c_extend(s->crc_run, h->buf + at + skip, k - skip);
+        s->crc_pos += k - skip;
     }
     s->pos += k;
     if (s->pos == h->off + h->len) {
