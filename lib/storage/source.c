@@ -211,7 +211,7 @@ static int finished(gcs_source *s, block *b, CURLcode c)
         c = CURLE_PARTIAL_FILE; /* the body ended early: resume below */
     }
     if (c == CURLE_OK) {
-        if (st == 401 && !b->refreshed && !s->st->emulator && !s->st->opts.anonymous) {
+        if (st == 401 && !b->refreshed && !s->st->no_auth) {
             b->refreshed = 1;
             atomic_fetch_add(&s->st->refreshes, 1);
             return start(s, b, 1);
