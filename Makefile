@@ -46,7 +46,7 @@ PROTOC_C  ?= protoc-c
 #
 #   part            modules (lib/<m>/)                   protos         needs
 #   tfrec           crc32c io record example batch util  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
-#   tfrec-image     image imagenet                       -              tfrec, libjpeg, libpng
+#   tfrec-image     image imagenet tar                   -              tfrec, libjpeg, libpng
 #   tfrec-bigtable  bigtable                             google/        tfrec, libprotobuf-c, grpc, libcurl (GCE metadata server)
 #   tfrec-storage   storage (gs://)                      -              tfrec, libcurl, libcrypto (token signing)
 WITH_IMAGE    ?= 1
@@ -62,7 +62,7 @@ ISAL_DEF  := $(if $(HAVE_ISAL),-DTFREC_HAVE_ISAL=1)
 tfrec_MODULES          := crc32c io record example batch util
 tfrec_PROTOS           := tensorflow
 tfrec_PKGS             := zlib libprotobuf-c $(if $(HAVE_ISAL),libisal)
-tfrec-image_MODULES    := image imagenet
+tfrec-image_MODULES    := image imagenet tar
 tfrec-image_REQUIRES   := tfrec
 tfrec-image_PKGS       := libjpeg libpng
 tfrec-bigtable_MODULES := bigtable

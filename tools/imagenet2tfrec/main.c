@@ -20,9 +20,12 @@
 
 static const char usage[] =
     "usage: imagenet2tfrec --raw_data_dir=DIR --local_scratch_dir=DIR [flags]\n"
+    "       imagenet2tfrec --train_tar=T --validation_tar=V --validation_labels=F\n"
+    "                      --local_scratch_dir=DIR [flags]\n"
     "\n"
     "Converts RAW/train/<synset>/*.JPEG, RAW/validation/*.JPEG and\n"
-    "RAW/synset_labels.txt into OUT/train/train-00000-of-01024 ...\n"
+    "RAW/synset_labels.txt (or the official tarballs, unextracted) into\n"
+    "OUT/train/train-00000-of-01024 ...\n"
     "OUT/validation/validation-00127-of-00128 and OUT/manifest.json, as\n"
     "tensorflow/tpu's imagenet_to_gcs.py lays them out (--flat_output: all in OUT).\n"
     "SIGINT/SIGTERM stop the run, remove its staging directory and exit 130;\n"
@@ -69,7 +72,7 @@ static int check_reference_flags(const cli_cmdline *cl, const cli *c)
                             "uploading is not built yet: pass --nogcs_upload to convert locally");
         return EXIT_USAGE;
     }
-    if (!c->o.raw_data_dir && c->o.layout != TFREC_LAYOUT_CSV &&
+    if (!c->o.raw_data_dir && !c->o.train_tar && c->o.layout != TFREC_LAYOUT_CSV &&
         (c->imagenet_username || c->imagenet_access_key)) {
         cli_usage_error(cl,
                         "%s: downloading ImageNet is not built yet; download and extract "
@@ -106,8 +109,22 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
         cli_usage_error(cl, "--local_scratch_dir (or --output_dir) is required");
         return EXIT_USAGE;
     }
-    if (c->o.layout != TFREC_LAYOUT_CSV && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
-        cli_usage_error(cl, "--raw_data_dir is required");
+    int tars = c->o.train_tar || c->o.validation_tar;
+    if (tars && (!c->o.train_tar || !c->o.validation_tar)) {
+        cli_usage_error(cl, "--train_tar and --validation_tar go together");
+        return EXIT_USAGE;
+    }
+    if (tars && c->o.layout != TFREC_LAYOUT_IMAGENET) {
+        cli_usage_error(cl, "--train_tar and --validation_tar need --layout=imagenet");
+        return EXIT_USAGE;
+    }
+    if (tars && !c->o.validation_labels_file && !c->o.raw_data_dir) {
+        cli_usage_error(cl, "--train_tar needs --validation_labels=FILE (or --raw_data_dir "
+                            "holding synset_labels.txt)");
+        return EXIT_USAGE;
+    }
+    if (!tars && c->o.layout != TFREC_LAYOUT_CSV && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
+        cli_usage_error(cl, "--raw_data_dir (or --train_tar and --validation_tar) is required");
         return EXIT_USAGE;
     }
     if (c->o.layout == TFREC_LAYOUT_CSV && (!c->o.csv_path || !*c->o.csv_path)) {
@@ -271,7 +288,9 @@ int main(int argc, char **argv)
           .dest = &o->raw_data_dir,
           .value_name = "DIR",
           .section = "Flags of imagenet_to_gcs.py:",
-          .help = "input root: train/, validation/, synset_labels.txt" },
+          .help = "input root: train/, validation/, synset_labels.txt;\n"
+                  "or ILSVRC2012_img_train.tar, ILSVRC2012_img_val.tar,\n"
+                  "synset_labels.txt (read without extracting)" },
         { .name = "local_scratch_dir",
           .type = CLI_PATH,
           .dest = &o->output_dir,
@@ -325,6 +344,22 @@ int main(int argc, char **argv)
           .dest = &o->validation_labels_file,
           .value_name = "FILE",
           .help = "[RAW/synset_labels.txt]" },
+        { .name = "validation_labels",
+          .type = CLI_PATH,
+          .dest = &o->validation_labels_file,
+          .value_name = "FILE",
+          .help = "the same as --validation_labels_file" },
+        { .name = "train_tar",
+          .type = CLI_PATH,
+          .dest = &o->train_tar,
+          .value_name = "FILE",
+          .help = "ILSVRC2012_img_train.tar (a tar of nXXXXXXXX.tar), read\n"
+                  "in place: no image is extracted to disk" },
+        { .name = "validation_tar",
+          .type = CLI_PATH,
+          .dest = &o->validation_tar,
+          .value_name = "FILE",
+          .help = "ILSVRC2012_img_val.tar (flat), with --train_tar" },
         { .name = "extensions",
           .type = CLI_STRING,
           .dest = &o->extensions,
