@@ -100,7 +100,9 @@ static int open_archive(in_plan *p, const char *path, int *fd, uint64_t *size, t
 {
     if (p->nfds == IN_MAX_ARCHIVES)
         return tfrec_fail(err, TFREC_E_INVALID, "too many archives");
-    int f = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer before the
+     * check below refuses it. */
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (f < 0)
         return tfrec_fail_errno(err, tfrec_errno_code(errno), errno, path, "cannot open tarball");
     struct stat st;
