@@ -79,6 +79,9 @@ tfrec-storage_PKGS     := libcurl libcrypto
 TOOL_PART_imagenet2tfrec := tfrec-image
 TOOL_PART_tfrec2bt       := tfrec-bigtable
 TOOL_PART_bt2tfrec       := tfrec-bigtable
+# Libraries a tool needs beyond its part: imagenet2tfrec downloads the
+# ImageNet tarballs itself (libcurl; MD5 through libcrypto).
+TOOL_LIBS_imagenet2tfrec := $(shell pkg-config --libs libcurl libcrypto 2>/dev/null)
 
 # part_of(module): the part holding a module (tfrec for a non-module name),
 # and the part of a tool, a unit test (test_<module>_...) and a benchmark.
@@ -263,7 +266,7 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 define program
 $(1): $(2) $(TOOLS_LIB) $$(call archives,$(3))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call libs_of,$(3))
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call libs_of,$(3)) $$(TOOL_LIBS_$$(notdir $$@))
 endef
 $(foreach t,$(TOOLS),$(eval $(call program,$(BUILD)/bin/$(t),$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
 $(foreach t,$(filter-out $(ALL_PART_TESTS),$(TESTS)),$(eval $(call program,$(BUILD)/tests/$(t),$(BUILD)/obj/tests/unit/$(t).o $(BUILD)/obj/tests/unit/harness.o,$(call test_part,$(t)))))
