@@ -181,12 +181,18 @@ static int parse_pax(tfrec_tar *t, size_t n, int *have_name, uint64_t *size, int
     return TFREC_OK;
 }
 
+static uint64_t padded(uint64_t n)
+{
+    return (n + BLOCK - 1) / BLOCK * BLOCK;
+}
+
 /* Read an extended header's data (bounded) into t->ext. */
 static int read_ext(tfrec_tar *t, uint64_t at, uint64_t size, tfrec_err *err)
 {
     if (size > TFREC_TAR_EXT_MAX)
         return fail_at(t, err, TFREC_E_PARSE, at, "extended header larger than 64 KiB");
-    if (t->end - (at + BLOCK) < size)
+    /* The padding too: the next header must start inside the archive. */
+    if (t->end - (at + BLOCK) < padded(size))
         return fail_at(t, err, TFREC_E_TRUNCATED, at, "truncated archive: extended header cut");
     if (tfrec_vec_fit(&t->ext, &t->ext_cap, (size_t)size + 1))
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
@@ -194,11 +200,6 @@ static int read_ext(tfrec_tar *t, uint64_t at, uint64_t size, tfrec_err *err)
         return fail_at(t, err, TFREC_E_IO, at, strerror(errno));
     t->ext[size] = '\0';
     return TFREC_OK;
-}
-
-static uint64_t padded(uint64_t n)
-{
-    return (n + BLOCK - 1) / BLOCK * BLOCK;
 }
 
 int tfrec_tar_next(tfrec_tar *t, tfrec_tar_entry *e, tfrec_err *err)
@@ -210,6 +211,8 @@ int tfrec_tar_next(tfrec_tar *t, tfrec_tar_entry *e, tfrec_err *err)
     for (;;) {
         uint64_t at = t->pos;
         uint8_t h[BLOCK];
+        if (at > t->end) /* cannot happen: every advance is checked */
+            return fail_at(t, err, TFREC_E_TRUNCATED, t->end, "truncated archive");
         if (at == t->end)
             return fail_at(t, err, TFREC_E_TRUNCATED, at,
                            t->members || at != t->base

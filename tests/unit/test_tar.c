@@ -129,6 +129,19 @@ static void test_size_past_the_end_and_missing_marker(void)
     CHECKF(strstr(err.msg, "header cut"), "%s", err.msg);
 }
 
+/* Found by fuzz_tar: an extended header whose data fits but whose padding
+ * does not moved the reader past the end of the archive. */
+static void test_extended_header_padding_past_the_end(void)
+{
+    static arch a;
+    memset(&a, 0, sizeof a);
+    add(&a, "pax", 'x', "10 path=a\n", 10);
+    tfrec_err err = { 0 };
+    int n;
+    CHECK_EQ(walk(&a, 512 + 10, &n, &err), TFREC_E_TRUNCATED);
+    CHECKF(strstr(err.msg, "extended header cut"), "%s", err.msg);
+}
+
 static void test_not_a_tar_and_gnu_long_names(void)
 {
     static arch a;
@@ -168,5 +181,6 @@ static void test_flat_names(void)
 }
 
 TESTS(TEST(test_members_offsets_and_end), TEST(test_bad_checksum_names_offset_and_previous_member),
-      TEST(test_size_past_the_end_and_missing_marker), TEST(test_not_a_tar_and_gnu_long_names),
+      TEST(test_size_past_the_end_and_missing_marker),
+      TEST(test_extended_header_padding_past_the_end), TEST(test_not_a_tar_and_gnu_long_names),
       TEST(test_flat_names))
