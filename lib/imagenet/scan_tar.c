@@ -120,8 +120,8 @@ static int open_archive(in_plan *p, const char *path, int *fd, uint64_t *size, t
     return TFREC_OK;
 }
 
-/* Images of a flat tar region, sorted, into out. A bad member name is
- * fatal (*bad_member names it for the caller's skip decision). */
+/* Images of a flat tar region, sorted, into out; any damage fails with
+ * the message in err (the caller decides whether --on_error=skip applies). */
 static int list_images(int fd, uint64_t base, uint64_t len, const in_opts *o, const char *label,
                        members *out, tfrec_err *err)
 {
@@ -153,7 +153,7 @@ static int list_images(int fd, uint64_t base, uint64_t len, const in_opts *o, co
             break;
         }
     }
-    if (rc < 0 && !err->code)
+    if (rc < 0 && terr.code) /* the reader failed: say in which archive */
         rc = tfrec_fail(err, rc, "%s: %s", label, terr.msg);
     tfrec_tar_close(&t);
     if (rc < 0)
@@ -233,7 +233,7 @@ static int scan_train(in_plan *p, in_split *sp, const char *path, const in_opts 
             break;
         }
     }
-    if (rc < 0 && !err->code)
+    if (rc < 0 && terr.code) /* the reader failed: say in which archive */
         rc = tfrec_fail(err, rc, "%s: %s", path, terr.msg);
     tfrec_tar_close(&t);
     const char *dup = rc < 0 ? NULL : sort_unique(&syn);
