@@ -46,7 +46,7 @@ PROTOC_C  ?= protoc-c
 #
 #   part            modules (lib/<m>/)                   protos         needs
 #   tfrec           crc32c io record example batch util  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
-#   tfrec-image     image imagenet                       -              tfrec, libjpeg, libpng
+#   tfrec-image     image imagenet tar                   -              tfrec, libjpeg, libpng
 #   tfrec-bigtable  bigtable                             google/        tfrec, libprotobuf-c, grpc, libcurl (GCE metadata server)
 #   tfrec-storage   storage (gs://)                      -              tfrec, libcurl, libcrypto (token signing)
 WITH_IMAGE    ?= 1
@@ -62,7 +62,7 @@ ISAL_DEF  := $(if $(HAVE_ISAL),-DTFREC_HAVE_ISAL=1)
 tfrec_MODULES          := crc32c io record example batch util
 tfrec_PROTOS           := tensorflow
 tfrec_PKGS             := zlib libprotobuf-c $(if $(HAVE_ISAL),libisal)
-tfrec-image_MODULES    := image imagenet
+tfrec-image_MODULES    := image imagenet tar
 tfrec-image_REQUIRES   := tfrec
 tfrec-image_PKGS       := libjpeg libpng
 tfrec-bigtable_MODULES := bigtable
@@ -79,6 +79,9 @@ tfrec-storage_PKGS     := libcurl libcrypto
 TOOL_PART_imagenet2tfrec := tfrec-image
 TOOL_PART_tfrec2bt       := tfrec-bigtable
 TOOL_PART_bt2tfrec       := tfrec-bigtable
+# Libraries a tool needs beyond its part: imagenet2tfrec downloads the
+# ImageNet tarballs itself (libcurl; MD5 through libcrypto).
+TOOL_LIBS_imagenet2tfrec := $(shell pkg-config --libs libcurl libcrypto 2>/dev/null)
 
 # part_of(module): the part holding a module (tfrec for a non-module name),
 # and the part of a tool, a unit test (test_<module>_...) and a benchmark.
@@ -269,7 +272,7 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 define program
 $(1): $(2) $(TOOLS_LIB) $$(call archives,$(3))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call libs_of,$(3))
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call libs_of,$(3)) $$(TOOL_LIBS_$$(notdir $$@))
 endef
 $(foreach t,$(TOOLS),$(eval $(call program,$(BUILD)/bin/$(t),$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
 $(foreach t,$(filter-out $(ALL_PART_TESTS),$(TESTS)),$(eval $(call program,$(BUILD)/tests/$(t),$(BUILD)/obj/tests/unit/$(t).o $(BUILD)/obj/tests/unit/harness.o,$(call test_part,$(t)))))

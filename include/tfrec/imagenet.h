@@ -93,6 +93,17 @@ typedef struct tfrec_imagenet_options {
      * the writer check it; the run then fails with TFREC_E_STATE and its
      * staging directory is removed [NULL: never]. */
     const volatile int *cancel;
+    /* LAYOUT_IMAGENET from the official tarballs instead of an extracted
+     * tree: train_tar is ILSVRC2012_img_train.tar (a tar of per-synset
+     * tars nXXXXXXXX.tar), validation_tar ILSVRC2012_img_val.tar (a flat
+     * tar), labels from validation_labels_file [RAW/synset_labels.txt].
+     * Both tars must be files (a first pass seeks over the image data to
+     * list them); no image is written to disk. The shards are the bytes a
+     * conversion of the extracted tree gives. raw_data_dir holding the two
+     * tars under those names and no train/ directory means the same [NULL:
+     * the tree]. */
+    const char *train_tar;
+    const char *validation_tar;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)

@@ -286,8 +286,10 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
     if (!rc && started == 0)
         rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "cannot start worker threads");
 
-    /* last_progress 0: the first record is reported at once. */
-    wstate w = { &c, res, { 0 }, { 0 }, staging, 0.0 };
+    /* last_progress 0: the first record is reported at once. The rejected
+     * list starts with what the scan left out. */
+    wstate w = { &c, res, { 0 }, *rejected, staging, 0.0 };
+    memset(rejected, 0, sizeof *rejected);
     for (size_t k = 0; !rc && k < p->nshards; k++)
         rc = write_shard(&w, &p->shards[k]);
     if (!rc)
@@ -323,7 +325,10 @@ static int plan_run(const in_opts *o, in_plan *p, tfrec_err *err)
     switch (o->o.layout) {
     case TFREC_LAYOUT_FOLDERS: rc = tfrec_in_scan_folders(p, o, err); break;
     case TFREC_LAYOUT_CSV: rc = tfrec_in_scan_csv(p, o, err); break;
-    default: rc = tfrec_in_scan_imagenet(p, o, err); break;
+    default:
+        rc = tfrec_in_wants_tars(o) ? tfrec_in_scan_tars(p, o, err)
+                                    : tfrec_in_scan_imagenet(p, o, err);
+        break;
     }
     if (!rc)
         rc = tfrec_in_assign_labels(p, o, err);
@@ -348,7 +353,12 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     int rc = tfrec_in_resolve_options(opts, &o, &res->err);
     if (!rc)
         rc = plan_run(&o, &plan, &res->err);
-    res->counts.images_total = plan.nitems;
+    /* Tarball members the scan left out (--on_error=skip) come first among
+     * the rejected, and count as rejected images. */
+    for (size_t i = 0; i < plan.skipped.n; i++)
+        if (tfrec_in_notes_add(&rejected, plan.skipped.v[i], plan.skipped_why.v[i]) == TFREC_OK)
+            res->counts.images_rejected++;
+    res->counts.images_total = plan.nitems + plan.skipped.n;
     res->counts.classes = (uint32_t)plan.nclasses;
     if (!rc)
         rc = tfrec_in_remove_stale(o.o.output_dir, &res->stale, &res->err);

@@ -82,6 +82,39 @@ static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
     return 0;
 }
 
+/* An image inside a tarball: its bytes at a known offset of the archive,
+ * read with pread (one descriptor shared by every worker). */
+static int read_member(const in_item *it, in_buf *b, size_t *len, in_result *r)
+{
+    if (it->size > IN_MAX_IMAGE_BYTES) {
+        fail(r, TFREC_E_IMAGE, "member larger than %llu bytes",
+             (unsigned long long)IN_MAX_IMAGE_BYTES);
+        return -1;
+    }
+    size_t n = (size_t)it->size, got = 0;
+    if (tfrec_vec_fit(&b->data, &b->cap, n ? n : 1)) {
+        fail(r, TFREC_E_NOMEM, "out of memory reading %zu bytes", n);
+        return -1;
+    }
+    while (got < n) {
+        ssize_t k = pread(it->fd, b->data + got, n - got, (off_t)(it->offset + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k < 0)
+                fail_errno(r, errno, "read failed at archive offset %llu",
+                           (unsigned long long)(it->offset + got));
+            else
+                fail(r, TFREC_E_IO, "archive ends at offset %llu: it shrank since the scan",
+                     (unsigned long long)(it->offset + got));
+            return -1;
+        }
+        got += (size_t)k;
+    }
+    *len = n;
+    return 0;
+}
+
 static int build(tfrec_example_builder *b, const in_item *it, const uint8_t *jpeg, size_t len,
                  const tfrec_image_info *info)
 {
@@ -126,7 +159,8 @@ void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_bu
     }
     uint8_t *fixed = NULL;
     size_t len = 0, fixed_len = 0;
-    if (read_file(it->path, fbuf, &len, r) != 0)
+    if ((it->from_archive ? read_member(it, fbuf, &len, r) : read_file(it->path, fbuf, &len, r)) !=
+        0)
         return;
     const uint8_t *data = fbuf->data;
     r->bytes_in = len;

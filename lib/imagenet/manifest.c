@@ -68,6 +68,8 @@ static void options(tfrec_json *j, const in_opts *o)
     tfrec_json_field_uint(j, "max_image_pixels", o->o.max_image_pixels);
     tfrec_json_field_bool(j, "flat_output", o->o.flat_output);
     tfrec_json_field_bool(j, "overwrite", o->o.overwrite);
+    tfrec_json_field_str(j, "train_tar", o->o.train_tar);
+    tfrec_json_field_str(j, "validation_tar", o->o.validation_tar);
     tfrec_json_object_end(j);
 }
 

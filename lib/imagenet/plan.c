@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/vec.h"
 
@@ -57,6 +58,10 @@ void tfrec_in_plan_free(in_plan *p)
     free(p->classes);
     free(p->order);
     free(p->shards);
+    for (int i = 0; i < p->nfds; i++)
+        close(p->fds[i]);
+    tfrec_strlist_free(&p->skipped);
+    tfrec_strlist_free(&p->skipped_why);
     memset(p, 0, sizeof *p);
 }
 

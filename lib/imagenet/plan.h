@@ -17,6 +17,11 @@ typedef struct in_item {
     const char *synset; /* class name, owned by the plan's string pool */
     int64_t label;
     uint64_t size; /* file size at scan time */
+    /* Set for an image inside a tarball: its size bytes are at offset of
+     * the open archive fd (path then only names it, for messages). */
+    int from_archive;
+    int fd;
+    uint64_t offset;
 } in_item;
 
 typedef struct in_list {
@@ -26,6 +31,7 @@ typedef struct in_list {
 
 #define IN_MAX_SPLITS 16
 #define IN_SPLIT_NAME_MAX 64
+#define IN_MAX_ARCHIVES 2
 
 typedef struct in_split {
     char name[IN_SPLIT_NAME_MAX];
@@ -51,6 +57,10 @@ typedef struct in_plan {
     size_t nitems;
     in_shard *shards;
     size_t nshards;
+    int fds[IN_MAX_ARCHIVES]; /* tarballs the items are read from */
+    int nfds;
+    /* Members the tarball scan left out (--on_error=skip), with why. */
+    tfrec_strlist skipped, skipped_why;
 } in_plan;
 
 /* Resolved options (defaults applied). */
@@ -79,6 +89,13 @@ in_split *tfrec_in_plan_split(in_plan *p, const char *name, tfrec_err *err);
 int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
+/* scan_tar.c: the ImageNet layout from the official tarballs (train: a
+ * tar of per-synset tars; validation: a flat tar), by a pass over their
+ * headers. Non-zero when the options or raw_data_dir ask for it. */
+int tfrec_in_wants_tars(const in_opts *o);
+int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err);
+/* Extension filter of the scans. */
+int tfrec_in_ext_ok(const char *name, const in_opts *o);
 /* Byte-wise sorted names in dir: its subdirectories (want_dirs) or its
  * regular files whose extension is accepted. names starts empty. */
 int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_strlist *names,

@@ -14,7 +14,7 @@
 
 #include "util/ioerr.h"
 
-static int ext_ok(const char *name, const in_opts *o)
+int tfrec_in_ext_ok(const char *name, const in_opts *o)
 {
     const char *dot = strrchr(name, '.');
     if (!dot)
@@ -49,7 +49,7 @@ int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_st
                 continue;
             is_dir = S_ISDIR(st.st_mode);
         }
-        if (is_dir != want_dirs || (!want_dirs && !ext_ok(e->d_name, o)))
+        if (is_dir != want_dirs || (!want_dirs && !tfrec_in_ext_ok(e->d_name, o)))
             continue;
         if (tfrec_strlist_add(names, e->d_name)) {
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", dir);

@@ -27,7 +27,8 @@ class _Options(_Sized):
                 ("compression", c_int), ("max_inflight_bytes", c_size_t),
                 ("manifest_path", c_char_p), ("progress", _progress_fn),
                 ("progress_ctx", c_void_p), ("max_image_pixels", c_uint64),
-                ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p)]
+                ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p),
+                ("train_tar", c_char_p), ("validation_tar", c_char_p)]
 
 
 class _Counts(_Sized):
@@ -66,7 +67,7 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                    shuffle=True, verify=None, on_error="stop", quality=None,
                    grayscale_to_rgb=False, compression=None, max_inflight_bytes=None,
                    manifest_path=None, progress=None, max_image_pixels=None,
-                   flat_output=False, overwrite=False):
+                   flat_output=False, overwrite=False, train_tar=None, validation_tar=None):
     """Convert an image tree to sharded TFRecords; returns the run's manifest
     (a dict: "shards", "labels", counts, "fixed", "rejected" ...; see
     docs/imagenet.md).
@@ -85,6 +86,12 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     (width x height) are bad images (default 89478485, PIL's limit).
     progress(done, total, bytes_in, bytes_out) is called a few times a second
     on this thread; an exception raised in it cancels the run and is re-raised.
+
+    train_tar, validation_tar: the official ImageNet tarballs
+    (ILSVRC2012_img_train.tar, a tar of per-synset tars, and the flat
+    ILSVRC2012_img_val.tar), read in place instead of raw_data_dir's tree;
+    raw_data_dir may then be None if validation_labels_file is given. The
+    shards are the bytes the extracted tree gives.
 
     Raises the tfrec.Error for the failure (ImageError, NotFoundError, ...)
     with the failed run's manifest as e.manifest.
@@ -118,6 +125,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     o.manifest_path = path(manifest_path, "manifest_path")
     o.flat_output = 1 if flat_output else 0
     o.overwrite = 1 if overwrite else 0
+    o.train_tar = path(train_tar, "train_tar")
+    o.validation_tar = path(validation_tar, "validation_tar")
 
     raised = []
     if progress is not None:

@@ -261,6 +261,38 @@ def lists_seeds():
     }
 
 
+def tar_seeds():
+    """Tar archives written by Python's tarfile (an independent writer): a
+    tar of per-synset tars in each format, a flat one, long names."""
+    import tarfile
+
+    def tar(members, fmt):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
+            for name, data, kind in members:
+                ti = tarfile.TarInfo(name)
+                ti.type = kind
+                ti.size = len(data) if kind == tarfile.REGTYPE else 0
+                t.addfile(ti, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+        return buf.getvalue()
+
+    seeds = {}
+    for fname, fmt in (("gnu", tarfile.GNU_FORMAT), ("pax", tarfile.PAX_FORMAT),
+                       ("ustar", tarfile.USTAR_FORMAT)):
+        inner = tar([("n01_%d.JPEG" % i, b"\xff\xd8" + bytes(i * 100), tarfile.REGTYPE)
+                     for i in range(3)], fmt)
+        seeds["outer_" + fname] = tar([("n01.tar", inner, tarfile.REGTYPE),
+                                       ("n02.tar", inner, tarfile.REGTYPE)], fmt)
+        seeds["flat_" + fname] = tar([("./", b"", tarfile.DIRTYPE),
+                                      ("val_1.JPEG", b"x" * 700, tarfile.REGTYPE),
+                                      ("link", b"", tarfile.SYMTYPE)], fmt)
+    seeds["long_pax"] = tar([("d/" + "y" * 200 + ".JPEG", b"z", tarfile.REGTYPE)],
+                            tarfile.PAX_FORMAT)
+    seeds["long_gnu"] = tar([("../" + "y" * 200 + ".JPEG", b"z", tarfile.REGTYPE)],
+                            tarfile.GNU_FORMAT)
+    return seeds
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -271,6 +303,7 @@ def main():
         "image": image_seeds(),
         "bigtable_merger": merger_seeds(),
         "imagenet_lists": lists_seeds(),
+        "tar": tar_seeds(),
     }
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)

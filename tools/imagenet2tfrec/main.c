@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/exit_codes.h"
@@ -14,26 +15,32 @@
 #include "../common/flags.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
+#include "download.h"
 #include "tfrec/image.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
 
 static const char usage[] =
     "usage: imagenet2tfrec --raw_data_dir=DIR --local_scratch_dir=DIR [flags]\n"
+    "       imagenet2tfrec --train_tar=T --validation_tar=V --validation_labels=F\n"
+    "                      --local_scratch_dir=DIR [flags]\n"
     "\n"
     "Converts RAW/train/<synset>/*.JPEG, RAW/validation/*.JPEG and\n"
-    "RAW/synset_labels.txt into OUT/train/train-00000-of-01024 ...\n"
+    "RAW/synset_labels.txt (or the official tarballs, unextracted) into\n"
+    "OUT/train/train-00000-of-01024 ...\n"
     "OUT/validation/validation-00127-of-00128 and OUT/manifest.json, as\n"
     "tensorflow/tpu's imagenet_to_gcs.py lays them out (--flat_output: all in OUT).\n"
     "SIGINT/SIGTERM stop the run, remove its staging directory and exit 130;\n"
     "staging directories of runs killed outright are removed by the next run.\n";
 
 static const char footer[] =
-    "Uploading (--gcs_output_path with --gcs_upload) and downloading\n"
-    "(--imagenet_username, --imagenet_access_key without --raw_data_dir) need\n"
-    "modules that are not built yet: they are refused with a message naming the\n"
-    "flag. Without --gcs_output_path the shards stay in the output directory\n"
-    "(copy them with gsutil -m cp), as with the reference's --nogcs_upload.\n";
+    "Uploading (--gcs_output_path with --gcs_upload) needs a module that is not\n"
+    "built yet: it is refused with a message naming the flag. Without\n"
+    "--gcs_output_path the shards stay in the output directory (copy them with\n"
+    "gsutil -m cp), as with the reference's --nogcs_upload. Downloading\n"
+    "(--imagenet_username and --imagenet_access_key, or --download_url, without\n"
+    "--raw_data_dir) fetches the tarballs into OUT/downloads/ and converts them\n"
+    "in place; a file whose MD5 is wrong is kept as NAME.bad-md5 (exit 1).\n";
 
 typedef struct cli {
     tfrec_imagenet_options o;
@@ -41,6 +48,10 @@ typedef struct cli {
     int quiet;
     /* the reference's Cloud Storage and download flags */
     const char *project, *gcs_output_path, *imagenet_username, *imagenet_access_key;
+    /* downloading the tarballs */
+    const char *download_url, *labels_url, *train_md5, *validation_md5;
+    int download_retries, download;
+    char *dl_train, *dl_val, *dl_labels;
     int gcs_upload;
     uint64_t max_inflight_mb;
 } cli;
@@ -67,14 +78,6 @@ static int check_reference_flags(const cli_cmdline *cl, const cli *c)
     if (c->gcs_upload && cli_flag_seen(cl, "gcs_upload")) {
         cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH, and "
                             "uploading is not built yet: pass --nogcs_upload to convert locally");
-        return EXIT_USAGE;
-    }
-    if (!c->o.raw_data_dir && c->o.layout != TFREC_LAYOUT_CSV &&
-        (c->imagenet_username || c->imagenet_access_key)) {
-        cli_usage_error(cl,
-                        "%s: downloading ImageNet is not built yet; download and extract "
-                        "the tar files, then pass --raw_data_dir",
-                        c->imagenet_username ? "--imagenet_username" : "--imagenet_access_key");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -106,8 +109,35 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
         cli_usage_error(cl, "--local_scratch_dir (or --output_dir) is required");
         return EXIT_USAGE;
     }
-    if (c->o.layout != TFREC_LAYOUT_CSV && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
-        cli_usage_error(cl, "--raw_data_dir is required");
+    /* The reference downloads when it is given no input directory. */
+    c->download =
+        c->o.layout == TFREC_LAYOUT_IMAGENET && !c->o.raw_data_dir && !c->o.train_tar &&
+        !c->o.validation_tar &&
+        ((c->imagenet_username && c->imagenet_access_key) || cli_flag_seen(cl, "download_url"));
+    if (!c->download && !c->o.raw_data_dir && (c->imagenet_username || c->imagenet_access_key) &&
+        c->o.layout == TFREC_LAYOUT_IMAGENET) {
+        cli_usage_error(cl, "downloading needs both --imagenet_username and --imagenet_access_key "
+                            "(or --download_url)");
+        return EXIT_USAGE;
+    }
+    if (c->download)
+        return CLI_PARSED;
+    int tars = c->o.train_tar || c->o.validation_tar;
+    if (tars && (!c->o.train_tar || !c->o.validation_tar)) {
+        cli_usage_error(cl, "--train_tar and --validation_tar go together");
+        return EXIT_USAGE;
+    }
+    if (tars && c->o.layout != TFREC_LAYOUT_IMAGENET) {
+        cli_usage_error(cl, "--train_tar and --validation_tar need --layout=imagenet");
+        return EXIT_USAGE;
+    }
+    if (tars && !c->o.validation_labels_file && !c->o.raw_data_dir) {
+        cli_usage_error(cl, "--train_tar needs --validation_labels=FILE (or --raw_data_dir "
+                            "holding synset_labels.txt)");
+        return EXIT_USAGE;
+    }
+    if (!tars && c->o.layout != TFREC_LAYOUT_CSV && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
+        cli_usage_error(cl, "--raw_data_dir (or --train_tar and --validation_tar) is required");
         return EXIT_USAGE;
     }
     if (c->o.layout == TFREC_LAYOUT_CSV && (!c->o.csv_path || !*c->o.csv_path)) {
@@ -172,6 +202,67 @@ static void report_stale(const tfrec_imagenet_result *r)
         cli_log("removed %s: the staging directory of an interrupted run whose process is "
                 "no longer running",
                 path);
+}
+
+/* The tarballs (and the validation labels) into OUT/downloads/, then the
+ * conversion reads them in place. */
+static int download(cli *c)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/downloads", c->o.output_dir);
+    char msg[1024];
+    char *cmd_dirs[] = { (char *)c->o.output_dir, dir };
+    for (int i = 0; i < 2; i++)
+        if (mkdir(cmd_dirs[i], 0777) != 0 && errno != EEXIST) {
+            cli_log("%s: cannot create directory: %s", cmd_dirs[i], strerror(errno));
+            return EXIT_IO;
+        }
+    const char *base = c->download_url;
+    size_t bl = strlen(base);
+    const char *sep = bl && base[bl - 1] == '/' ? "" : "/";
+    struct {
+        const char *name, *md5;
+        char **dest;
+    } files[] = { { "ILSVRC2012_img_val.tar", c->validation_md5, &c->dl_val },
+                  { "ILSVRC2012_img_train.tar", c->train_md5, &c->dl_train },
+                  { "synset_labels.txt", NULL, &c->dl_labels } };
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && c->o.validation_labels_file)
+            break;
+        size_t n = strlen(base) + strlen(files[i].name) + 2, m = strlen(dir) + 64;
+        char *url = malloc(n), *dest = malloc(m);
+        if (!url || !dest) {
+            free(url);
+            free(dest);
+            return EXIT_IO;
+        }
+        if (i == 2)
+            snprintf(url, n, "%s", c->labels_url);
+        else
+            snprintf(url, n, "%s%s%s", base, sep, files[i].name);
+        snprintf(dest, m, "%s/%s", dir, files[i].name);
+        *files[i].dest = dest;
+        if (!c->quiet)
+            cli_log("downloading %s to %s", url, dest);
+        dl_request r = { url,
+                         dest,
+                         files[i].md5 && *files[i].md5 ? files[i].md5 : NULL,
+                         c->imagenet_username,
+                         c->imagenet_access_key,
+                         c->download_retries,
+                         c->quiet };
+        int st = dl_fetch(&r, msg, sizeof msg);
+        free(url);
+        if (st != EXIT_OK) {
+            cli_log("%s", msg);
+            return st;
+        }
+    }
+    c->o.train_tar = c->dl_train;
+    c->o.validation_tar = c->dl_val;
+    if (!c->o.validation_labels_file)
+        c->o.validation_labels_file = c->dl_labels;
+    return EXIT_OK;
 }
 
 static int convert(cli *c)
@@ -264,6 +355,12 @@ int main(int argc, char **argv)
     tfrec_imagenet_options_init(&c.o);
     c.gcs_upload = 1; /* the reference's default */
     c.max_inflight_mb = 256;
+    c.download_url = "https://image-net.org/data/ILSVRC/2012/";
+    c.labels_url = "https://raw.githubusercontent.com/tensorflow/models/master/research/slim/"
+                   "datasets/imagenet_2012_validation_synset_labels.txt";
+    c.train_md5 = IN_TRAIN_MD5;
+    c.validation_md5 = IN_VAL_MD5;
+    c.download_retries = 8;
     tfrec_imagenet_options *o = &c.o;
     cli_flag flags[] = {
         { .name = "raw_data_dir",
@@ -271,7 +368,9 @@ int main(int argc, char **argv)
           .dest = &o->raw_data_dir,
           .value_name = "DIR",
           .section = "Flags of imagenet_to_gcs.py:",
-          .help = "input root: train/, validation/, synset_labels.txt" },
+          .help = "input root: train/, validation/, synset_labels.txt;\n"
+                  "or ILSVRC2012_img_train.tar, ILSVRC2012_img_val.tar,\n"
+                  "synset_labels.txt (read without extracting)" },
         { .name = "local_scratch_dir",
           .type = CLI_PATH,
           .dest = &o->output_dir,
@@ -304,6 +403,39 @@ int main(int argc, char **argv)
           .dest = &c.imagenet_access_key,
           .value_name = "K",
           .help = "image-net.org access key, likewise" },
+        { .name = "download_url",
+          .type = CLI_STRING,
+          .dest = &c.download_url,
+          .value_name = "URL",
+          .section = "Downloading (without --raw_data_dir or --train_tar):",
+          .help = "where ILSVRC2012_img_{train,val}.tar are; given, or with\n"
+                  "--imagenet_username and --imagenet_access_key (sent as\n"
+                  "HTTP basic auth), the tarballs are downloaded into\n"
+                  "OUT/downloads/ (resumed if partial) and converted from\n"
+                  "there [https://image-net.org/data/ILSVRC/2012/]" },
+        { .name = "labels_url",
+          .type = CLI_STRING,
+          .dest = &c.labels_url,
+          .value_name = "URL",
+          .help = "synset_labels.txt, unless --validation_labels [the\n"
+                  "tensorflow/models file the reference fetches]" },
+        { .name = "train_md5",
+          .type = CLI_STRING,
+          .dest = &c.train_md5,
+          .value_name = "HEX",
+          .help = "expected MD5 of the train tarball; empty: unchecked\n"
+                  "[" IN_TRAIN_MD5 ", the official one]" },
+        { .name = "validation_md5",
+          .type = CLI_STRING,
+          .dest = &c.validation_md5,
+          .value_name = "HEX",
+          .help = "likewise for the validation tarball [" IN_VAL_MD5 "]" },
+        { .name = "download_retries",
+          .type = CLI_INT,
+          .dest = &c.download_retries,
+          .min = 0,
+          .max = 1000,
+          .help = "attempts after a failed one, each resuming [8]" },
         { .name = "layout",
           .type = CLI_CHOICE,
           .dest = &o->layout,
@@ -325,6 +457,22 @@ int main(int argc, char **argv)
           .dest = &o->validation_labels_file,
           .value_name = "FILE",
           .help = "[RAW/synset_labels.txt]" },
+        { .name = "validation_labels",
+          .type = CLI_PATH,
+          .dest = &o->validation_labels_file,
+          .value_name = "FILE",
+          .help = "the same as --validation_labels_file" },
+        { .name = "train_tar",
+          .type = CLI_PATH,
+          .dest = &o->train_tar,
+          .value_name = "FILE",
+          .help = "ILSVRC2012_img_train.tar (a tar of nXXXXXXXX.tar), read\n"
+                  "in place: no image is extracted to disk" },
+        { .name = "validation_tar",
+          .type = CLI_PATH,
+          .dest = &o->validation_tar,
+          .value_name = "FILE",
+          .help = "ILSVRC2012_img_val.tar (flat), with --train_tar" },
         { .name = "extensions",
           .type = CLI_STRING,
           .dest = &o->extensions,
@@ -428,8 +576,13 @@ int main(int argc, char **argv)
          * 10 s (a read hung on a network mount), the signal thread
          * removes the staging directory itself and exits. */
         cli_catch_interrupts_cleanup(remove_own_staging, (void *)c.o.output_dir, 10.0);
-        st = convert(&c);
+        st = c.download ? download(&c) : EXIT_OK;
+        if (st == EXIT_OK)
+            st = convert(&c);
     }
+    free(c.dl_train);
+    free(c.dl_val);
+    free(c.dl_labels);
     cli_cmdline_free(&cl);
     return st;
 }

@@ -1,0 +1,346 @@
+/* The ImageNet layout straight from the official tarballs: the listing the
+ * tree scan builds (same synsets, names, sort order and sizes), found by a
+ * pass over the tar headers alone. Each image becomes an item holding the
+ * archive's descriptor and the image's offset, so the workers read it with
+ * pread like a file and the rest of the run (labels, shuffle, shards,
+ * writer) is the tree's, which is why the shards come out byte-identical.
+ *
+ * The pass reads one 512-byte header per member and seeks over the data,
+ * so the tarballs must be files: a pipe is refused, not spooled (spooling
+ * 138 GB to disk is what converting from the tarball avoids). */
+#include "imagenet/plan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tar/tar.h"
+#include "util/ioerr.h"
+#include "util/vec.h"
+
+#define TRAIN_TAR_NAME "ILSVRC2012_img_train.tar"
+#define VAL_TAR_NAME "ILSVRC2012_img_val.tar"
+
+typedef struct member {
+    char *name; /* malloc'ed */
+    uint64_t offset, size;
+} member;
+
+typedef struct members {
+    member *v;
+    size_t n, cap;
+} members;
+
+static void members_free(members *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].name);
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+static int members_add(members *m, const char *name, size_t len, uint64_t off, uint64_t size)
+{
+    if (tfrec_vec_reserve(&m->v, &m->cap, m->n + 1, 64))
+        return TFREC_E_NOMEM;
+    char *s = strndup(name, len);
+    if (!s)
+        return TFREC_E_NOMEM;
+    m->v[m->n++] = (member){ s, off, size };
+    return TFREC_OK;
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+    return strcmp(((const member *)a)->name, ((const member *)b)->name);
+}
+
+/* Sorted byte-wise like a directory listing; a name twice is an error
+ * (a tree cannot hold it, and which copy wins would be arbitrary). */
+static const char *sort_unique(members *m)
+{
+    qsort(m->v, m->n, sizeof *m->v, cmp_member);
+    for (size_t i = 1; i < m->n; i++)
+        if (!strcmp(m->v[i - 1].name, m->v[i].name))
+            return m->v[i].name;
+    return NULL;
+}
+
+static char *join3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + (c ? strlen(c) + 1 : 0) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, c ? "%s:%s:%s" : "%s:%s", a, b, c);
+    return s;
+}
+
+int tfrec_in_wants_tars(const in_opts *o)
+{
+    const tfrec_imagenet_options *x = &o->o;
+    if (x->layout != TFREC_LAYOUT_IMAGENET)
+        return 0;
+    if (x->train_tar || x->validation_tar)
+        return 1;
+    /* raw_data_dir with the tarballs and no extracted tree. */
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/train", x->raw_data_dir);
+    if (stat(path, &st) == 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/" TRAIN_TAR_NAME, x->raw_data_dir);
+    return stat(path, &st) == 0;
+}
+
+static int open_archive(in_plan *p, const char *path, int *fd, uint64_t *size, tfrec_err *err)
+{
+    if (p->nfds == IN_MAX_ARCHIVES)
+        return tfrec_fail(err, TFREC_E_INVALID, "too many archives");
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer before the
+     * check below refuses it. */
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (f < 0)
+        return tfrec_fail_errno(err, tfrec_errno_code(errno), errno, path, "cannot open tarball");
+    struct stat st;
+    if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(f);
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "%s: not a regular file (a pipe or device?): the tarball is listed by a "
+                          "first pass that seeks over the image data, so it must be a file; save "
+                          "the stream to a file first",
+                          path);
+    }
+    p->fds[p->nfds++] = f;
+    *fd = f;
+    *size = (uint64_t)st.st_size;
+    return TFREC_OK;
+}
+
+/* Images of a flat tar region, sorted, into out; any damage fails with
+ * the message in err (the caller decides whether --on_error=skip applies). */
+static int list_images(int fd, uint64_t base, uint64_t len, const in_opts *o, const char *label,
+                       members *out, tfrec_err *err)
+{
+    tfrec_tar t;
+    tfrec_tar_open_fd(&t, fd, base, len);
+    tfrec_tar_entry e;
+    int rc;
+    tfrec_err terr = { 0 };
+    while ((rc = tfrec_tar_next(&t, &e, &terr)) == 1) {
+        if (e.type == TFREC_TAR_DIR)
+            continue; /* "./" or a directory entry: names are checked below */
+        const char *why = NULL, *name = tfrec_tar_flat_name(e.name, &why);
+        if (!name) {
+            rc = tfrec_fail(err, TFREC_E_PARSE, "%s: member '%.300s' at offset %llu: %s", label,
+                            e.name, (unsigned long long)e.header, why);
+            break;
+        }
+        if (name[0] == '.' || !tfrec_in_ext_ok(name, o))
+            continue; /* as the tree scan skips dot files and other extensions */
+        if (e.type != TFREC_TAR_FILE) {
+            rc = tfrec_fail(err, TFREC_E_PARSE,
+                            "%s: member '%.300s' at offset %llu is a link or special file, not "
+                            "an image",
+                            label, name, (unsigned long long)e.header);
+            break;
+        }
+        if (members_add(out, name, strlen(name), e.offset, e.size)) {
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", label);
+            break;
+        }
+    }
+    if (rc < 0 && terr.code) /* the reader failed: say in which archive */
+        rc = tfrec_fail(err, rc, "%s: %s", label, terr.msg);
+    tfrec_tar_close(&t);
+    if (rc < 0)
+        return rc;
+    const char *dup = sort_unique(out);
+    if (dup)
+        return tfrec_fail(err, TFREC_E_PARSE, "%s: member '%.300s' appears twice", label, dup);
+    return TFREC_OK;
+}
+
+static int add_items(in_plan *p, in_split *sp, const members *m, int fd, const char *archive,
+                     const char *inner, const char *synset, tfrec_err *err)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        in_item it = { 0 };
+        it.path = tfrec_in_plan_own(
+            p, join3(archive, inner ? inner : m->v[i].name, inner ? m->v[i].name : NULL));
+        if (!it.path)
+            return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        it.name = it.path + strlen(it.path) - strlen(m->v[i].name);
+        it.synset = synset;
+        it.size = m->v[i].size;
+        it.from_archive = 1;
+        it.fd = fd;
+        it.offset = m->v[i].offset;
+        if (tfrec_in_list_push(&sp->items, &it))
+            return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    }
+    return TFREC_OK;
+}
+
+static int skip_note(in_plan *p, const char *path, const char *why, tfrec_err *err)
+{
+    if (tfrec_strlist_add(&p->skipped, path) || tfrec_strlist_add(&p->skipped_why, why))
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    return TFREC_OK;
+}
+
+/* The outer train tar: its members nXXXXXXXX.tar, sorted, then each one's
+ * images. A broken inner tar fails the scan, or with --on_error=skip is
+ * left out and noted; damage to the outer tar always fails it. */
+static int scan_train(in_plan *p, in_split *sp, const char *path, const in_opts *o, tfrec_err *err)
+{
+    int fd;
+    uint64_t size;
+    int rc = open_archive(p, path, &fd, &size, err);
+    if (rc)
+        return rc;
+    members syn = { 0 };
+    tfrec_tar t;
+    tfrec_tar_open_fd(&t, fd, 0, size);
+    tfrec_tar_entry e;
+    tfrec_err terr = { 0 };
+    while ((rc = tfrec_tar_next(&t, &e, &terr)) == 1) {
+        if (e.type == TFREC_TAR_DIR)
+            continue;
+        const char *why = NULL, *name = tfrec_tar_flat_name(e.name, &why);
+        if (!name) {
+            rc = tfrec_fail(err, TFREC_E_PARSE, "%s: member '%.300s' at offset %llu: %s", path,
+                            e.name, (unsigned long long)e.header, why);
+            break;
+        }
+        size_t n = strlen(name);
+        /* Other files next to the synset tars are skipped, as files next
+         * to the synset directories are. */
+        if (name[0] == '.' || n <= 4 || strcmp(name + n - 4, ".tar") != 0)
+            continue;
+        if (e.type != TFREC_TAR_FILE) {
+            rc = tfrec_fail(err, TFREC_E_PARSE,
+                            "%s: member '%.300s' at offset %llu is a link or special file, not "
+                            "a tar",
+                            path, name, (unsigned long long)e.header);
+            break;
+        }
+        if (members_add(&syn, name, n - 4, e.offset, e.size)) {
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", path);
+            break;
+        }
+    }
+    if (rc < 0 && terr.code) /* the reader failed: say in which archive */
+        rc = tfrec_fail(err, rc, "%s: %s", path, terr.msg);
+    tfrec_tar_close(&t);
+    const char *dup = rc < 0 ? NULL : sort_unique(&syn);
+    if (dup)
+        rc = tfrec_fail(err, TFREC_E_PARSE, "%s: member '%.300s.tar' appears twice", path, dup);
+    for (size_t s = 0; rc >= 0 && s < syn.n; s++) {
+        if (tfrec_in_cancelled(o)) {
+            rc = tfrec_fail(err, TFREC_E_STATE, IN_CANCELLED_MSG);
+            break;
+        }
+        char inner[4096];
+        snprintf(inner, sizeof inner, "%s.tar", syn.v[s].name);
+        char *label = join3(path, inner, NULL);
+        const char *synset = tfrec_in_plan_strdup(p, syn.v[s].name);
+        members img = { 0 };
+        tfrec_err ierr = { 0 };
+        if (!label || !synset)
+            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        else if ((rc = list_images(fd, syn.v[s].offset, syn.v[s].size, o, label, &img, &ierr))) {
+            if (o->o.on_error == TFREC_ON_ERROR_SKIP && rc != TFREC_E_NOMEM)
+                rc = skip_note(p, label, ierr.msg, err);
+            else
+                rc = tfrec_fail_copy(err, &ierr);
+        } else {
+            rc = add_items(p, sp, &img, fd, path, inner, synset, err);
+        }
+        members_free(&img);
+        free(label);
+    }
+    members_free(&syn);
+    return rc < 0 ? rc : TFREC_OK;
+}
+
+/* given, else dir/name (options.c made sure one of them is set). */
+static char *path_or(const char *given, const char *dir, const char *name)
+{
+    if (given)
+        return strdup(given);
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err)
+{
+    const tfrec_imagenet_options *x = &o->o;
+    char *train = path_or(x->train_tar, x->raw_data_dir, TRAIN_TAR_NAME);
+    char *val = path_or(x->validation_tar, x->raw_data_dir, VAL_TAR_NAME);
+    char *labels = path_or(x->validation_labels_file, x->raw_data_dir, "synset_labels.txt");
+    tfrec_strlist vlabels = { 0 };
+    members vimg = { 0 };
+    int rc = TFREC_OK, vfd;
+    uint64_t vsize;
+    in_split *tr = NULL, *va = NULL;
+    if (!train || !val || !labels) {
+        rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        goto out;
+    }
+    /* The quick checks (files there, labels fit the validation tar)
+     * before the long train pass. */
+    struct stat st;
+    if (stat(train, &st) != 0) {
+        rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, train, "training tarball");
+        goto out;
+    }
+    if ((rc = tfrec_in_read_lines(labels, 1, &vlabels, err)) ||
+        (rc = open_archive(p, val, &vfd, &vsize, err)) ||
+        (rc = list_images(vfd, 0, vsize, o, val, &vimg, err)))
+        goto out;
+    if (vimg.n == 0) {
+        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s (extensions: %s)", val,
+                        x->extensions);
+        goto out;
+    }
+    if (vlabels.n != vimg.n) {
+        rc = tfrec_fail(err, TFREC_E_INVALID,
+                        "%s has %zu labels but %s has %zu images: they must match one to one "
+                        "(sorted file-name order)",
+                        labels, vlabels.n, val, vimg.n);
+        goto out;
+    }
+    if (!(tr = tfrec_in_plan_split(p, "train", err)) ||
+        !(va = tfrec_in_plan_split(p, "validation", err))) {
+        rc = err->code;
+        goto out;
+    }
+    if ((rc = scan_train(p, tr, train, o, err)))
+        goto out;
+    if (tr->items.n == 0) {
+        rc =
+            tfrec_fail(err, TFREC_E_NOT_FOUND,
+                       "no images in the synset tars of %s (extensions: %s)", train, x->extensions);
+        goto out;
+    }
+    for (size_t i = 0; i < vimg.n && !rc; i++) {
+        const char *syn = tfrec_in_plan_strdup(p, vlabels.v[i]);
+        members one = { &vimg.v[i], 1, 1 };
+        rc = syn ? add_items(p, va, &one, vfd, val, NULL, syn, err)
+                 : tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    }
+out:
+    members_free(&vimg);
+    tfrec_strlist_free(&vlabels);
+    free(train);
+    free(val);
+    free(labels);
+    return rc;
+}

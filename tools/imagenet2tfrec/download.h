@@ -1,0 +1,28 @@
+/* Downloading the ImageNet tarballs (imagenet2tfrec --imagenet_username /
+ * --download_url): libcurl with progress, retries, resume of a partial file
+ * with Range, and an MD5 check of the whole file (libcrypto's EVP). */
+#ifndef TFREC_TOOLS_IMAGENET_DOWNLOAD_H
+#define TFREC_TOOLS_IMAGENET_DOWNLOAD_H
+
+#include <stddef.h>
+
+/* The published MD5s of the official archives. */
+#define IN_TRAIN_MD5 "1d675b47d978889d74fa0da5fadfb00e"
+#define IN_VAL_MD5 "29b22e2961454d5413ddabcf34fc5622"
+
+typedef struct dl_request {
+    const char *url;
+    const char *dest;            /* final name; the download grows in dest.part */
+    const char *md5;             /* expected lowercase hex, NULL: not checked */
+    const char *user, *password; /* HTTP basic auth when user is set */
+    int retries;                 /* attempts after the first */
+    int quiet;
+} dl_request;
+
+/* Fetch r->url into r->dest. An existing dest whose MD5 matches is kept;
+ * dest.part is resumed with Range (restarted when the server ignores it).
+ * A checksum mismatch leaves the file as dest.bad-md5. Returns an exit
+ * status (tools/common/exit_codes.h) with the message in msg. */
+int dl_fetch(const dl_request *r, char *msg, size_t cap);
+
+#endif
