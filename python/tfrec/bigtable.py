@@ -82,7 +82,8 @@ class _LoadOptions(_Sized):
                 ("num_records", c_uint64), ("start_index", c_uint64), ("key_width", c_int),
                 ("reversed_keys", c_int), ("max_rows_per_sec", c_double), ("compression", c_int),
                 ("max_record_size", c_uint64), ("progress_interval", c_double),
-                ("progress", _LOAD_PROGRESS_FN), ("progress_ctx", c_void_p)]
+                ("progress", _LOAD_PROGRESS_FN), ("progress_ctx", c_void_p),
+                ("open_source", c_void_p), ("open_ctx", c_void_p)]
 
 
 LoadProgress = namedtuple("LoadProgress", _LOAD_STAT_FIELDS + ("seconds", "file", "done"))

@@ -27,7 +27,8 @@ class _Options(_Sized):
                 ("compression", c_int), ("max_inflight_bytes", c_size_t),
                 ("manifest_path", c_char_p), ("progress", _progress_fn),
                 ("progress_ctx", c_void_p), ("max_image_pixels", c_uint64),
-                ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p)]
+                ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p),
+                ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p)]
 
 
 class _Counts(_Sized):
