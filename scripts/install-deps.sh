@@ -15,6 +15,7 @@ missing=
 for p in $PKGS; do
     echo "$installed" | grep -qx "$p" || missing="$missing $p"
 done
+command -v npm >/dev/null 2>&1 && "$(dirname "$0")/install-npm-deps.sh" >/dev/null
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
 $SUDO apt-get update -qq

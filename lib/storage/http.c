@@ -1,0 +1,376 @@
+/* One request to the JSON API over libcurl, the retry policy around it,
+ * and the mapping of HTTP failures to errors that name the object. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "storage/storage_internal.h"
+
+uint64_t tfrec_gcs_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ------------------------------------------------------------ retries */
+
+void tfrec_gcs_retry_start(const tfrec_storage *st, gcs_retry *r)
+{
+    uint32_t d = st->opts.retry_deadline_ms ? st->opts.retry_deadline_ms : 600000u;
+    r->deadline_ms = tfrec_gcs_now_ms() + d;
+    r->delay_ms = st->backoff_first_ms ? st->backoff_first_ms : 500u;
+    r->attempts = 1;
+    r->seed = tfrec_gcs_now_ms() ^ (uint64_t)(uintptr_t)r ^ 0x9E3779B97F4A7C15ull;
+}
+
+int tfrec_gcs_retry_wait(tfrec_storage *st, gcs_retry *r)
+{
+    /* Half the delay fixed, half random: many clients that failed together
+     * do not come back together. */
+    r->seed ^= r->seed << 13;
+    r->seed ^= r->seed >> 7;
+    r->seed ^= r->seed << 17;
+    unsigned half = r->delay_ms / 2;
+    unsigned sleep_ms = half + (half ? (unsigned)(r->seed % (half + 1)) : 0);
+    if (tfrec_gcs_now_ms() + sleep_ms >= r->deadline_ms)
+        return -1;
+    struct timespec ts = { (time_t)(sleep_ms / 1000), (long)(sleep_ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    if (r->delay_ms < 32000u)
+        r->delay_ms *= 2;
+    r->attempts++;
+    atomic_fetch_add(&st->retries, 1);
+    return 0;
+}
+
+int tfrec_gcs_status_retryable(long s)
+{
+    return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
+}
+
+int tfrec_gcs_curl_retryable(CURLcode c)
+{
+    switch (c) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_WEIRD_SERVER_REPLY: return 1;
+    default: return 0;
+    }
+}
+
+/* ------------------------------------------------------------ responses */
+
+void tfrec_gcs_resp_free(gcs_resp *resp)
+{
+    free(resp->body);
+    memset(resp, 0, sizeof *resp);
+}
+
+void tfrec_gcs_resp_reset(gcs_resp *resp)
+{
+    tfrec_gcs_resp_free(resp);
+}
+
+static void keep_header(char *dst, size_t cap, const char *v, size_t n, int append)
+{
+    size_t have = append ? strlen(dst) : 0;
+    if (append && have && have + 1 < cap)
+        dst[have++] = ',';
+    if (have + n >= cap)
+        n = have < cap ? cap - have - 1 : 0;
+    memcpy(dst + have, v, n);
+    dst[have + n] = 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
+{
+    gcs_resp *r = ud;
+    size_t n = size * nitems, len = n;
+    while (len && (p[len - 1] == '\r' || p[len - 1] == '\n'))
+        len--;
+    if (len > 5 && strncmp(p, "HTTP/", 5) == 0) {
+        /* A new response (after a 100 Continue): forget the last one's. */
+        const char *sp = memchr(p, ' ', len);
+        r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        r->location[0] = r->range[0] = r->content_range[0] = 0;
+        r->goog_hash[0] = r->goog_generation[0] = 0;
+        return n;
+    }
+    const char *colon = memchr(p, ':', len);
+    if (!colon)
+        return n;
+    size_t kl = (size_t)(colon - p);
+    const char *v = colon + 1;
+    while (v < p + len && (*v == ' ' || *v == '\t'))
+        v++;
+    size_t vl = (size_t)(p + len - v);
+#define IS(name) (kl == sizeof(name) - 1 && strncasecmp(p, name, kl) == 0)
+    if (IS("location"))
+        keep_header(r->location, sizeof r->location, v, vl, 0);
+    else if (IS("range"))
+        keep_header(r->range, sizeof r->range, v, vl, 0);
+    else if (IS("content-range"))
+        keep_header(r->content_range, sizeof r->content_range, v, vl, 0);
+    else if (IS("x-goog-hash"))
+        keep_header(r->goog_hash, sizeof r->goog_hash, v, vl, 1);
+    else if (IS("x-goog-generation"))
+        keep_header(r->goog_generation, sizeof r->goog_generation, v, vl, 0);
+#undef IS
+    return n;
+}
+
+static size_t on_write(char *p, size_t size, size_t nitems, void *ud)
+{
+    gcs_resp *r = ud;
+    const gcs_call *call = r->call;
+    size_t n = size * nitems;
+    int ok = r->status >= 200 && r->status < 300;
+    if (ok && call->on_body)
+        return call->on_body(call->body_ctx, p, n);
+    size_t limit =
+        ok ? (call->body_limit ? call->body_limit : GCS_MAX_JSON_BODY) : GCS_MAX_ERROR_BODY;
+    if (r->body_len + n > limit) {
+        if (ok) {
+            r->body_overflow = 1;
+            return 0; /* stop: a reply this large is not what we asked for */
+        }
+        n = limit - r->body_len; /* keep the start of an error reply only */
+        if (!n)
+            return size * nitems;
+    }
+    char *b = realloc(r->body, r->body_len + n + 1);
+    if (!b)
+        return 0;
+    memcpy(b + r->body_len, p, n);
+    r->body = b;
+    r->body_len += n;
+    b[r->body_len] = 0;
+    return size * nitems;
+}
+
+/* ------------------------------------------------------------ requests */
+
+int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_resp *resp,
+                         struct curl_slist **hdrs, int force_refresh, tfrec_err *err)
+{
+    *hdrs = NULL;
+    struct curl_slist *h = NULL;
+    int has_type = 0;
+    for (const char *const *p = call->headers; p && *p; p++) {
+        if (strncasecmp(*p, "content-type:", 13) == 0)
+            has_type = 1;
+        struct curl_slist *n = curl_slist_append(h, *p);
+        if (!n)
+            goto nomem;
+        h = n;
+    }
+    if (!has_type && call->data) {
+        struct curl_slist *n = curl_slist_append(h, "Content-Type: application/octet-stream");
+        if (!n)
+            goto nomem;
+        h = n;
+    }
+    {
+        /* No 100-continue round trip before each upload chunk. */
+        struct curl_slist *n = curl_slist_append(h, "Expect:");
+        if (!n)
+            goto nomem;
+        h = n;
+    }
+    if (!st->emulator && !st->opts.anonymous) {
+        char *auth = NULL, why[512] = "";
+        int rc = tfrec_gcs_auth_header(st->auth, force_refresh, &auth, why, sizeof why);
+        if (rc < 0) {
+            curl_slist_free_all(h);
+            return tfrec_fail(err, rc, "%s: no credentials for Cloud Storage: %s", call->what, why);
+        }
+        if (auth) {
+            struct curl_slist *n = curl_slist_append(h, auth);
+            free(auth);
+            if (!n)
+                goto nomem;
+            h = n;
+        }
+    }
+    curl_easy_setopt(e, CURLOPT_URL, call->url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    /* Never follow a redirect: requests go to the configured endpoint only. */
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+    /* A transfer that stalls for a minute is broken; retries take over. */
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    /* resp and call live as long as the transfer. */
+    resp->call = call;
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, resp);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
+    curl_easy_setopt(e, CURLOPT_SHARE, st->share);
+    if (strcmp(call->method, "GET") == 0) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
+        if (strcmp(call->method, "DELETE") != 0) {
+            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->data_len);
+            curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->data ? call->data : "");
+        }
+    }
+    *hdrs = h;
+    return TFREC_OK;
+nomem:
+    curl_slist_free_all(h);
+    return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", call->what);
+}
+
+CURLcode tfrec_gcs_attempt(tfrec_storage *st, const gcs_call *call, gcs_resp *resp,
+                           int force_refresh, tfrec_err *err, int *auth_failed)
+{
+    *auth_failed = 0;
+    tfrec_gcs_resp_reset(resp);
+    CURL *e = curl_easy_init();
+    if (!e) {
+        *auth_failed = tfrec_fail(err, TFREC_E_NOMEM, "%s: libcurl could not start", call->what);
+        return CURLE_FAILED_INIT;
+    }
+    struct curl_slist *h;
+    int rc = tfrec_gcs_easy_setup(st, e, call, resp, &h, force_refresh, err);
+    if (rc < 0) {
+        curl_easy_cleanup(e);
+        *auth_failed = rc;
+        return CURLE_FAILED_INIT;
+    }
+    atomic_fetch_add(&st->requests, 1);
+    CURLcode c = curl_easy_perform(e);
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    if (status)
+        resp->status = status;
+    curl_slist_free_all(h);
+    curl_easy_cleanup(e);
+    return c;
+}
+
+/* The server's own words from an error reply: error.message of the JSON
+ * body, else its first line. */
+static void server_message(const gcs_resp *resp, char *out, size_t cap)
+{
+    out[0] = 0;
+    if (!resp->body_len)
+        return;
+    gj *doc = NULL;
+    char why[64];
+    if (tfrec_gj_parse(resp->body, resp->body_len, &doc, why, sizeof why) == TFREC_OK) {
+        const char *m = tfrec_gj_str(tfrec_gj_get(doc, "error"), "message");
+        if (m)
+            snprintf(out, cap, "%s", m);
+        tfrec_gj_free(doc);
+        if (m)
+            return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < resp->body_len && n + 1 < cap && n < 200; i++) {
+        unsigned char ch = (unsigned char)resp->body[i];
+        if (ch == '\n' || ch == '\r')
+            break;
+        out[n++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    out[n] = 0;
+}
+
+int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *call,
+                           const gcs_resp *resp)
+{
+    char msg[300];
+    server_message(resp, msg, sizeof msg);
+    const char *sep = msg[0] ? ": " : "";
+    long s = resp->status;
+    switch (s) {
+    case 404:
+        return tfrec_fail(err, TFREC_E_NOT_FOUND, "%s: not found (HTTP 404)%s%s", call->what, sep,
+                          msg);
+    case 403:
+        return tfrec_fail(err, TFREC_E_IO,
+                          "%s: permission denied (HTTP 403): %s lacks the permission %s%s%s",
+                          call->what,
+                          st->emulator || st->opts.anonymous ? "anonymous access"
+                                                             : tfrec_gcs_auth_account(st->auth),
+                          call->permission ? call->permission : "for this request", sep, msg);
+    case 401:
+        return tfrec_fail(err, TFREC_E_IO, "%s: not authenticated (HTTP 401) as %s%s%s", call->what,
+                          st->emulator || st->opts.anonymous ? "anonymous"
+                                                             : tfrec_gcs_auth_account(st->auth),
+                          sep, msg);
+    case 400:
+        return tfrec_fail(err, TFREC_E_INVALID, "%s: bad request (HTTP 400)%s%s", call->what, sep,
+                          msg);
+    case 412:
+        return tfrec_fail(err, TFREC_E_STATE, "%s: precondition failed (HTTP 412)%s%s", call->what,
+                          sep, msg);
+    default:
+        return tfrec_fail(err, tfrec_gcs_status_retryable(s) ? TFREC_E_NETWORK : TFREC_E_IO,
+                          "%s: %s %s failed (HTTP %ld)%s%s", call->what, call->method,
+                          tfrec_gcs_status_retryable(s) ? "still" : "", s, sep, msg);
+    }
+}
+
+int tfrec_gcs_net_error(tfrec_err *err, const gcs_call *call, CURLcode c, const char *detail)
+{
+    return tfrec_fail(err, TFREC_E_NETWORK, "%s: %s %s: %s%s%s", call->what, call->method,
+                      call->url, curl_easy_strerror(c), detail && *detail ? ", " : "",
+                      detail ? detail : "");
+}
+
+int tfrec_gcs_call(tfrec_storage *st, const gcs_call *call, gcs_resp *resp, tfrec_err *err)
+{
+    gcs_retry r;
+    tfrec_gcs_retry_start(st, &r);
+    int refreshed = 0, force = 0;
+    for (;;) {
+        int auth_rc;
+        CURLcode c = tfrec_gcs_attempt(st, call, resp, force, err, &auth_rc);
+        force = 0;
+        if (auth_rc < 0)
+            return auth_rc;
+        if (c == CURLE_OK) {
+            long s = resp->status;
+            if (s == 401 && !refreshed && !st->emulator && !st->opts.anonymous) {
+                /* The token may have been revoked or expired early: one
+                 * fresh token, then the answer stands. */
+                refreshed = force = 1;
+                atomic_fetch_add(&st->refreshes, 1);
+                continue;
+            }
+            if ((s >= 200 && s < 300) || s == 308)
+                return TFREC_OK;
+            if (tfrec_gcs_status_retryable(s) && tfrec_gcs_retry_wait(st, &r) == 0)
+                continue;
+            return tfrec_gcs_status_error(st, err, call, resp);
+        }
+        if (resp->body_overflow)
+            return tfrec_fail(err, TFREC_E_PARSE, "%s: reply larger than %zu bytes", call->what,
+                              call->body_limit ? call->body_limit : (size_t)GCS_MAX_JSON_BODY);
+        if (tfrec_gcs_curl_retryable(c) && tfrec_gcs_retry_wait(st, &r) == 0)
+            continue;
+        char detail[64] = "";
+        if (r.attempts > 1)
+            snprintf(detail, sizeof detail, "gave up after %u attempts", r.attempts);
+        return tfrec_gcs_net_error(err, call, c, detail);
+    }
+}

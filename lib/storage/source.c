@@ -1,0 +1,428 @@
+/* gs:// sources: media download of one pinned generation.
+ *
+ * The object is read as a queue of blocks, each one ranged GET, up to
+ * parallel_reads of them in flight on one curl multi handle: the head block
+ * is the one the caller is reading, the others are the read-ahead. A block
+ * whose transfer breaks resumes at the byte it reached. Bytes handed out in
+ * order from offset 0 feed a running CRC32C that is checked against the
+ * object's when the last byte goes out. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io_util.h"
+#include "storage/storage_internal.h"
+#include "util/struct_size.h"
+
+typedef struct gcs_source gcs_source;
+
+typedef struct block {
+    gcs_source *src;
+    uint64_t off; /* first byte of the block in the object */
+    size_t len, got;
+    char *buf;
+    int active, done, refreshed;
+    /* The attempt in flight. */
+    CURL *easy;
+    struct curl_slist *hdrs;
+    gcs_call call;
+    gcs_resp resp;
+    char range[64];
+    const char *headers[2];
+    uint64_t skip;   /* bytes to drop: a 200 reply to a ranged request */
+    int checked;     /* this attempt's reply headers were checked */
+    int abort_rc;    /* why on_body stopped the transfer */
+    gcs_retry retry; /* started when the block is scheduled */
+} block;
+
+struct gcs_source {
+    tfrec_storage *st;
+    char *name;
+    char *url; /* media URL of the pinned generation */
+    uint64_t size;
+    int64_t generation;
+    int has_crc;
+    uint32_t crc;
+    uint64_t pos; /* the next byte the caller gets */
+    block *blocks;
+    unsigned nblocks; /* slots (parallel_reads) */
+    unsigned head, count;
+    uint64_t next_off; /* first byte not yet scheduled */
+    size_t block_size;
+    CURLM *multi;
+    unsigned in_flight;
+    uint32_t crc_run;
+    uint64_t crc_pos; /* bytes [0, crc_pos) went into crc_run */
+    gcs_source_stats stats;
+    tfrec_err err;
+};
+
+static block *slot(gcs_source *s, unsigned i)
+{
+    return &s->blocks[(s->head + i) % s->nblocks];
+}
+
+static size_t block_body(void *ctx, const char *p, size_t n)
+{
+    block *b = ctx;
+    gcs_source *s = b->src;
+    if (!b->checked) {
+        b->checked = 1;
+        uint64_t want = b->off + b->got;
+        const gcs_resp *r = &b->resp;
+        if (r->goog_generation[0] && s->generation &&
+            strtoll(r->goog_generation, NULL, 10) != s->generation) {
+            b->abort_rc = tfrec_fail(&s->err, TFREC_E_STATE,
+                                     "%s: the object was replaced while being read (generation "
+                                     "%s, opened %" PRId64 ")",
+                                     s->name, r->goog_generation, s->generation);
+            return 0;
+        }
+        if (r->status == 206) {
+            unsigned long long a;
+            if (sscanf(r->content_range, "bytes %llu-", &a) != 1 || a != want) {
+                b->abort_rc =
+                    tfrec_fail(&s->err, TFREC_E_PARSE,
+                               "%s: asked for bytes from %" PRIu64 ", the server sent '%s'",
+                               s->name, want, r->content_range);
+                return 0;
+            }
+        } else {
+            b->skip = want; /* the whole object came back */
+        }
+        if (!s->has_crc && r->goog_hash[0] && tfrec_gcs_hash_header_crc(r->goog_hash, &s->crc) == 0)
+            s->has_crc = 1;
+    }
+    size_t total = n;
+    if (b->skip) {
+        size_t drop = b->skip < n ? (size_t)b->skip : n;
+        b->skip -= drop;
+        p += drop;
+        n -= drop;
+    }
+    if (n > b->len - b->got) {
+        if (b->resp.status == 200)
+            n = b->len - b->got; /* the rest belongs to later blocks */
+        else {
+            b->abort_rc = tfrec_fail(&s->err, TFREC_E_PARSE,
+                                     "%s: the server sent more than the %zu bytes asked for at "
+                                     "offset %" PRIu64,
+                                     s->name, b->len, b->off);
+            return 0;
+        }
+    }
+    memcpy(b->buf + b->got, p, n);
+    b->got += n;
+    return total;
+}
+
+/* Start (or restart) the transfer of b's missing bytes. */
+static int start(gcs_source *s, block *b, int force_refresh)
+{
+    snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-%" PRIu64, b->off + b->got,
+             b->off + b->len - 1);
+    b->headers[0] = b->range;
+    b->headers[1] = NULL;
+    b->call = (gcs_call){ .method = "GET",
+                          .url = s->url,
+                          .headers = b->headers,
+                          .on_body = block_body,
+                          .body_ctx = b,
+                          .what = s->name,
+                          .permission = "storage.objects.get" };
+    tfrec_gcs_resp_reset(&b->resp);
+    b->skip = 0;
+    b->checked = 0;
+    b->abort_rc = 0;
+    if (!b->easy && !(b->easy = curl_easy_init()))
+        return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: libcurl could not start", s->name);
+    curl_easy_reset(b->easy);
+    int rc =
+        tfrec_gcs_easy_setup(s->st, b->easy, &b->call, &b->resp, &b->hdrs, force_refresh, &s->err);
+    if (rc < 0)
+        return rc;
+    curl_easy_setopt(b->easy, CURLOPT_PRIVATE, b);
+    if (curl_multi_add_handle(s->multi, b->easy) != CURLM_OK)
+        return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: libcurl could not start a transfer",
+                          s->name);
+    b->active = 1;
+    s->in_flight++;
+    s->stats.requests++;
+    atomic_fetch_add(&s->st->requests, 1);
+    if (s->in_flight > s->stats.max_in_flight)
+        s->stats.max_in_flight = s->in_flight;
+    return TFREC_OK;
+}
+
+static void stop(gcs_source *s, block *b)
+{
+    if (b->active) {
+        curl_multi_remove_handle(s->multi, b->easy);
+        b->active = 0;
+        s->in_flight--;
+    }
+    curl_slist_free_all(b->hdrs);
+    b->hdrs = NULL;
+}
+
+/* Drop every block; reading goes on at s->pos. */
+static void reset_queue(gcs_source *s)
+{
+    for (unsigned i = 0; i < s->count; i++)
+        stop(s, slot(s, i));
+    s->count = 0;
+    s->next_off = s->pos;
+}
+
+static int schedule(gcs_source *s)
+{
+    while (s->count < s->nblocks && s->next_off < s->size) {
+        block *b = slot(s, s->count);
+        uint64_t left = s->size - s->next_off;
+        b->off = s->next_off;
+        b->len = left < s->block_size ? (size_t)left : s->block_size;
+        b->got = 0;
+        b->done = b->refreshed = 0;
+        if (!b->buf && !(b->buf = malloc(s->block_size)))
+            return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
+        tfrec_gcs_retry_start(s->st, &b->retry);
+        s->count++;
+        s->next_off += b->len;
+        int rc = start(s, b, 0);
+        if (rc < 0)
+            return rc;
+    }
+    return TFREC_OK;
+}
+
+/* A transfer ended: done, retried, resumed, or a failure. */
+static int finished(gcs_source *s, block *b, CURLcode c)
+{
+    stop(s, b);
+    long st = b->resp.status;
+    if (b->abort_rc)
+        return b->abort_rc;
+    if (c == CURLE_OK && st >= 200 && st < 300) {
+        if (b->got == b->len) {
+            b->done = 1;
+            return TFREC_OK;
+        }
+        c = CURLE_PARTIAL_FILE; /* the body ended early: resume below */
+    }
+    if (c == CURLE_OK) {
+        if (st == 401 && !b->refreshed && !s->st->emulator && !s->st->opts.anonymous) {
+            b->refreshed = 1;
+            atomic_fetch_add(&s->st->refreshes, 1);
+            return start(s, b, 1);
+        }
+        if (tfrec_gcs_status_retryable(st) && tfrec_gcs_retry_wait(s->st, &b->retry) == 0)
+            return start(s, b, 0);
+        return tfrec_gcs_status_error(s->st, &s->err, &b->call, &b->resp);
+    }
+    if (tfrec_gcs_curl_retryable(c) && tfrec_gcs_retry_wait(s->st, &b->retry) == 0) {
+        if (b->got)
+            s->stats.resumes++;
+        return start(s, b, 0);
+    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "at offset %" PRIu64 " after %u attempts", b->off + b->got,
+             b->retry.attempts);
+    return tfrec_gcs_net_error(&s->err, &b->call, c, detail);
+}
+
+/* Run the transfers until the head block holds the byte at s->pos. */
+static int pump(gcs_source *s)
+{
+    block *h = slot(s, 0);
+    while (h->got <= s->pos - h->off && !h->done) {
+        int running;
+        CURLMcode mc = curl_multi_perform(s->multi, &running);
+        if (mc != CURLM_OK)
+            return tfrec_fail(&s->err, TFREC_E_NETWORK, "%s: %s", s->name, curl_multi_strerror(mc));
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(s->multi, &left))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            block *b = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&b);
+            int rc = finished(s, b, m->data.result);
+            if (rc < 0)
+                return rc;
+        }
+        if (h->got > s->pos - h->off || h->done)
+            break;
+        curl_multi_poll(s->multi, NULL, 0, 1000, NULL);
+    }
+    return TFREC_OK;
+}
+
+static int check_crc(gcs_source *s)
+{
+    s->stats.crc_checked = 1;
+    if (s->crc_run == s->crc)
+        return TFREC_OK;
+    char want[9], got[9];
+    tfrec_gcs_crc_to_base64(s->crc, want);
+    tfrec_gcs_crc_to_base64(s->crc_run, got);
+    return tfrec_fail(&s->err, TFREC_E_IO,
+                      "%s: CRC32C mismatch: the object's is %s, the %" PRIu64
+                      " bytes read give %s (corrupted in storage or in transit)",
+                      s->name, want, s->size, got);
+}
+
+static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
+{
+    gcs_source *s = ctx;
+    if (s->pos >= s->size || n == 0)
+        return 0;
+    if (s->count && (s->pos < slot(s, 0)->off || s->pos >= slot(s, 0)->off + slot(s, 0)->len))
+        reset_queue(s);
+    int rc = schedule(s);
+    if (rc == 0)
+        rc = pump(s);
+    if (rc < 0) {
+        reset_queue(s);
+        return rc;
+    }
+    block *h = slot(s, 0);
+    size_t at = (size_t)(s->pos - h->off);
+    size_t k = h->got - at;
+    if (k > n)
+        k = n;
+    memcpy(buf, h->buf + at, k);
+    if (s->pos == s->crc_pos) {
+        s->crc_run = tfrec_crc32c_extend(s->crc_run, h->buf + at, k);
+        s->crc_pos += k;
+    }
+    s->pos += k;
+    if (s->pos == h->off + h->len) {
+        stop(s, h); /* complete; its end-of-transfer may not have been seen */
+        s->head = (s->head + 1) % s->nblocks;
+        s->count--;
+    }
+    if (s->crc_pos == s->size && s->has_crc && !s->st->opts.no_checksum && !s->stats.crc_checked)
+        if ((rc = check_crc(s)) < 0)
+            return rc;
+    return (ptrdiff_t)k;
+}
+
+static int src_seek(void *ctx, uint64_t off)
+{
+    gcs_source *s = ctx;
+    if (off > s->size)
+        return tfrec_fail(&s->err, TFREC_E_INVALID,
+                          "%s: cannot seek to offset %" PRIu64 " of a %" PRIu64 "-byte object",
+                          s->name, off, s->size);
+    s->pos = off;
+    /* Keep the blocks at or after the new position. */
+    if (s->count && off >= slot(s, 0)->off && off < s->next_off) {
+        while (slot(s, 0)->off + slot(s, 0)->len <= off) {
+            stop(s, slot(s, 0));
+            s->head = (s->head + 1) % s->nblocks;
+            s->count--;
+        }
+    } else {
+        reset_queue(s);
+    }
+    return TFREC_OK;
+}
+
+static int64_t src_size(void *ctx)
+{
+    return (int64_t)((gcs_source *)ctx)->size;
+}
+
+static int src_close(void *ctx, int commit)
+{
+    (void)commit;
+    gcs_source *s = ctx;
+    for (unsigned i = 0; i < s->nblocks; i++) {
+        block *b = &s->blocks[i];
+        stop(s, b);
+        if (b->easy)
+            curl_easy_cleanup(b->easy);
+        tfrec_gcs_resp_free(&b->resp);
+        free(b->buf);
+    }
+    if (s->multi)
+        curl_multi_cleanup(s->multi);
+    free(s->blocks);
+    free(s->url);
+    free(s->name);
+    free(s);
+    return TFREC_OK;
+}
+
+static const char *src_errmsg(void *ctx)
+{
+    return ((gcs_source *)ctx)->err.msg;
+}
+
+void tfrec_gcs_source_stats(void *ctx, gcs_source_stats *out)
+{
+    *out = ((gcs_source *)ctx)->stats;
+}
+
+int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
+{
+    int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
+    if (rc)
+        return rc;
+    gcs_name n;
+    if ((rc = tfrec_gcs_parse(name, &n, NULL)) < 0)
+        return rc;
+    if (!n.object[0])
+        return tfrec_fail(NULL, TFREC_E_INVALID, "%s: no object name", name);
+    gcs_source *s = calloc(1, sizeof *s);
+    if (!s || !(s->name = strdup(name))) {
+        free(s);
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
+    }
+    s->st = st;
+    tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
+    if ((rc = tfrec_gcs_stat(st, &n, name, &meta, NULL)) < 0)
+        goto fail_quiet;
+    s->size = meta.size;
+    s->generation = meta.generation;
+    s->has_crc = meta.has_crc32c;
+    s->crc = meta.crc32c;
+    char gen[24];
+    snprintf(gen, sizeof gen, "%" PRId64, s->generation);
+    s->url = tfrec_gcs_object_url(st, "/storage/v1", n.bucket, n.object);
+    if (!s->url || tfrec_gcs_url_param(&s->url, "alt", "media") ||
+        (s->generation && tfrec_gcs_url_param(&s->url, "generation", gen)))
+        goto nomem;
+    size_t ahead = st->opts.read_ahead_bytes ? st->opts.read_ahead_bytes : 8u << 20;
+    unsigned par = st->opts.parallel_reads ? st->opts.parallel_reads : 4;
+    if (par > 64)
+        par = 64;
+    s->block_size = ahead / par;
+    if (s->block_size < (64u << 10))
+        s->block_size = 64u << 10;
+    /* Small objects: one block, one request. */
+    if (s->size && s->size < s->block_size)
+        s->block_size = (size_t)s->size;
+    s->nblocks = par;
+    s->blocks = calloc(par, sizeof *s->blocks);
+    s->multi = curl_multi_init();
+    if (!s->blocks || !s->multi)
+        goto nomem;
+    for (unsigned i = 0; i < par; i++)
+        s->blocks[i].src = s;
+    tfrec_io t = TFREC_IO_INIT;
+    t.ctx = s;
+    t.read = src_read;
+    t.write = io_write_unsupported;
+    t.seek = src_seek;
+    t.size = src_size;
+    t.close = src_close;
+    t.errmsg = src_errmsg;
+    return TFREC_STRUCT_OUT(tfrec_io, io, &t, NULL);
+nomem:
+    rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
+fail_quiet:
+    src_close(s, 0);
+    return rc;
+}
