@@ -195,14 +195,6 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
         cli_usage_error(cl, "%s is required", missing);
         return EXIT_USAGE;
     }
-    if (!strncmp(f->source_glob, "gs://", 5)) {
-        cli_usage_error(cl,
-                        "--source_glob=%s: reading from Cloud Storage needs the storage "
-                        "module, which is not built yet; copy the files locally first "
-                        "(gsutil -m cp)",
-                        f->source_glob);
-        return EXIT_USAGE;
-    }
     if (!*f->column_family || !*f->column) {
         cli_usage_error(cl, "--column_family and --column must not be empty");
         return EXIT_USAGE;
