@@ -52,7 +52,7 @@ fi
 # storage emulator (scripts/demo.sh says which way it ran).
 if grep -qw tfrec-storage "$BUILD/parts" && command -v node >/dev/null; then
     check "pipeline through gs:// on the storage emulator" "pipeline through gs:// on the Cloud Storage emulator"
-    check "shards streamed into the bucket" "train-00003-of-00004" # listed by tfrec count gs://...
+    check "shards streamed into the bucket" "gs://tfrec-demo/imagenet/train/train-00003-of-00004"
     check "bt2tfrec wrote into the bucket" "train_\* -> gs://tfrec-demo/back/train.tfrecord"
 else
     check "pipeline on local files, saying why" "demo: pipeline on local files ("
