@@ -269,9 +269,13 @@ static int convert(cli *c)
     int had_manifest = c->o.manifest_path && access(c->o.manifest_path, F_OK) == 0;
     tfrec_imagenet_result *r = NULL;
     int rc = tfrec_imagenet_convert(&c->o, &r);
-    /* Only a complete set gets a manifest in the bucket. */
-    if (!rc && remote_manifest && upload_manifest(remote_manifest, tfrec_imagenet_result_json(r)))
+    /* Only a complete set gets a manifest in the bucket (its failure is
+     * reported by upload_manifest: the shards are in place). */
+    int manifest_failed = 0;
+    if (!rc && remote_manifest && upload_manifest(remote_manifest, tfrec_imagenet_result_json(r))) {
         rc = TFREC_E_IO;
+        manifest_failed = 1;
+    }
     c->o.manifest_path = remote_manifest ? remote_manifest : c->o.manifest_path;
     cli_progress_finish(&prog);
     tfrec_imagenet_counts counts = TFREC_IMAGENET_COUNTS_INIT;
@@ -287,7 +291,7 @@ static int convert(cli *c)
                 "and no shard was moved into place; the conversion cannot be resumed, run the "
                 "same command again to convert from the start",
                 cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", counts.seconds, c->o.output_dir);
-    } else if (rc) {
+    } else if (rc && !manifest_failed) {
         cli_log("%s", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
         /* A run that failed before finding images has nothing to summarise. */
         if (counts.images_total) {
