@@ -45,7 +45,8 @@ typedef struct tfrec_storage_options {
     /* Base URL of the JSON API, e.g. "http://127.0.0.1:9199". NULL: the
      * STORAGE_EMULATOR_HOST environment variable ("http://" assumed when it
      * has no scheme; no credentials are sent to an emulator), else
-     * https://storage.googleapis.com. */
+     * https://storage.googleapis.com. Credentials go only to https://
+     * endpoints. */
     const char *endpoint;
     /* Credentials file (service-account key or authorized_user). NULL:
      * GOOGLE_APPLICATION_CREDENTIALS, then gcloud's application-default

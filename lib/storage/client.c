@@ -50,6 +50,8 @@ static int set_endpoint(tfrec_storage *st, const char *ep, tfrec_err *err)
     if (!ep)
         ep = "https://storage.googleapis.com";
     int has_scheme = strstr(ep, "://") != NULL;
+    st->no_auth =
+        st->emulator || st->opts.anonymous || !has_scheme || strncasecmp(ep, "http://", 7) == 0;
     if (has_scheme && strncasecmp(ep, "http://", 7) != 0 && strncasecmp(ep, "https://", 8) != 0)
         return tfrec_fail(err, TFREC_E_INVALID,
                           "Cloud Storage endpoint %s: only http:// and "
@@ -102,8 +104,8 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
         goto fail_opts;
     }
     char why[512] = "";
-    rc = tfrec_gcs_auth_new(&st->auth, opts ? opts->credentials_file : NULL,
-                            st->emulator || st->opts.anonymous, why, sizeof why);
+    rc = tfrec_gcs_auth_new(&st->auth, opts ? opts->credentials_file : NULL, st->no_auth, why,
+                            sizeof why);
     if (rc < 0) {
         tfrec_fail(NULL, rc, "Cloud Storage credentials: %s", why);
         goto fail_opts;

@@ -189,7 +189,7 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
             goto nomem;
         h = n;
     }
-    if (!st->emulator && !st->opts.anonymous) {
+    if (!st->no_auth) {
         char *auth = NULL, why[512] = "";
         int rc = tfrec_gcs_auth_header(st->auth, force_refresh, &auth, why, sizeof why);
         if (rc < 0) {
@@ -223,6 +223,12 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     curl_easy_setopt(e, CURLOPT_HEADERDATA, resp);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
     curl_easy_setopt(e, CURLOPT_SHARE, st->share);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "libtfrec/" TFREC_VERSION_STRING);
+    /* An emulator is local: a proxy from the environment would only take
+     * its requests elsewhere. Real endpoints honour the usual proxy
+     * variables. */
+    if (st->emulator)
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
     if (strcmp(call->method, "GET") == 0) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     } else {
@@ -306,17 +312,13 @@ int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *ca
         return tfrec_fail(err, TFREC_E_NOT_FOUND, "%s: not found (HTTP 404)%s%s", call->what, sep,
                           msg);
     case 403:
-        return tfrec_fail(err, TFREC_E_IO,
-                          "%s: permission denied (HTTP 403): %s lacks the permission %s%s%s",
-                          call->what,
-                          st->emulator || st->opts.anonymous ? "anonymous access"
-                                                             : tfrec_gcs_auth_account(st->auth),
-                          call->permission ? call->permission : "for this request", sep, msg);
+        return tfrec_fail(
+            err, TFREC_E_IO, "%s: permission denied (HTTP 403): %s lacks the permission %s%s%s",
+            call->what, st->no_auth ? "anonymous access" : tfrec_gcs_auth_account(st->auth),
+            call->permission ? call->permission : "for this request", sep, msg);
     case 401:
         return tfrec_fail(err, TFREC_E_IO, "%s: not authenticated (HTTP 401) as %s%s%s", call->what,
-                          st->emulator || st->opts.anonymous ? "anonymous"
-                                                             : tfrec_gcs_auth_account(st->auth),
-                          sep, msg);
+                          st->no_auth ? "anonymous" : tfrec_gcs_auth_account(st->auth), sep, msg);
     case 400:
         return tfrec_fail(err, TFREC_E_INVALID, "%s: bad request (HTTP 400)%s%s", call->what, sep,
                           msg);
@@ -350,7 +352,7 @@ int tfrec_gcs_call(tfrec_storage *st, const gcs_call *call, gcs_resp *resp, tfre
             return auth_rc;
         if (c == CURLE_OK) {
             long s = resp->status;
-            if (s == 401 && !refreshed && !st->emulator && !st->opts.anonymous) {
+            if (s == 401 && !refreshed && !st->no_auth) {
                 /* The token may have been revoked or expired early: one
                  * fresh token, then the answer stands. */
                 refreshed = force = 1;

@@ -303,8 +303,7 @@ static int send_chunk(gcs_sink *s, size_t n, int final)
                             s->name, st, s->committed);
             break;
         }
-        if (c == CURLE_OK && st == 401 && !refreshed && !s->st->emulator &&
-            !s->st->opts.anonymous) {
+        if (c == CURLE_OK && st == 401 && !refreshed && !s->st->no_auth) {
             /* The token expired during a long upload: a fresh one, then
              * ask the session where it stands. */
             refreshed = force = query = 1;

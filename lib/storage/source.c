@@ -211,7 +211,7 @@ static int finished(gcs_source *s, block *b, CURLcode c)
         c = CURLE_PARTIAL_FILE; /* the body ended early: resume below */
     }
     if (c == CURLE_OK) {
-        if (st == 401 && !b->refreshed && !s->st->emulator && !s->st->opts.anonymous) {
+        if (st == 401 && !b->refreshed && !s->st->no_auth) {
             b->refreshed = 1;
             atomic_fetch_add(&s->st->refreshes, 1);
             return start(s, b, 1);
@@ -231,11 +231,13 @@ static int finished(gcs_source *s, block *b, CURLcode c)
     return tfrec_gcs_net_error(&s->err, &b->call, c, detail);
 }
 
-/* Run the transfers until the head block holds the byte at s->pos. */
+/* Run the transfers until the head block holds the byte at s->pos. They
+ * are driven at every read, even when the head already has the bytes, so
+ * the read-ahead keeps flowing while the caller works. */
 static int pump(gcs_source *s)
 {
     block *h = slot(s, 0);
-    while (h->got <= s->pos - h->off && !h->done) {
+    for (;;) {
         int running;
         CURLMcode mc = curl_multi_perform(s->multi, &running);
         if (mc != CURLM_OK)
@@ -252,10 +254,9 @@ static int pump(gcs_source *s)
                 return rc;
         }
         if (h->got > s->pos - h->off || h->done)
-            break;
+            return TFREC_OK;
         curl_multi_poll(s->multi, NULL, 0, 1000, NULL);
     }
-    return TFREC_OK;
 }
 
 static int check_crc(gcs_source *s)
@@ -292,9 +293,13 @@ static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
     if (k > n)
         k = n;
     memcpy(buf, h->buf + at, k);
-    if (s->pos == s->crc_pos) {
-        s->crc_run = tfrec_crc32c_extend(s->crc_run, h->buf + at, k);
-        s->crc_pos += k;
+    /* The running CRC takes whatever part of these bytes continues it, so
+     * rereading the start (format detection, a seek back) does not lose
+     * the check. */
+    if (s->pos <= s->crc_pos && s->crc_pos < s->pos + k) {
+        size_t skip = (size_t)(s->crc_pos - s->pos);
+        s->crc_run = tfrec_crc32c_extend(s->crc_run, h->buf + at + skip, k - skip);
+        s->crc_pos += k - skip;
     }
     s->pos += k;
     if (s->pos == h->off + h->len) {

@@ -34,7 +34,10 @@
 struct tfrec_storage {
     tfrec_storage_options opts;
     char *endpoint; /* no trailing slash */
-    int emulator;   /* endpoint from STORAGE_EMULATOR_HOST: never authenticate */
+    int emulator;   /* endpoint from STORAGE_EMULATOR_HOST */
+    /* No Authorization header: an emulator, anonymous = 1, or a plain
+     * http:// endpoint (a bearer token is never sent unencrypted). */
+    int no_auth;
     tfrec_gcs_auth *auth;
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];

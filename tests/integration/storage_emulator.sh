@@ -194,6 +194,44 @@ done
 check "list-cap forces pages" "pages, names" "$pages $(echo $names)" "3 p/s1 p/s2 p/s3 p/s4 p/s5"
 admin list-cap '{"max_results": 0}'
 
+# --- the TCP cut proxy (tests/tools/cut_proxy.py) in front of the server
+$PY tests/tools/cut_proxy.py --target "${E#http://}" --cuts down:100000,up:5000,refuse,none,down:1000/fin \
+    --max-seconds 120 >"$T/proxy.out" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 100); do grep -q 'port=' "$T/proxy.out" && break; sleep 0.1; done
+PP=$(sed -n 's/.*port=\([0-9]*\) .*/\1/p' "$T/proxy.out")
+PC=$(sed -n 's/.*control=//p' "$T/proxy.out")
+X=http://127.0.0.1:$PP
+if [ -z "$PP" ]; then
+    fail "cut proxy starts" "$(cat "$T/proxy.out")"
+else
+    curl -s -o /dev/null -X POST --data-binary @"$T/big" "$E/upload/storage/v1/b/px/o?uploadType=media&name=o"
+    curl -s -o "$T/p1" "$X/download/storage/v1/b/px/o/o?alt=media"
+    rc=$?
+    # 100000 bytes in all: the response headers, then the body's start.
+    got=$(stat -c %s "$T/p1")
+    [ "$rc" -ne 0 ] && [ "$got" -gt 90000 ] && [ "$got" -lt 100000 ] && cmp -s "$T/p1" <(head -c "$got" "$T/big") &&
+        pass "proxy cuts a download" || fail "proxy cuts a download" "curl $rc, $got bytes"
+    curl -s -o /dev/null -X POST --data-binary @"$T/big" "$X/upload/storage/v1/b/px/o?uploadType=media&name=cut"
+    rc=$?
+    st=$(code GET "$E/storage/v1/b/px/o/cut")
+    check "proxy cuts an upload; no object" "curl status, object" "$([ $rc -ne 0 ] && echo failed) $st" "failed 404"
+    curl -s -o /dev/null "$X/download/storage/v1/b/px/o/o?alt=media"
+    check "proxy refuses a connection" "curl status" "$?" 7
+    curl -s -o "$T/p2" "$X/download/storage/v1/b/px/o/o?alt=media"
+    rc=$?
+    cmp -s "$T/p2" "$T/big" && [ $rc = 0 ] && pass "proxy forwards untouched" || fail "proxy forwards untouched" "curl $rc"
+    curl -s -o "$T/p3" "$X/download/storage/v1/b/px/o/o?alt=media"
+    check "proxy closes with FIN after 1000 bytes" "curl status (partial file)" "$?" 18
+    curl -s -o /dev/null -X POST --data 'down:10/stall' "http://127.0.0.1:$PC/cuts"
+    curl -s -m 2 -o /dev/null "$X/download/storage/v1/b/px/o/o?alt=media"
+    check "proxy stalls until the client times out" "curl status" "$?" 28
+    n=$(curl -s "http://127.0.0.1:$PC/stats" | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["connections"], d["cuts"], d["refused"])')
+    check "proxy stats" "connections cuts refused" "$n" "6 4 1"
+    kill "$proxy_pid"
+    wait "$proxy_pid" 2>/dev/null
+fi
+
 # --- required token, request log, reset
 admin token '{"token": "t0k"}'
 s1=$(code GET "$E/storage/v1/b/lst/o" -H 'Authorization: Bearer other')

@@ -372,15 +372,31 @@ static void test_endpoint_and_options(void)
     setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:9/", 1);
     CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_OK);
     CHECK(strcmp(st->endpoint, "http://127.0.0.1:9") == 0);
-    CHECK(st->emulator);
+    CHECK(st->emulator && st->no_auth);
     tfrec_storage_free(st);
     unsetenv("STORAGE_EMULATOR_HOST");
     CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_OK);
     CHECK(strcmp(st->endpoint, "https://storage.googleapis.com") == 0);
-    CHECK(!st->emulator);
+    CHECK(!st->emulator && !st->no_auth);
     tfrec_storage_free(st);
 
+    /* A bearer token never travels in the clear. */
     tfrec_storage_options o = TFREC_STORAGE_OPTIONS_INIT;
+    o.endpoint = "HTTP://10.0.0.1:8080";
+    CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
+    CHECK(!st->emulator && st->no_auth);
+    tfrec_storage_free(st);
+    o.endpoint = "https://private.example";
+    CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
+    CHECK(!st->no_auth);
+    tfrec_storage_free(st);
+    o.anonymous = 1;
+    CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
+    CHECK(st->no_auth);
+    tfrec_storage_free(st);
+    o.anonymous = 0;
+    o.endpoint = NULL;
+
     o.endpoint = "ftp://x";
     CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_E_INVALID);
     CHECK(strstr(tfrec_last_errmsg(), "ftp://x") != NULL);
@@ -392,6 +408,15 @@ static void test_endpoint_and_options(void)
     CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_E_INVALID);
     CHECK_EQ(tfrec_storage_new(NULL, NULL), TFREC_E_INVALID);
     tfrec_storage_free(NULL);
+    tfrec_storage_list_free(NULL);
+    CHECK_EQ(tfrec_storage_list_count(NULL), 0);
+    CHECK(tfrec_storage_list_get(NULL, 0) == NULL);
+    tfrec_storage_object info = TFREC_STORAGE_OBJECT_INIT;
+    CHECK_EQ(tfrec_storage_stat(NULL, NULL, &info), TFREC_E_INVALID);
+    info.struct_size = 0;
+    CHECK_EQ(tfrec_storage_stat(NULL, "/", &info), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_storage_remove(NULL, NULL), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_storage_glob(NULL, NULL, NULL), TFREC_E_INVALID);
     CHECK(tfrec_storage_default() == tfrec_storage_default());
 }
 

@@ -1,0 +1,327 @@
+/* The Cloud Storage client against a scripted loopback HTTP server: what it
+ * sends (no credentials to an emulator, no request anywhere but the
+ * endpoint) and how it takes replies no real server is asked to give here
+ * (a session URL on another host, oversized or garbled bodies, a server
+ * that keeps failing). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "storage/storage_internal.h"
+#include "tfrec/tfrec.h"
+
+#define MAX_REQ 16
+
+typedef struct fake {
+    int lsock, port;
+    pthread_t thread;
+    const char *const *replies; /* full HTTP responses, in order; NULL ends */
+    size_t nreplies;
+    char requests[MAX_REQ][4096]; /* each request received, cut at 4 KiB */
+    size_t nrequests;
+} fake;
+
+static void *serve(void *arg)
+{
+    fake *f = arg;
+    for (size_t i = 0; i < f->nreplies; i++) {
+        int c = accept(f->lsock, NULL, NULL);
+        if (c < 0)
+            return NULL;
+        /* One request per connection: read the head and any body. */
+        char buf[1 << 16];
+        size_t n = 0;
+        char *end = NULL;
+        while (!end && n < sizeof buf - 1) {
+            ssize_t got = read(c, buf + n, sizeof buf - 1 - n);
+            if (got <= 0)
+                break;
+            n += (size_t)got;
+            buf[n] = 0;
+            end = strstr(buf, "\r\n\r\n");
+        }
+        if (end) {
+            size_t head = (size_t)(end - buf) + 4;
+            const char *cl = strcasestr(buf, "content-length:");
+            size_t body = cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0;
+            while (n < head + body && n < sizeof buf - 1) {
+                ssize_t got = read(c, buf + n, sizeof buf - 1 - n);
+                if (got <= 0)
+                    break;
+                n += (size_t)got;
+            }
+            if (f->nrequests < MAX_REQ) {
+                /* the head and the start of the body */
+                size_t k = n < sizeof f->requests[0] - 1 ? n : sizeof f->requests[0] - 1;
+                memcpy(f->requests[f->nrequests], buf, k);
+                f->requests[f->nrequests++][k] = 0;
+            }
+        }
+        const char *r = f->replies[i];
+        ssize_t w = write(c, r, strlen(r));
+        (void)w;
+        close(c);
+    }
+    return NULL;
+}
+
+static int fake_start(fake *f, const char *const *replies, size_t n)
+{
+    memset(f, 0, sizeof *f);
+    f->replies = replies;
+    f->nreplies = n;
+    f->lsock = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    if (bind(f->lsock, (struct sockaddr *)&a, sizeof a) || listen(f->lsock, 8) ||
+        getsockname(f->lsock, (struct sockaddr *)&a, &len))
+        return -1;
+    f->port = ntohs(a.sin_port);
+    return pthread_create(&f->thread, NULL, serve, f);
+}
+
+static void fake_stop(fake *f)
+{
+    shutdown(f->lsock, SHUT_RDWR);
+    close(f->lsock);
+    pthread_join(f->thread, NULL);
+}
+
+static tfrec_storage *client_for(const fake *f, int emulator)
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "127.0.0.1:%d", f->port);
+    tfrec_storage *st = NULL;
+    tfrec_storage_options o = TFREC_STORAGE_OPTIONS_INIT;
+    o.retry_deadline_ms = 2000;
+    o.upload_chunk_bytes = 256 << 10;
+    if (emulator) {
+        setenv("STORAGE_EMULATOR_HOST", ep, 1);
+    } else {
+        char url[80];
+        snprintf(url, sizeof url, "http://%s", ep);
+        o.endpoint = url;
+        o.anonymous = 1;
+        unsetenv("STORAGE_EMULATOR_HOST");
+        if (tfrec_storage_new(&st, &o) != TFREC_OK)
+            return NULL;
+        tfrec_storage_set_backoff_ms(st, 10);
+        return st;
+    }
+    if (tfrec_storage_new(&st, &o) != TFREC_OK)
+        st = NULL;
+    unsetenv("STORAGE_EMULATOR_HOST");
+    if (st)
+        tfrec_storage_set_backoff_ms(st, 10);
+    return st;
+}
+
+#define META(size, crc)                                                              \
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" \
+    "{\"name\":\"o\",\"size\":\"" size "\",\"generation\":\"5\",\"crc32c\":\"" crc "\"}"
+
+static void test_emulator_requests_carry_no_credentials(void)
+{
+    static const char *const replies[] = { META("3", "AAAAAA==") };
+    fake f;
+    CHECK_EQ(fake_start(&f, replies, 1), 0);
+    tfrec_storage *st = client_for(&f, 1);
+    CHECK(st != NULL);
+    CHECK(st->emulator);
+    tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
+    CHECKF(tfrec_storage_stat(st, "gs://b/dir/a b", &o) == TFREC_OK, "%s", tfrec_last_errmsg());
+    fake_stop(&f);
+    CHECK_EQ(f.nrequests, 1);
+    CHECKF(strncmp(f.requests[0], "GET /storage/v1/b/b/o/dir%2Fa%20b?", 34) == 0, "%s",
+           f.requests[0]);
+    CHECK(strcasestr(f.requests[0], "\r\nauthorization:") == NULL);
+    CHECK(strcasestr(f.requests[0], "\r\nuser-agent: libtfrec/") != NULL);
+    CHECK_EQ(o.size, 3);
+    CHECK_EQ(o.generation, 5);
+    tfrec_storage_free(st);
+}
+
+static void test_session_on_another_host_is_refused(void)
+{
+    /* The session URL names another port: no byte may go there. */
+    static const char *const replies[] = {
+        "HTTP/1.1 200 OK\r\nLocation: http://127.0.0.1:1/upload?upload_id=x\r\n"
+        "Content-Length: 0\r\nConnection: close\r\n\r\n",
+    };
+    fake f;
+    CHECK_EQ(fake_start(&f, replies, 1), 0);
+    tfrec_storage *st = client_for(&f, 0);
+    CHECK(st != NULL);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_sink(st, &io, "gs://b/big"), TFREC_OK);
+    char *data = calloc(1, 300 << 10);
+    int rc = io.write(io.ctx, data, 300 << 10); /* past one chunk: starts the session */
+    free(data);
+    CHECK_EQ(rc, TFREC_E_PARSE);
+    CHECKF(strstr(io.errmsg(io.ctx), "refusing") && strstr(io.errmsg(io.ctx), "127.0.0.1:1"), "%s",
+           io.errmsg(io.ctx));
+    CHECK_EQ(io.close(io.ctx, 1), TFREC_E_STATE);
+    fake_stop(&f);
+    CHECK_EQ(f.nrequests, 1);
+    CHECK(strncmp(f.requests[0], "POST /upload/storage/v1/b/b/o?uploadType=resumable&name=big",
+                  59) == 0);
+    tfrec_storage_free(st);
+}
+
+static void test_bad_replies_are_errors(void)
+{
+    static const char *const replies[] = {
+        /* metadata without a size */
+        "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"name\":\"o\"}",
+        /* garbled JSON */
+        "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"name\":\"o\",}",
+        /* a listing whose next page token repeats */
+        "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"items\":[],\"nextPageToken\":\"t\"}",
+        "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"items\":[],\"nextPageToken\":\"t\"}",
+        /* a ranged read answered with the wrong range */
+        META("10", "AAAAAA=="),
+        "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 4-9/10\r\nContent-Length: 6\r\n"
+        "Connection: close\r\n\r\n456789",
+    };
+    fake f;
+    CHECK_EQ(fake_start(&f, replies, 6), 0);
+    tfrec_storage *st = client_for(&f, 0);
+    CHECK(st != NULL);
+    tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
+    CHECK_EQ(tfrec_storage_stat(st, "gs://b/o", &o), TFREC_E_PARSE);
+    CHECKF(strstr(tfrec_last_errmsg(), "gs://b/o: metadata reply without a valid size"), "%s",
+           tfrec_last_errmsg());
+    CHECK_EQ(tfrec_storage_stat(st, "gs://b/o", &o), TFREC_E_PARSE);
+    CHECKF(strstr(tfrec_last_errmsg(), "bad metadata reply"), "%s", tfrec_last_errmsg());
+    tfrec_storage_list *l;
+    CHECK_EQ(tfrec_storage_glob(st, "gs://b/x*", &l), TFREC_E_PARSE);
+    CHECKF(strstr(tfrec_last_errmsg(), "repeated page token"), "%s", tfrec_last_errmsg());
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_source(st, &io, "gs://b/o"), TFREC_OK);
+    char buf[16];
+    CHECK_EQ(io.read(io.ctx, buf, sizeof buf), TFREC_E_PARSE);
+    CHECKF(strstr(io.errmsg(io.ctx), "asked for bytes from 0"), "%s", io.errmsg(io.ctx));
+    io.close(io.ctx, 0);
+    fake_stop(&f);
+    CHECK(strstr(f.requests[3], "pageToken=t") != NULL);
+    CHECK(strstr(f.requests[5], "\r\nRange: bytes=0-9\r\n") != NULL);
+    CHECK(strstr(f.requests[5], "generation=5") != NULL);
+    tfrec_storage_free(st);
+}
+
+static void test_oversized_reply_is_refused(void)
+{
+    /* A metadata reply larger than any real one: refused, not buffered. */
+    size_t big = GCS_MAX_JSON_BODY + 100;
+    char *reply = malloc(big + 200);
+    CHECK(reply != NULL);
+    int n = snprintf(reply, 200, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", big);
+    memset(reply + n, ' ', big);
+    reply[n + big] = 0;
+    const char *replies[] = { reply };
+    fake f;
+    CHECK_EQ(fake_start(&f, replies, 1), 0);
+    tfrec_storage *st = client_for(&f, 0);
+    CHECK(st != NULL);
+    tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
+    CHECK_EQ(tfrec_storage_stat(st, "gs://b/o", &o), TFREC_E_PARSE);
+    CHECKF(strstr(tfrec_last_errmsg(), "reply larger than"), "%s", tfrec_last_errmsg());
+    fake_stop(&f);
+    free(reply);
+    tfrec_storage_free(st);
+}
+
+static void test_retries_stop_at_the_deadline(void)
+{
+    static const char *const r503 = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"
+                                    "\r\n{\"error\":{\"message\":\"try later\"}}";
+    static const char *const replies[] = { r503, r503, r503, r503, r503, r503, r503, r503 };
+    fake f;
+    CHECK_EQ(fake_start(&f, replies, 8), 0);
+    tfrec_storage *st = client_for(&f, 0);
+    CHECK(st != NULL);
+    st->opts.retry_deadline_ms = 150;
+    tfrec_storage_set_backoff_ms(st, 20);
+    uint64_t t0 = tfrec_gcs_now_ms();
+    tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
+    CHECK_EQ(tfrec_storage_stat(st, "gs://b/o", &o), TFREC_E_NETWORK);
+    uint64_t took = tfrec_gcs_now_ms() - t0;
+    CHECKF(strstr(tfrec_last_errmsg(), "HTTP 503") && strstr(tfrec_last_errmsg(), "try later"),
+           "%s", tfrec_last_errmsg());
+    CHECKF(took < 1000, "%llu ms", (unsigned long long)took);
+    CHECK(f.nrequests >= 2);
+    fake_stop(&f); /* its remaining accepts fail */
+    tfrec_storage_free(st);
+}
+
+/* Uploads carry the object's CRC32C: in the metadata part of a one-request
+ * upload, in X-Goog-Hash on the last request of a session. A server that
+ * stored other bytes than were sent is caught, and the object removed. */
+static void test_uploads_send_and_check_the_crc32c(void)
+{
+    static char session_reply[256], final_reply[256], single_reply[256];
+    const char *const replies[] = { session_reply,
+                                    "HTTP/1.1 308 Resume Incomplete\r\nRange: bytes=0-262143\r\n"
+                                    "Content-Length: 0\r\nConnection: close\r\n\r\n",
+                                    final_reply, single_reply,
+                                    "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n" };
+    fake f;
+    CHECK_EQ(fake_start(&f, replies, 5), 0);
+    snprintf(session_reply, sizeof session_reply,
+             "HTTP/1.1 200 OK\r\nLocation: http://127.0.0.1:%d/upload/storage/v1/b/b/o?"
+             "uploadType=resumable&upload_id=s1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+             f.port);
+    size_t size = 300 << 10;
+    char *data = malloc(size);
+    harness_random(data, size, 3);
+    char crc[9];
+    tfrec_gcs_crc_to_base64(tfrec_crc32c(data, size), crc);
+    snprintf(final_reply, sizeof final_reply,
+             "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"name\":\"big\",\"size\":\"%zu\","
+             "\"crc32c\":\"%s\"}",
+             size, crc);
+    /* The one-request upload comes back with another CRC32C. */
+    snprintf(single_reply, sizeof single_reply,
+             "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{\"name\":\"small\",\"size\":\"5\","
+             "\"crc32c\":\"AAAAAA==\"}");
+    tfrec_storage *st = client_for(&f, 0);
+    CHECK(st != NULL);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_sink(st, &io, "gs://b/big"), TFREC_OK);
+    CHECK_EQ(io.write(io.ctx, data, size), TFREC_OK);
+    CHECKF(io.close(io.ctx, 1) == TFREC_OK, "%s", tfrec_last_errmsg());
+    CHECK_EQ(tfrec_storage_open_sink(st, &io, "gs://b/small"), TFREC_OK);
+    CHECK_EQ(io.write(io.ctx, "hello", 5), TFREC_OK);
+    CHECK_EQ(io.close(io.ctx, 1), TFREC_E_IO);
+    CHECKF(strstr(tfrec_last_errmsg(), "gs://b/small: CRC32C mismatch") &&
+               strstr(tfrec_last_errmsg(), "removed"),
+           "%s", tfrec_last_errmsg());
+    fake_stop(&f);
+    CHECK_EQ(f.nrequests, 5);
+    CHECK(strstr(f.requests[1], "Content-Range: bytes 0-262143/*\r\n") != NULL);
+    CHECK(strcasestr(f.requests[1], "x-goog-hash") == NULL);
+    char want[64];
+    snprintf(want, sizeof want, "X-Goog-Hash: crc32c=%s\r\n", crc);
+    CHECKF(strstr(f.requests[2], "Content-Range: bytes 262144-307199/307200\r\n") &&
+               strstr(f.requests[2], want),
+           "%s", f.requests[2]);
+    CHECK(strncmp(f.requests[3], "POST /upload/storage/v1/b/b/o?uploadType=multipart", 50) == 0);
+    tfrec_gcs_crc_to_base64(tfrec_crc32c("hello", 5), crc);
+    snprintf(want, sizeof want, "{\"name\":\"small\",\"crc32c\":\"%s\"}", crc);
+    CHECKF(strstr(f.requests[3], want) && strstr(f.requests[3], "\r\n\r\nhello\r\n--"), "%s",
+           f.requests[3]);
+    CHECK(strncmp(f.requests[4], "DELETE /storage/v1/b/b/o/small ", 31) == 0);
+    free(data);
+    tfrec_storage_free(st);
+}
+
+TESTS(TEST(test_emulator_requests_carry_no_credentials),
+      TEST(test_uploads_send_and_check_the_crc32c), TEST(test_session_on_another_host_is_refused),
+      TEST(test_bad_replies_are_errors), TEST(test_oversized_reply_is_refused),
+      TEST(test_retries_stop_at_the_deadline))
