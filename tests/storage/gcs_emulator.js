@@ -86,7 +86,6 @@ async function main() {
   const store = new Store(emulator, {
     files: lib("emulator/storage/files"),
     metadata: lib("emulator/storage/metadata"),
-    multipart: lib("emulator/storage/multipart"),
   });
   const uploads = new Uploads(store);
   const controls = new Controls();
@@ -136,6 +135,7 @@ async function main() {
       else res.destroy();
     }),
   );
+  server.on("connection", (sock) => sock.setNoDelay(true));
   // Long uploads and downloads are the point; idle keep-alive connections
   // may stay as long as clients like.
   server.requestTimeout = 0;

@@ -21,7 +21,8 @@ function update(crc, buf) {
   const head = Math.min(buf.length, (4 - (buf.byteOffset & 3)) & 3);
   for (; i < head; i++) c = (c >>> 8) ^ T0[(c ^ buf[i]) & 0xff];
   const pairs = (buf.length - i) >>> 3;
-  const w = new Int32Array(buf.buffer, buf.byteOffset + i, pairs * 2);
+  // An empty view still needs an aligned offset, which a short buffer lacks.
+  const w = pairs ? new Int32Array(buf.buffer, buf.byteOffset + i, pairs * 2) : [];
   for (let j = 0; j < w.length; j += 2) {
     const a = c ^ w[j];
     const b = w[j + 1];

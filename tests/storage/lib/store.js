@@ -16,7 +16,6 @@ class Store {
     this.StoredFile = storageModules.files.StoredFile;
     this.StoredFileMetadata = storageModules.metadata.StoredFileMetadata;
     this.ObjectMetadata = storageModules.metadata.CloudStorageObjectMetadata;
-    this.parseMultipart = storageModules.multipart.parseObjectUploadMultipartRequest;
     this.lastGeneration = 0;
     this.stagingSeq = 0;
   }

@@ -81,6 +81,30 @@ function expectedHashes(metadata, goog) {
   return want;
 }
 
+// Splits a multipart/related upload (metadata part, then media part)
+// without copying the media (the emulator's parser copies it three times).
+function parseRelated(ctype, body) {
+  const m = /^multipart\/related\s*;.*\bboundary=(?:"([^"]+)"|([^\s;]+))/i.exec(ctype);
+  if (!m) throw httpError(400, `bad Content-Type for a multipart upload: ${ctype}`);
+  const delim = Buffer.from(`--${m[1] || m[2]}`);
+  const parts = [];
+  let at = body.indexOf(delim);
+  while (at !== -1 && parts.length < 3) {
+    const start = at + delim.length;
+    if (body.subarray(start, start + 2).toString() === "--") break;
+    const next = body.indexOf(delim, start);
+    if (next === -1) break;
+    // The part runs from the line after the delimiter to the CRLF before the next.
+    const end = next >= 2 && body[next - 2] === 13 && body[next - 1] === 10 ? next - 2 : next;
+    const head = body.indexOf("\r\n\r\n", start);
+    if (head === -1 || head > end) throw httpError(400, "multipart part without headers");
+    parts.push(body.subarray(head + 4, end));
+    at = next;
+  }
+  if (parts.length !== 2) throw httpError(400, `multipart upload with ${parts.length} parts, want 2`);
+  return { metadataRaw: parts[0].toString("utf8"), dataRaw: parts[1] };
+}
+
 class Uploads {
   constructor(store) {
     this.store = store;
@@ -362,13 +386,13 @@ class Uploads {
   async multipart(bucket, req, res, q) {
     const ctype = req.headers["content-type"] || "";
     const body = await readBody(req, MAX_MULTIPART);
-    let parsed;
+    const parsed = parseRelated(ctype, body);
+    let metadata;
     try {
-      parsed = this.store.parseMultipart(ctype, body);
+      metadata = JSON.parse(parsed.metadataRaw || "{}");
     } catch (e) {
-      throw httpError(400, e.message);
+      throw httpError(400, `bad JSON object resource: ${e.message}`);
     }
-    const metadata = JSON.parse(parsed.metadataRaw || "{}");
     const name = q.get("name") || metadata.name;
     if (!name) throw httpError(400, "Required parameter: name");
     const s = this.oneShot(bucket, name, metadata, q);
