@@ -82,17 +82,23 @@ TOOL_PART_bt2tfrec       := tfrec-bigtable
 # Libraries a tool needs beyond its part: imagenet2tfrec downloads the
 # ImageNet tarballs itself (libcurl; MD5 through libcrypto).
 TOOL_LIBS_imagenet2tfrec := $(shell pkg-config --libs libcurl libcrypto 2>/dev/null)
+# Parts every tool also uses when they are built: with tfrec-storage each
+# path a tool takes may be gs:// (tools/common/files.h; the tools' objects
+# get -DTFREC_CLI_HAVE_STORAGE); without it the tools refuse gs:// by name.
+# The shared tools/common code calls them, hence one list for all tools.
+TOOLS_OPTIONAL_PARTS := tfrec-storage
 
 # part_of(module): the part holding a module (tfrec for a non-module name),
 # and the part of a tool, a unit test (test_<module>_...) and a benchmark.
 part_of    = $(firstword $(foreach p,$(ALL_PARTS),$(if $(filter $(1),$($(p)_MODULES)),$(p))) tfrec)
 tool_part  = $(or $(TOOL_PART_$(1)),tfrec)
+tool_parts = $(call tool_part,$(1)) $(filter-out $(call tool_part,$(1)),$(call built,$(TOOLS_OPTIONAL_PARTS)))
 test_part  = $(call part_of,$(word 2,$(subst _, ,$(1))))
 bench_part = $(call part_of,$(word 1,$(subst _, ,$(1))))
 # closure(part): the part and the parts it requires, in link order.
 closure  = $(1) $(foreach r,$($(1)_REQUIRES),$(call closure,$(r)))
-archives = $(foreach p,$(call closure,$(1)),$(BUILD)/lib$(p).a)
-libs_of  = $(foreach p,$(call closure,$(1)),$($(p)_LIBS)) -pthread -lm
+archives = $(foreach q,$(1),$(foreach p,$(call closure,$(q)),$(BUILD)/lib$(p).a))
+libs_of  = $(foreach q,$(1),$(foreach p,$(call closure,$(q)),$($(p)_LIBS))) -pthread -lm
 built    = $(filter $(PARTS),$(1))
 
 ALL_MODULES := $(sort $(patsubst lib/%/,%,$(dir $(wildcard lib/*/*.c))))
@@ -266,15 +272,21 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 	$(AR) rcs $@ $^
 
 # ------------------------------------------------------------------ programs
-# Tools, tests and benchmarks link the static libraries of their part (and of
-# the parts it requires), so they run without installation and carry only
-# that part's dependencies.
+# Tools, tests and benchmarks link the static libraries of their parts (and
+# of the parts those require), so they run without installation and carry
+# only those parts' dependencies. $+ keeps a repeated archive (libtfrec.a
+# after each part that needs it) where $^ would keep only the first.
 define program
 $(1): $(2) $(TOOLS_LIB) $$(call archives,$(3))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call libs_of,$(3)) $$(TOOL_LIBS_$$(notdir $$@))
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$+ $$(call libs_of,$(3)) $$(TOOL_LIBS_$$(notdir $$@))
 endef
-$(foreach t,$(TOOLS),$(eval $(call program,$(BUILD)/bin/$(t),$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
+upper = $(shell echo '$(1)' | tr a-z A-Z)
+ifneq ($(call built,$(TOOLS_OPTIONAL_PARTS)),)
+$(BUILD)/obj/tools/%.o $(BUILD)/obj-testing/tools/%.o: CPPFLAGS += \
+    $(foreach p,$(call built,$(TOOLS_OPTIONAL_PARTS)),-DTFREC_CLI_HAVE_$(call upper,$(patsubst tfrec-%,%,$(p))))
+endif
+$(foreach t,$(TOOLS),$(eval $(call program,$(BUILD)/bin/$(t),$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_parts,$(t)))))
 $(foreach t,$(filter-out $(ALL_PART_TESTS),$(TESTS)),$(eval $(call program,$(BUILD)/tests/$(t),$(BUILD)/obj/tests/unit/$(t).o $(BUILD)/obj/tests/unit/harness.o,$(call test_part,$(t)))))
 $(foreach b,$(BENCHES),$(eval $(call program,$(BUILD)/bench/$(b),$(BUILD)/obj/bench/$(b).o,$(call bench_part,$(b)))))
 
@@ -295,7 +307,7 @@ $(BUILD)/obj-testing/%.o: %.c $(PB_SYMS) | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
 	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
-$(foreach t,$(TEST_TOOLS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(patsubst %.c,$(BUILD)/obj-testing/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_part,$(t)))))
+$(foreach t,$(TEST_TOOLS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(patsubst %.c,$(BUILD)/obj-testing/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_parts,$(t)))))
 $(foreach t,$(TEST_PROGS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(BUILD)/obj-testing/tests/tools/$(t).o,$(call bench_part,$(t)))))
 
 # libFuzzer targets (built by `make fuzz` with clang and FUZZ=1).

@@ -30,6 +30,7 @@
 
 #include "bigtable.h"
 #include "error.h"
+#include "io.h"
 
 TFREC_BEGIN_DECLS
 
@@ -94,6 +95,12 @@ typedef struct tfrec_bt_load_options {
     double progress_interval; /* seconds between progress calls [0.25]; < 0: every record */
     tfrec_bt_load_progress_fn progress; /* [NULL] */
     void *progress_ctx;
+    /* Opens each file as a byte source (set up with TFREC_IO_INIT), e.g.
+     * over tfrec_storage_open_source for gs:// names; open_ctx is passed
+     * along; on failure it returns a negative code with the message in
+     * tfrec_last_errmsg() [NULL: tfrec_io_open_source, local paths and "-"]. */
+    int (*open_source)(void *open_ctx, tfrec_io *io, const char *name);
+    void *open_ctx;
 } tfrec_bt_load_options;
 
 #define TFREC_BT_LOAD_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_load_options)

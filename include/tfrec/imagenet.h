@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "io.h"
 
 TFREC_BEGIN_DECLS
 
@@ -104,6 +105,17 @@ typedef struct tfrec_imagenet_options {
      * the tree]. */
     const char *train_tar;
     const char *validation_tar;
+    /* Shards written through caller sinks instead of local files, e.g. over
+     * tfrec_storage_open_sink for a gs:// output_dir: shard
+     * <output_dir>/<file> is opened with open_sink(sink_ctx, io, name) and
+     * appears when its sink is closed with commit, so no half-written shard
+     * is ever visible. There is then no staging directory and no check for
+     * shards of another set; a failed or cancelled run removes the shards it
+     * had completed with remove_output (when set). manifest_path stays a
+     * local file [NULL: local files, staged and renamed]. */
+    int (*open_sink)(void *sink_ctx, tfrec_io *io, const char *name);
+    int (*remove_output)(void *sink_ctx, const char *name);
+    void *sink_ctx;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)

@@ -79,6 +79,17 @@ static void throttle(load *l)
     }
 }
 
+/* A reader of one input, through the caller's open_source when set. */
+static int open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
+                       const tfrec_reader_options *ro)
+{
+    if (!o->open_source)
+        return tfrec_reader_open(rd, path, ro);
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = o->open_source(o->open_ctx, &io, path);
+    return rc < 0 ? rc : tfrec_reader_open_io(rd, &io, path, ro);
+}
+
 /* Read one file, putting its records; *idx is the global record index. */
 static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64_t limit, int width,
                      char *key, size_t keycap)
@@ -88,7 +99,7 @@ static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64
     ro.compression = o->compression;
     ro.max_record_size = o->max_record_size;
     tfrec_reader *rd;
-    int rc = tfrec_reader_open(&rd, path, &ro);
+    int rc = open_reader(o, &rd, path, &ro);
     if (rc)
         return rc; /* the reader's message names the file */
     const char *prefix = o->row_prefix ? o->row_prefix : "";
@@ -162,7 +173,7 @@ static int more_records(const load *l, const char *const *files, size_t from, si
         tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
         ro.compression = l->o.compression;
         tfrec_reader *rd;
-        if (tfrec_reader_open(&rd, files[i], &ro))
+        if (open_reader(&l->o, &rd, files[i], &ro))
             return 1; /* unreadable, but there */
         const uint8_t *data;
         size_t len;

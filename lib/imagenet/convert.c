@@ -113,7 +113,7 @@ typedef struct wstate {
     conv *c;
     tfrec_imagenet_result *res;
     in_notes fixed, rejected;
-    const char *staging;
+    const char *staging; /* NULL: shards go straight to the caller's sinks */
     double last_progress;
 } wstate;
 
@@ -217,13 +217,23 @@ static int write_shard(wstate *w, in_shard *sh)
 {
     conv *c = w->c;
     tfrec_imagenet_result *res = w->res;
-    char *path = tfrec_in_path2(w->staging, sh->name);
+    const tfrec_imagenet_options *x = &c->o->o;
+    char *path =
+        w->staging ? tfrec_in_path2(w->staging, sh->name) : tfrec_in_path2(x->output_dir, sh->file);
     if (!path)
         return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
-    wo.compression = c->o->o.compression;
+    wo.compression = x->compression;
     tfrec_writer *tw = NULL;
-    int rc = tfrec_writer_open(&tw, path, &wo);
+    int rc;
+    if (w->staging) {
+        rc = tfrec_writer_open(&tw, path, &wo);
+    } else {
+        tfrec_io io = TFREC_IO_INIT;
+        rc = x->open_sink(x->sink_ctx, &io, path);
+        if (!rc)
+            rc = tfrec_writer_open_io(&tw, &io, path, &wo);
+    }
     free(path);
     if (rc)
         return tfrec_fail(&res->err, rc, "%s", tfrec_last_errmsg());
@@ -319,6 +329,19 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
 
 /* ------------------------------------------------------------ entry */
 
+/* The shards a failed direct run had completed (the first counts.shards,
+ * written in order) are removed, so that it leaves no partial set. */
+static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
+{
+    const tfrec_imagenet_options *x = &o->o;
+    for (uint32_t k = 0; x->remove_output && k < done && k < p->nshards; k++) {
+        char *f = tfrec_in_path2(x->output_dir, p->shards[k].file);
+        if (f)
+            x->remove_output(x->sink_ctx, f);
+        free(f);
+    }
+}
+
 static int plan_run(const in_opts *o, in_plan *p, tfrec_err *err)
 {
     int rc;
@@ -360,17 +383,23 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
             res->counts.images_rejected++;
     res->counts.images_total = plan.nitems + plan.skipped.n;
     res->counts.classes = (uint32_t)plan.nclasses;
-    if (!rc)
+    int direct = !rc && o.o.open_sink;
+    if (direct) {
+        rc = run_pool(&o, &plan, NULL, res, &fixed, &rejected);
+        if (rc)
+            remove_direct(&o, &plan, res->counts.shards);
+    }
+    if (!rc && !direct)
         rc = tfrec_in_remove_stale(o.o.output_dir, &res->stale, &res->err);
     res->counts.stale_removed = (uint32_t)res->stale.n;
-    if (!rc) {
+    if (!rc && !direct) {
         rc = tfrec_in_check_conflicts(o.o.output_dir, &plan, &conflicts, &res->err);
         if (rc == TFREC_E_STATE && o.o.overwrite)
             rc = TFREC_OK; /* removed at the commit, once the new set is complete */
     }
-    if (!rc)
+    if (!rc && !direct)
         rc = tfrec_in_mkdir_p(o.o.output_dir, &res->err);
-    if (!rc) {
+    if (!rc && !direct) {
         staging = tfrec_in_staging_path(o.o.output_dir);
         if (!staging)
             rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");

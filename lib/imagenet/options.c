@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "tfrec/image.h"
@@ -30,6 +31,10 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
     if (!x->output_dir || !*x->output_dir)
         return tfrec_fail(err, TFREC_E_INVALID,
                           "an output directory (--local_scratch_dir / --output_dir) is required");
+    if (!x->open_sink && strncasecmp(x->output_dir, "gs://", 5) == 0)
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "output %s: a gs:// output needs open_sink (tfrec_storage_open_sink)",
+                          x->output_dir);
     int tars = x->layout == TFREC_LAYOUT_IMAGENET && (x->train_tar || x->validation_tar);
     if (tars && (!x->train_tar || !*x->train_tar || !x->validation_tar || !*x->validation_tar))
         return tfrec_fail(err, TFREC_E_INVALID,

@@ -8,7 +8,8 @@
 
 Pure Python over libtfrec.so through ctypes (see _lib.py for where the
 library is looked for). convert_images needs the optional part
-libtfrec-image.so and tfrec.bigtable libtfrec-bigtable.so; without them
+libtfrec-image.so, tfrec.bigtable libtfrec-bigtable.so and gs:// paths
+(tfrec.storage, tfrec.glob("gs://...")) libtfrec-storage.so; without them
 those raise MissingPartError. tfrec.parts() and tfrec.features() tell what
 this installation has. ctypes releases the GIL during every library call;
 handles (readers, writers) are not thread-safe: use one per thread.
@@ -23,6 +24,7 @@ from .errors import (Error, InvalidArgumentError, OutOfMemoryError, IOFailureErr
                      ParseError, NotFoundError, NoSuchFileError, UnsupportedError, ImageError,
                      NetworkError, StateError, BigtableError)
 from .record import TFRecordReader, TFRecordWriter, count, verify, VerifyResult
+from .paths import glob
 from .example import (Example, BytesList, FloatList, Int64List, parse_example,
                       serialize_example)
 
@@ -37,7 +39,7 @@ __all__ = [
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",
     "UnsupportedError", "ImageError", "NetworkError", "StateError", "BigtableError",
     "LibraryNotFoundError", "MissingPartError", "library_path", "parts", "features",
-    "convert_images",
+    "convert_images", "glob",
 ]
 
 # Optional parts: present when installed next to the core library.
@@ -48,10 +50,15 @@ else:
 if _lib.loaded("tfrec-bigtable"):
     from . import bigtable
     __all__.append("bigtable")
+if _lib.loaded("tfrec-storage"):
+    from . import storage
+    __all__.append("storage")
 
 
 def __getattr__(name):
     # tfrec.bigtable without its part: say which part is missing (PEP 562).
     if name == "bigtable":
         raise _lib.missing("tfrec-bigtable")
+    if name == "storage":
+        raise _lib.missing("tfrec-storage")
     raise AttributeError("module 'tfrec' has no attribute %r" % name)

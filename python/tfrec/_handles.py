@@ -75,6 +75,14 @@ class ImagenetResultHandle(Handle):
     _c_type_ = "tfrec_imagenet_result"
 
 
+class StorageHandle(Handle):
+    _c_type_ = "tfrec_storage"
+
+
+class StorageListHandle(Handle):
+    _c_type_ = "tfrec_storage_list"
+
+
 def handle_type(argtype):
     """(Handle subclass, pointer depth) if argtype is a handle (depth 0) or
     points to one (an out-parameter, depth 1); (None, 0) otherwise."""

@@ -23,7 +23,7 @@ from collections import namedtuple
 from ctypes import (CFUNCTYPE, POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint64, c_void_p, create_string_buffer, string_at)
 
-from . import _args
+from . import _args, paths as _paths
 from . import _constants as C
 from ._handles import BtClientHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _Sized, _proto, lib
@@ -82,7 +82,8 @@ class _LoadOptions(_Sized):
                 ("num_records", c_uint64), ("start_index", c_uint64), ("key_width", c_int),
                 ("reversed_keys", c_int), ("max_rows_per_sec", c_double), ("compression", c_int),
                 ("max_record_size", c_uint64), ("progress_interval", c_double),
-                ("progress", _LOAD_PROGRESS_FN), ("progress_ctx", c_void_p)]
+                ("progress", _LOAD_PROGRESS_FN), ("progress_ctx", c_void_p),
+                ("open_source", c_void_p), ("open_ctx", c_void_p)]
 
 
 LoadProgress = namedtuple("LoadProgress", _LOAD_STAT_FIELDS + ("seconds", "file", "done"))
@@ -324,8 +325,7 @@ class Writer:
         ["next_index"] is where to resume. Returns the number of rows put;
         the figures are in self.load_stats."""
         h = self._handle()
-        _args.path(pattern, "pattern")
-        files = sorted(_glob.glob(pattern))
+        files = _paths.glob(pattern)  # gs:// too, with libtfrec-storage
         if not files:
             raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
         keep = [_b(row_prefix), self._column] + [os.fsencode(f) for f in files]
@@ -337,6 +337,9 @@ class Writer:
                          max_rows_per_sec=_args.amount(max_rows_per_sec, "max_rows_per_sec") or 0,
                          compression=_compression_code(compression, True),
                          progress_interval=progress_interval or 0)  # < 0: every record
+        if any(f[:5].lower() == b"gs://" for f in keep[2:]):
+            from . import storage  # glob() needed it: loaded
+            o.open_source = storage.c_function("tfrec_storage_open_source")
         raised = []
         if progress is not None:
             def on_progress(_ctx, p):

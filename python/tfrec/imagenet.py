@@ -6,7 +6,7 @@ import json
 from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_size_t,
                     c_uint32, c_uint64, c_void_p)
 
-from . import _args
+from . import _args, _lib
 from . import _constants as C
 from ._handles import ImagenetResultHandle
 from ._lib import _Sized, _proto, lib
@@ -28,7 +28,8 @@ class _Options(_Sized):
                 ("manifest_path", c_char_p), ("progress", _progress_fn),
                 ("progress_ctx", c_void_p), ("max_image_pixels", c_uint64),
                 ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p),
-                ("train_tar", c_char_p), ("validation_tar", c_char_p)]
+                ("train_tar", c_char_p), ("validation_tar", c_char_p),
+                ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p)]
 
 
 class _Counts(_Sized):
@@ -123,6 +124,15 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
         raise ValueError("max_image_pixels must be at least 1, not %r" % (max_image_pixels,))
     o.max_image_pixels = max_image_pixels or 0
     o.manifest_path = path(manifest_path, "manifest_path")
+    remote_manifest = None
+    if o.manifest_path and o.manifest_path[:5].lower() == b"gs://":
+        remote_manifest, o.manifest_path = manifest_path, None  # uploaded below
+    if o.output_dir and o.output_dir[:5].lower() == b"gs://":
+        # shards stream to their objects, each appearing when complete
+        _lib.require("tfrec-storage", "a gs:// output_dir")
+        from . import storage
+        o.open_sink = storage.c_function("tfrec_storage_open_sink")
+        o.remove_output = storage.c_function("tfrec_storage_remove")
     o.flat_output = 1 if flat_output else 0
     o.overwrite = 1 if overwrite else 0
     o.train_tar = path(train_tar, "train_tar")
@@ -151,10 +161,19 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
             err = error_for(rc, msg)
             err.manifest = manifest
             raise err
+        if remote_manifest is not None:
+            _write_object(remote_manifest, text)
         return manifest
     finally:
         if res.value:
             lib.tfrec_imagenet_result_free(res)
+
+
+def _write_object(name, data):
+    """Upload bytes to a gs:// object (appearing only when complete)."""
+    _lib.require("tfrec-storage", "a gs:// manifest_path")
+    from . import storage
+    storage.write_bytes(name, data)
 
 
 __all__ = ["convert_images"]

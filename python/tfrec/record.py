@@ -18,7 +18,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 from itertools import chain, islice, repeat
 from operator import add
 
-from . import _args
+from . import _args, _lib
 from . import _constants as C
 from ._handles import ReaderHandle, RecordBatchHandle, WriterHandle
 from ._lib import _Sized, lib
@@ -146,11 +146,25 @@ def _open_reader(path, compression, skip_corrupt=False, max_record_size=None, us
     opts = _ReaderOptions(compression=_compression_code(compression, True),
                           max_record_size=_args.size(max_record_size, "max_record_size") or 0,
                           skip_corrupt=1 if skip_corrupt else 0, use_mmap=_MMAP[use_mmap])
+    if _remote(path):
+        return _storage().open_reader(path, opts)
     h = ReaderHandle()
     rc = lib.tfrec_reader_open(byref(h), _args.path(path), byref(opts))
     if rc < 0:
         raise open_error(rc)
     return h
+
+
+def _remote(path):
+    """True for a gs:// name (any case of the scheme)."""
+    return _args.path(path)[:5].lower() == b"gs://"
+
+
+def _storage():
+    """tfrec.storage, or MissingPartError naming libtfrec-storage."""
+    _lib.require("tfrec-storage", "gs:// paths")
+    from . import storage
+    return storage
 
 
 def _closed(obj):
@@ -452,10 +466,13 @@ class TFRecordWriter:
         opts = _WriterOptions(compression=_compression_code(compression, False),
                               level=level or 0,
                               buffer_size=_args.size(buffer_size, "buffer_size") or 0)
-        h = WriterHandle()
-        rc = lib.tfrec_writer_open(byref(h), _args.path(path), byref(opts))
-        if rc < 0:
-            raise open_error(rc)
+        if _remote(path):
+            h = _storage().open_writer(path, opts)
+        else:
+            h = WriterHandle()
+            rc = lib.tfrec_writer_open(byref(h), _args.path(path), byref(opts))
+            if rc < 0:
+                raise open_error(rc)
         self._h = h
         self._queue = []
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What every tool shares (tools/common): gs:// paths refused by every tool
-# until Cloud Storage support is built; tfrec's -c/-C compression flags
+# when the storage part is not built (and by local-only flags always); tfrec's -c/-C compression flags
 # read the same in every subcommand; tfrec dump's floats in the shortest
 # form that round-trips, cross-checked against Python's struct module.
 # Tools of parts this build has not got are left out (and said so).
@@ -39,32 +39,65 @@ sys.path.insert(0, "tests/python")
 import tfrecord_ref as ref
 ref.write_records(sys.argv[1] + "/recs", [b"abc"] * 3, "NONE")
 EOF
-gs_refused "tfrec count input" "$BIN/tfrec" count gs://b/x
-gs_refused "tfrec verify input (upper case)" "$BIN/tfrec" verify GS://b/x
-gs_refused "tfrec convert output" "$BIN/tfrec" convert "$T/recs" gs://b/out
-gs_refused "tfrec convert -o" "$BIN/tfrec" convert -o gs://b/out "$T/recs"
-gs_refused "tfrec convert input" "$BIN/tfrec" convert gs://b/in "$T/out.tfrecord"
-if [ -x "$BIN/imagenet2tfrec" ]; then
-    gs_refused "imagenet2tfrec --local_scratch_dir" "$BIN/imagenet2tfrec" \
-        --raw_data_dir="$T/raw" --local_scratch_dir=gs://b/out --nogcs_upload
-    gs_refused "imagenet2tfrec --output_dir" "$BIN/imagenet2tfrec" \
-        --raw_data_dir="$T/raw" --output_dir=gs://b/out
-    gs_refused "imagenet2tfrec --raw_data_dir" "$BIN/imagenet2tfrec" \
-        --raw_data_dir=gs://b/raw --output_dir="$T/o"
-    gs_refused "imagenet2tfrec --data_dir form" "$BIN/imagenet2tfrec" \
-        -raw_data_dir gs://b/raw -local_scratch_dir "$T/o"
-    gs_refused "imagenet2tfrec --manifest" "$BIN/imagenet2tfrec" \
-        --raw_data_dir="$T/raw" --output_dir="$T/o" --manifest=gs://b/m.json
+# With the storage part the tools take gs:// (tests/integration/storage_tools.sh);
+# without it every gs:// name is refused. Either way the flags that need a
+# local file refuse it.
+if grep -qw tfrec-storage "$BUILD/parts"; then
+    echo "storage part built: the tools take gs:// (storage_tools.sh); local-only flags here"
+    # local_refused NAME CMD...: exit 2, naming the flag, no local "gs:" directory
+    local_refused() {
+        local name=$1
+        shift
+        (cd "$T/cwd" && "$@") >"$T/out" 2>"$T/err"
+        local st=$?
+        if [ "$st" -eq 2 ] && grep -qF "must be a local path (gs:// is not accepted here)" "$T/err" &&
+            [ ! -e "$T/cwd/gs:" ]; then
+            pass "gs:// refused for a local-only flag: $name"
+        else
+            fail "gs:// refused for a local-only flag: $name" "exit $st, $(head -c 300 "$T/err")"
+        fi
+    }
+    if [ -x "$BIN/imagenet2tfrec" ]; then
+        local_refused "imagenet2tfrec --raw_data_dir" "$BIN/imagenet2tfrec" \
+            --raw_data_dir=gs://b/raw --output_dir="$T/o"
+        local_refused "imagenet2tfrec --labels_file" "$BIN/imagenet2tfrec" \
+            --raw_data_dir="$T/raw" --output_dir="$T/o" --labels_file=gs://b/l.txt
+    fi
+    if [ -x "$BIN/tfrec2bt" ]; then
+        local_refused "tfrec2bt --progress_file" "$BIN/tfrec2bt" --project=p --bigtable_instance=i \
+            --bigtable_table=t --source_glob="$T/recs" --progress_file=gs://b/p
+        local_refused "bt2tfrec --keys_file" "$BIN/bt2tfrec" --project=p --bigtable_instance=i \
+            --bigtable_table=t --output="$T/o.tfrecord" --keys_file=gs://b/k
+    fi
 else
-    echo "imagenet2tfrec not built: its gs:// checks not run here"
-fi
-if [ -x "$BIN/tfrec2bt" ]; then
-    gs_refused "tfrec2bt --source_glob" "$BIN/tfrec2bt" --project=p --bigtable_instance=i \
-        --bigtable_table=t --source_glob='gs://b/train-*'
-    gs_refused "bt2tfrec --output" "$BIN/bt2tfrec" --project=p --bigtable_instance=i \
-        --bigtable_table=t --output=gs://b/back.tfrecord
-else
-    echo "tfrec2bt/bt2tfrec not built: their gs:// checks not run here"
+    gs_refused "tfrec count input" "$BIN/tfrec" count gs://b/x
+    gs_refused "tfrec verify input (upper case)" "$BIN/tfrec" verify GS://b/x
+    gs_refused "tfrec convert output" "$BIN/tfrec" convert "$T/recs" gs://b/out
+    gs_refused "tfrec convert -o" "$BIN/tfrec" convert -o gs://b/out "$T/recs"
+    gs_refused "tfrec convert input" "$BIN/tfrec" convert gs://b/in "$T/out.tfrecord"
+    if [ -x "$BIN/imagenet2tfrec" ]; then
+        gs_refused "imagenet2tfrec --local_scratch_dir" "$BIN/imagenet2tfrec" \
+            --raw_data_dir="$T/raw" --local_scratch_dir=gs://b/out --nogcs_upload
+        gs_refused "imagenet2tfrec --output_dir" "$BIN/imagenet2tfrec" \
+            --raw_data_dir="$T/raw" --output_dir=gs://b/out
+        gs_refused "imagenet2tfrec --raw_data_dir" "$BIN/imagenet2tfrec" \
+            --raw_data_dir=gs://b/raw --output_dir="$T/o"
+        gs_refused "imagenet2tfrec --data_dir form" "$BIN/imagenet2tfrec" \
+            -raw_data_dir gs://b/raw -local_scratch_dir "$T/o"
+        gs_refused "imagenet2tfrec --manifest" "$BIN/imagenet2tfrec" \
+            --raw_data_dir="$T/raw" --output_dir="$T/o" --manifest=gs://b/m.json
+    else
+        echo "imagenet2tfrec not built: its gs:// checks not run here"
+    fi
+    if [ -x "$BIN/tfrec2bt" ]; then
+        gs_refused "tfrec2bt --source_glob" "$BIN/tfrec2bt" --project=p --bigtable_instance=i \
+            --bigtable_table=t --source_glob='gs://b/train-*'
+        gs_refused "bt2tfrec --output" "$BIN/bt2tfrec" --project=p --bigtable_instance=i \
+            --bigtable_table=t --output=gs://b/back.tfrecord
+    else
+        echo "tfrec2bt/bt2tfrec not built: their gs:// checks not run here"
+    fi
+
 fi
 
 # ---------------------------------------------------------------- -c / -C

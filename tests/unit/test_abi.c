@@ -326,6 +326,30 @@ static void test_old_counts_struct_is_not_overrun(void)
     tfrec_imagenet_result_free(res);
 }
 
+/* A loader's options from a program built before its open callback
+ * (open_source, added for gs://): the garbage after struct_size is not
+ * taken for a function, and the files are read as local paths. */
+static void test_old_load_options_read_local_files(void)
+{
+    const char *path = harness_path("abi-load.tfrecord");
+    tfrec_writer *w = NULL;
+    CHECK_EQ(tfrec_writer_open(&w, path, NULL), TFREC_OK);
+    CHECK_EQ(tfrec_writer_write(w, "ab", 2), TFREC_OK);
+    CHECK_EQ(tfrec_writer_write(w, "cd", 2), TFREC_OK);
+    CHECK_EQ(tfrec_writer_close(w), TFREC_OK);
+    tfrec_writer_free(w);
+    tfrec_bt_load_options full = TFREC_BT_LOAD_OPTIONS_INIT;
+    size_t n = offsetof(tfrec_bt_load_options, open_source);
+    unsigned char *b = room();
+    memcpy(b, &full, n);
+    ((tfrec_bt_load_options *)b)->struct_size = n;
+    tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
+    const char *files[] = { path };
+    CHECK_EQ(tfrec_bt_load(NULL, files, 1, (const tfrec_bt_load_options *)b, &st), TFREC_OK);
+    CHECK_EQ(st.records_read, 2);
+    CHECK(guard_intact(b, n));
+}
+
 /* ---------------------------------------------------------------- newer callers */
 
 /* A program built against a newer release passes a longer struct. */
@@ -458,4 +482,5 @@ TESTS(TEST(test_old_writer_options_get_defaults), TEST(test_old_reader_options_g
       TEST(test_old_image_info_is_not_overrun), TEST(test_old_bigtable_options_get_defaults),
       TEST(test_old_counts_struct_is_not_overrun), TEST(test_newer_options_zero_tail_accepted),
       TEST(test_newer_stats_tail_left_alone), TEST(test_struct_size_zero_is_invalid),
-      TEST(test_init_functions), TEST(test_exports), TEST(test_version))
+      TEST(test_init_functions), TEST(test_exports), TEST(test_version),
+      TEST(test_old_load_options_read_local_files))

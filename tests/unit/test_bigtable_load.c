@@ -409,6 +409,47 @@ static void test_dry_run(void)
     CHECK_EQ(st.next_index, 2); /* nothing written, nothing acknowledged */
 }
 
+/* open_source: every input (and only through it) comes from the caller's
+ * transport, named as given; a failure there is the load's, with its code. */
+typedef struct opener {
+    int calls;
+    const char *prefix; /* names start with it; the rest is a local path */
+} opener;
+
+static int open_prefixed(void *ctx, tfrec_io *io, const char *name)
+{
+    opener *op = ctx;
+    op->calls++;
+    size_t n = strlen(op->prefix);
+    if (strncmp(name, op->prefix, n) != 0)
+        return TFREC_E_NOT_FOUND;
+    return tfrec_io_open_source(io, name + n);
+}
+
+static void test_open_source_callback(void)
+{
+    static const int counts[] = { 3, 4 };
+    const char **local = make_files("cb", counts, 2);
+    char a[600], b[600];
+    snprintf(a, sizeof a, "mem:%s", local[0]);
+    snprintf(b, sizeof b, "mem:%s", local[1]);
+    const char *files[] = { a, b };
+    opener op = { 0, "mem:" };
+    tfrec_bt_load_options o = TFREC_BT_LOAD_OPTIONS_INIT;
+    o.open_source = open_prefixed;
+    o.open_ctx = &op;
+    tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
+    CHECK_EQ(tfrec_bt_load(NULL, files, 2, &o, &st), TFREC_OK);
+    CHECK_EQ(st.records_read, 7);
+    CHECK_EQ(op.calls, 2);
+    /* without the callback the same names are missing local files */
+    o.open_source = NULL;
+    CHECK(tfrec_bt_load(NULL, files, 2, &o, &st) < 0);
+    o.open_source = open_prefixed;
+    files[1] = local[1]; /* refused by the callback: its code, not a local open */
+    CHECK_EQ(tfrec_bt_load(NULL, files, 2, &o, &st), TFREC_E_NOT_FOUND);
+}
+
 /* Options and stats as an older program (built when the structs ended
  * earlier) and a newer one (fields this library does not know) pass them. */
 typedef struct old_options { /* the layout up to start_index */
@@ -475,4 +516,4 @@ TESTS(TEST(test_reference_keys_over_all_files), TEST(test_num_records_start_inde
       TEST(test_progress_and_cancel), TEST(test_corrupt_input_named),
       TEST(test_refused_rows_stop_the_resume_point), TEST(test_dry_run),
       TEST(test_growable_structs), TEST(test_rows_not_sent_are_counted),
-      TEST(test_num_records_before_the_end_is_reported))
+      TEST(test_num_records_before_the_end_is_reported), TEST(test_open_source_callback))

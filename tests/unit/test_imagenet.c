@@ -159,6 +159,143 @@ static void test_cancel_leaves_nothing(void)
     CHECK(access(p, F_OK) != 0);
 }
 
+/* open_sink / remove_output: shards go straight to the caller's sinks (a
+ * bucket, for imagenet2tfrec), each committed whole; a failed run removes
+ * the ones it had committed and cancels the one in progress. */
+typedef struct fake_obj {
+    char name[256];
+    uint8_t *data;
+    size_t len;
+} fake_obj;
+
+typedef struct fake_bucket {
+    fake_obj objs[16];
+    int nobjs, aborted, removed, opened;
+    int cancel_at; /* opening this shard (1-based) sets cancel */
+    volatile int cancel;
+} fake_bucket;
+
+typedef struct fake_sink {
+    fake_bucket *b;
+    fake_obj o;
+} fake_sink;
+
+static int fake_write(void *ctx, const void *buf, size_t n)
+{
+    fake_sink *s = ctx;
+    uint8_t *d = realloc(s->o.data, s->o.len + n);
+    if (!d)
+        return TFREC_E_NOMEM;
+    memcpy(d + s->o.len, buf, n);
+    s->o.data = d;
+    s->o.len += n;
+    return TFREC_OK;
+}
+
+static int fake_close(void *ctx, int commit)
+{
+    fake_sink *s = ctx;
+    if (commit && s->b->nobjs < 16)
+        s->b->objs[s->b->nobjs++] = s->o; /* appears only now, whole */
+    else {
+        s->b->aborted++;
+        free(s->o.data);
+    }
+    free(s);
+    return TFREC_OK;
+}
+
+static int fake_open_sink(void *ctx, tfrec_io *io, const char *name)
+{
+    fake_sink *s = calloc(1, sizeof *s);
+    if (!s)
+        return TFREC_E_NOMEM;
+    s->b = ctx;
+    if (++s->b->opened == s->b->cancel_at)
+        s->b->cancel = 1;
+    snprintf(s->o.name, sizeof s->o.name, "%s", name);
+    io->ctx = s;
+    io->write = fake_write;
+    io->close = fake_close;
+    return TFREC_OK;
+}
+
+static int fake_remove(void *ctx, const char *name)
+{
+    fake_bucket *b = ctx;
+    for (int i = 0; i < b->nobjs; i++)
+        if (!strcmp(b->objs[i].name, name)) {
+            free(b->objs[i].data);
+            b->objs[i] = b->objs[--b->nobjs];
+            b->removed++;
+            return TFREC_OK;
+        }
+    return TFREC_E_NOT_FOUND;
+}
+
+static void fake_free(fake_bucket *b)
+{
+    for (int i = 0; i < b->nobjs; i++)
+        free(b->objs[i].data);
+}
+
+static void test_sinks_stream_the_shards(void)
+{
+    const char *raw = make_tree();
+    static fake_bucket b;
+    memset(&b, 0, sizeof b);
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
+    o.raw_data_dir = raw;
+    o.output_dir = "gs://bucket/out";
+    o.train_shards = 4;
+    o.validation_shards = 1;
+    o.num_threads = 2;
+    tfrec_imagenet_result *r = NULL;
+    /* a gs:// output without sinks is refused, naming the option */
+    CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_E_UNSUPPORTED);
+    CHECK(strstr(tfrec_imagenet_result_errmsg(r), "open_sink") != NULL);
+    tfrec_imagenet_result_free(r);
+    CHECK(access("gs:", F_OK) != 0);
+
+    o.open_sink = fake_open_sink;
+    o.remove_output = fake_remove;
+    o.sink_ctx = &b;
+    int rc = tfrec_imagenet_convert(&o, &r);
+    CHECKF(rc == TFREC_OK, "%s", r ? tfrec_imagenet_result_errmsg(r) : "");
+    tfrec_imagenet_result_free(r);
+    CHECK_EQ(b.nobjs, 5);
+    CHECK_EQ(b.aborted, 0);
+    CHECK(access("gs:", F_OK) != 0); /* nothing local: no staging directory */
+    CHECK(!strcmp(b.objs[0].name, "gs://bucket/out/train/train-00000-of-00004"));
+    CHECK(!strcmp(b.objs[4].name, "gs://bucket/out/validation/validation-00000-of-00001"));
+    /* the committed bytes are the shard: 2 validation records */
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_io_open_memory(&io, b.objs[4].data, b.objs[4].len), TFREC_OK);
+    tfrec_reader *rd;
+    CHECK_EQ(tfrec_reader_open_io(&rd, &io, "validation", NULL), TFREC_OK);
+    const uint8_t *d;
+    size_t n;
+    int records = 0;
+    while (tfrec_reader_next(rd, &d, &n) == TFREC_OK)
+        records++;
+    tfrec_reader_free(rd);
+    CHECK_EQ(records, 2);
+    fake_free(&b);
+
+    /* cancelled in the third shard: the two committed are removed, the
+     * third is cancelled, nothing is left */
+    memset(&b, 0, sizeof b);
+    b.cancel_at = 3;
+    o.cancel = &b.cancel;
+    CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_E_STATE);
+    tfrec_imagenet_result_free(r);
+    CHECK_EQ(b.opened, 3);
+    CHECK_EQ(b.removed, 2);
+    CHECK_EQ(b.aborted, 1);
+    CHECK_EQ(b.nobjs, 0);
+    fake_free(&b);
+}
+
 /* The cancel flag (what imagenet2tfrec's signal handling sets) stops the
  * run, and nothing but the failed run's manifest is left. */
 static void test_cancel_flag_stops_the_run(void)
@@ -307,4 +444,5 @@ static void test_text_files_refuse_nul(void)
 TESTS(TEST(test_convert_counts_and_manifest), TEST(test_cancel_leaves_nothing),
       TEST(test_cancel_flag_stops_the_run), TEST(test_other_set_refused_or_overwritten),
       TEST(test_skip_reports_rejected_images), TEST(test_bad_options),
-      TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul))
+      TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul),
+      TEST(test_sinks_stream_the_shards))

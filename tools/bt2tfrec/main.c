@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "../common/exit_codes.h"
+#include "../common/files.h"
 #include "../common/flags.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
@@ -53,7 +54,8 @@ int main(int argc, char **argv)
           .type = CLI_PATH,
           .dest = &f.output,
           .value_name = "FILE",
-          .help = "TFRecord file to write (required)" },
+          .help = "TFRecord file to write (required); gs://BUCKET/OBJECT\n"
+                  "uploads it (the object appears only when complete)" },
         { .name = "project",
           .type = CLI_STRING,
           .dest = &f.project,
@@ -81,7 +83,7 @@ int main(int argc, char **argv)
           .max = INT64_MAX,
           .help = "stop after N rows [all]" },
         { .name = "keys_file",
-          .type = CLI_PATH,
+          .type = CLI_LOCAL_PATH,
           .dest = &f.keys_path,
           .value_name = "FILE",
           .help = "also write each row key on its own line" },
@@ -160,7 +162,8 @@ static int copy_rows(const bt2_flags *f, tfrec_bt_reader *rd, tfrec_writer *w, F
 static int check_output(const char *path)
 {
     struct stat sb;
-    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (strcmp(path, "-") != 0 && !cli_is_remote(path) && stat(path, &sb) == 0 &&
+        S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "bt2tfrec: --output=%s is a directory; name the file to write\n", path);
         return EXIT_IO;
     }
@@ -205,7 +208,7 @@ static int run(const bt2_flags *f)
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
     wo.compression = TFREC_COMPRESSION_NONE + f->compression;
     /* the output first: a file that cannot be created fails before reading */
-    if ((rc = tfrec_writer_open(&w, f->output, &wo)) ||
+    if ((rc = cli_writer_open(&w, f->output, &wo)) ||
         (rc = tfrec_bt_reader_open(&rd, cl, f->table, &ro))) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
         status = cli_exit_for(rc);

@@ -9,6 +9,9 @@
 
 #include "exit_codes.h"
 #include "tfrec/error.h"
+#ifdef TFREC_CLI_HAVE_STORAGE
+#include "tfrec/storage.h"
+#endif
 #include "util/strlist.h"
 #include "util/vec.h"
 
@@ -22,11 +25,38 @@ static int push(cli_files *f, const char *p)
     return TFREC_OK;
 }
 
+/* A gs:// argument: a pattern is listed through the storage client (sorted
+ * by name as the local matches are), a plain name is taken as it is (a
+ * missing object is found out when it is opened). */
+static int expand_remote(cli_files *out, const char *a)
+{
+    if (!strpbrk(a + 5, "*?["))
+        return push(out, a);
+#ifdef TFREC_CLI_HAVE_STORAGE
+    tfrec_storage_list *l = NULL;
+    int rc = tfrec_storage_glob(NULL, a, &l);
+    for (size_t k = 0; rc == TFREC_OK && k < tfrec_storage_list_count(l); k++)
+        rc = push(out, tfrec_storage_list_get(l, k)->name);
+    tfrec_storage_list_free(l);
+    return rc;
+#else
+    return TFREC_E_UNSUPPORTED;
+#endif
+}
+
 int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **unmatched)
 {
     for (size_t i = 0; i < n; i++) {
         const char *a = args[i];
         struct stat st;
+        if (cli_is_remote(a)) {
+            int rc = expand_remote(out, a);
+            if (rc && unmatched)
+                *unmatched = a;
+            if (rc)
+                return rc;
+            continue;
+        }
         /* The shell normally expands patterns; quoted ones (or too many
          * files for one command line) arrive here. A name that exists is
          * taken literally even if it has a '*'. */
@@ -42,8 +72,11 @@ int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **u
                 *unmatched = a;
             return TFREC_E_NOT_FOUND;
         }
-        if (rc != 0)
+        if (rc != 0) {
+            if (unmatched)
+                *unmatched = a;
             return rc == GLOB_NOSPACE ? TFREC_E_NOMEM : TFREC_E_IO;
+        }
         tfrec_strv_sort(g.gl_pathv, g.gl_pathc);
         for (size_t k = 0; k < g.gl_pathc; k++) {
             if (push(out, g.gl_pathv[k])) {
@@ -62,22 +95,4 @@ void cli_files_free(cli_files *f)
         free(f->paths[i]);
     free(f->paths);
     memset(f, 0, sizeof *f);
-}
-
-int cli_path_check(const char *path, char *err, size_t errcap)
-{
-    if (path && strncasecmp(path, "gs://", 5) == 0) {
-        snprintf(err, errcap, "%s: " CLI_GS_UNSUPPORTED " (copy the files with gsutil)", path);
-        return -1;
-    }
-    return 0;
-}
-
-int cli_require_local(const char *prog, const char *what, const char *path)
-{
-    char err[512];
-    if (cli_path_check(path, err, sizeof err) == 0)
-        return EXIT_OK;
-    fprintf(stderr, "%s: %s: %s\n", prog, what, err);
-    return EXIT_USAGE;
 }

@@ -110,7 +110,8 @@ static int set_value(parser *p, cli_flag *f, const char *shown, const char *valu
     case CLI_BOOL: bad = cli_parse_bool(value, (int *)f->dest, err, sizeof err); break;
     case CLI_STRING: *(const char **)f->dest = value; break;
     case CLI_PATH:
-        bad = cli_path_check(value, err, sizeof err) != 0;
+    case CLI_LOCAL_PATH:
+        bad = cli_path_check(value, f->type == CLI_LOCAL_PATH, err, sizeof err) != 0;
         if (!bad)
             *(const char **)f->dest = value;
         break;

@@ -30,17 +30,20 @@
 #define CLI_FLAGFILE_DEPTH 8 /* nested --flagfile levels (a loop is an error) */
 
 typedef enum cli_flag_type {
-    CLI_BOOL,   /* int *: 0 or 1 */
-    CLI_STRING, /* const char **: valid until cli_cmdline_free() */
-    CLI_PATH,   /* like CLI_STRING, for a file or directory: a gs:// value is
-                 * refused (cli_path_check) instead of becoming a local "gs:" */
-    CLI_INT,    /* int *, within [min, max] when min < max, else any int */
-    CLI_INT64,  /* int64_t *, within [min, max] when min < max */
-    CLI_UINT64, /* uint64_t *, within [umin, umax] when umin < umax */
-    CLI_SIZE,   /* uint64_t *: like UINT64 with an optional K/M/G/T suffix */
-    CLI_DOUBLE, /* double *, within [dmin, dmax] when dmin < dmax */
-    CLI_CHOICE, /* int *: index of the value in choices (case-insensitive) */
-    CLI_CUSTOM  /* parse() interprets the value */
+    CLI_BOOL,       /* int *: 0 or 1 */
+    CLI_STRING,     /* const char **: valid until cli_cmdline_free() */
+    CLI_PATH,       /* like CLI_STRING, for a file or directory that may be gs://
+                 * when the storage part is built (refused otherwise, see
+                 * cli_path_check, instead of becoming a local "gs:") */
+    CLI_LOCAL_PATH, /* like CLI_PATH, for what must be local (a progress file):
+                     * a gs:// value is always refused */
+    CLI_INT,        /* int *, within [min, max] when min < max, else any int */
+    CLI_INT64,      /* int64_t *, within [min, max] when min < max */
+    CLI_UINT64,     /* uint64_t *, within [umin, umax] when umin < umax */
+    CLI_SIZE,       /* uint64_t *: like UINT64 with an optional K/M/G/T suffix */
+    CLI_DOUBLE,     /* double *, within [dmin, dmax] when dmin < dmax */
+    CLI_CHOICE,     /* int *: index of the value in choices (case-insensitive) */
+    CLI_CUSTOM      /* parse() interprets the value */
 } cli_flag_type;
 
 typedef struct cli_flag {

@@ -18,7 +18,8 @@ static void value_name(const cli_flag *f, char *buf, size_t cap)
     case CLI_UINT64: snprintf(buf, cap, "N"); break;
     case CLI_SIZE: snprintf(buf, cap, "SIZE"); break;
     case CLI_DOUBLE: snprintf(buf, cap, "X"); break;
-    case CLI_PATH: snprintf(buf, cap, "PATH"); break;
+    case CLI_PATH:
+    case CLI_LOCAL_PATH: snprintf(buf, cap, "PATH"); break;
     case CLI_CHOICE: {
         size_t o = 0;
         buf[0] = '\0';

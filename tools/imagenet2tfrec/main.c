@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/exit_codes.h"
+#include "../common/files.h"
 #include "../common/flag_types.h"
 #include "../common/flags.h"
 #include "../common/progress.h"
@@ -34,10 +36,22 @@ static const char usage[] =
     "staging directories of runs killed outright are removed by the next run.\n";
 
 static const char footer[] =
-    "Uploading (--gcs_output_path with --gcs_upload) needs a module that is not\n"
-    "built yet: it is refused with a message naming the flag. Without\n"
-    "--gcs_output_path the shards stay in the output directory (copy them with\n"
-    "gsutil -m cp), as with the reference's --nogcs_upload. Downloading\n"
+    "Uploading: with --gcs_output_path=gs://BUCKET/PATH (and --gcs_upload, the\n"
+    "default) the shards stream straight to the bucket, no local scratch copy;\n"
+    "each object appears only once complete, and a failed or interrupted run\n"
+    "removes the shards it had uploaded. --output_dir=gs://... does the same.\n"
+    "Without --gcs_output_path the shards stay in the output directory, as with\n"
+    "the reference's --nogcs_upload. Credentials: see docs/storage.md.\n"
+    "Downloading (--imagenet_username and --imagenet_access_key, or --download_url,\n"
+    "without --raw_data_dir) fetches the tarballs into OUT/downloads/ (a local\n"
+    "output directory) and converts them in place; a file whose MD5 is wrong is\n"
+    "kept as NAME.bad-md5 (exit 1).\n";
+
+static const char footer_no_storage[] =
+    "Uploading (--gcs_output_path with --gcs_upload) needs the storage part,\n"
+    "which this build leaves out: it is refused with a message naming the flag.\n"
+    "Without --gcs_output_path the shards stay in the output directory (copy them\n"
+    "with gsutil -m cp), as with the reference's --nogcs_upload. Downloading\n"
     "(--imagenet_username and --imagenet_access_key, or --download_url, without\n"
     "--raw_data_dir) fetches the tarballs into OUT/downloads/ and converts them\n"
     "in place; a file whose MD5 is wrong is kept as NAME.bad-md5 (exit 1).\n";
@@ -59,11 +73,47 @@ typedef struct cli {
 static const char *const layouts[] = { "imagenet", "folders", "csv", NULL }; /* TFREC_LAYOUT_* */
 static const char *const on_errors[] = { "stop", "skip", NULL };             /* TFREC_ON_ERROR_* */
 
-/* The reference's upload and download flags: what they ask for is not
- * built yet, so say so, naming the flag (never "unknown flag"). */
-static int check_reference_flags(const cli_cmdline *cl, const cli *c)
+/* The reference's upload flags with the storage part: --gcs_output_path
+ * (upload on, the default) is where the shards go, streamed; an explicit
+ * --gcs_upload without it is an error naming the way out. Without
+ * --gcs_output_path the default conversion stays local (--output_dir or
+ * --local_scratch_dir), so command lines without upload flags keep working. */
+static int check_upload_flags(const cli_cmdline *cl, cli *c)
 {
     if (c->gcs_upload && c->gcs_output_path) {
+        if (!cli_is_remote(c->gcs_output_path)) {
+            cli_usage_error(cl, "--gcs_output_path must start with gs://, not '%s'",
+                            c->gcs_output_path);
+            return EXIT_USAGE;
+        }
+        if (cli_flag_seen(cl, "output_dir")) {
+            cli_usage_error(cl,
+                            "--gcs_output_path=%s and --output_dir=%s both name the output: "
+                            "give one (--output_dir may be gs:// too)",
+                            c->gcs_output_path, c->o.output_dir);
+            return EXIT_USAGE;
+        }
+        c->o.output_dir = c->gcs_output_path; /* streamed: --local_scratch_dir is not used */
+        return EXIT_OK;
+    }
+    if (c->gcs_upload && cli_flag_seen(cl, "gcs_upload")) {
+        cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH (where the "
+                            "shards are uploaded); pass --nogcs_upload to keep them in "
+                            "--local_scratch_dir");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* The reference's upload and download flags: what they ask for is not
+ * built, so say so, naming the flag (never "unknown flag"). */
+static int check_reference_flags(const cli_cmdline *cl, cli *c)
+{
+    if (cli_have_storage()) {
+        int st = check_upload_flags(cl, c);
+        if (st != EXIT_OK)
+            return st;
+    } else if (c->gcs_upload && c->gcs_output_path) {
         if (strncmp(c->gcs_output_path, "gs://", 5) != 0)
             cli_usage_error(cl, "--gcs_output_path must start with gs://, not '%s'",
                             c->gcs_output_path);
@@ -89,7 +139,7 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     memset(cl, 0, sizeof *cl);
     cl->prog = "imagenet2tfrec";
     cl->usage = usage;
-    cl->footer = footer;
+    cl->footer = cli_have_storage() ? footer : footer_no_storage;
     cl->flags = flags;
     cl->max_args = 0;
     int st = cli_parse(cl, argc, argv);
@@ -208,6 +258,13 @@ static void report_stale(const tfrec_imagenet_result *r)
  * conversion reads them in place. */
 static int download(cli *c)
 {
+    if (strncasecmp(c->o.output_dir, "gs://", 5) == 0) {
+        cli_log("downloading needs a local output directory for the tarballs, not %s: "
+                "download with --nogcs_upload --local_scratch_dir=DIR, then convert with "
+                "--raw_data_dir=DIR/downloads --gcs_output_path=...",
+                c->o.output_dir);
+        return EXIT_USAGE;
+    }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/downloads", c->o.output_dir);
     char msg[1024];
@@ -265,6 +322,22 @@ static int download(cli *c)
     return EXIT_OK;
 }
 
+/* A manifest in a bucket: the library writes local files only, so the
+ * result's JSON is uploaded here (an object that appears when complete). */
+static int upload_manifest(const char *name, const char *json)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = cli_open_sink(NULL, &io, name);
+    if (rc == TFREC_OK) {
+        rc = io.write(io.ctx, json, strlen(json));
+        int crc = io.close(io.ctx, rc == TFREC_OK);
+        rc = rc ? rc : crc;
+    }
+    if (rc)
+        cli_log("cannot write the manifest %s: %s", name, tfrec_last_errmsg());
+    return rc;
+}
+
 static int convert(cli *c)
 {
     char *manifest_default = NULL;
@@ -283,20 +356,43 @@ static int convert(cli *c)
     c->o.progress_ctx = &prog;
     /* The workers and the scan stop at the signal too, not only the writer. */
     c->o.cancel = (const volatile int *)&cli_interrupted;
+    int remote = cli_is_remote(c->o.output_dir);
+    if (remote) { /* shards stream to their objects; no staging directory */
+        c->o.open_sink = cli_open_sink;
+        c->o.remove_output = cli_remove;
+    }
+    const char *remote_manifest = NULL;
+    if (cli_is_remote(c->o.manifest_path)) {
+        remote_manifest = c->o.manifest_path;
+        c->o.manifest_path = NULL;
+    }
     /* The library writes a failed run's manifest only where none exists. */
     int had_manifest = c->o.manifest_path && access(c->o.manifest_path, F_OK) == 0;
     tfrec_imagenet_result *r = NULL;
     int rc = tfrec_imagenet_convert(&c->o, &r);
+    /* Only a complete set gets a manifest in the bucket (its failure is
+     * reported by upload_manifest: the shards are in place). */
+    int manifest_failed = 0;
+    if (!rc && remote_manifest && upload_manifest(remote_manifest, tfrec_imagenet_result_json(r))) {
+        rc = TFREC_E_IO;
+        manifest_failed = 1;
+    }
+    c->o.manifest_path = remote_manifest ? remote_manifest : c->o.manifest_path;
     cli_progress_finish(&prog);
     tfrec_imagenet_counts counts = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &counts);
     report_stale(r);
-    if (rc && cli_interrupted) {
+    if (rc && cli_interrupted && remote) {
+        cli_log("interrupted by %s after %.1f s: the shard being uploaded was cancelled and "
+                "those already uploaded to %s were removed; run the same command again to "
+                "convert from the start",
+                cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", counts.seconds, c->o.output_dir);
+    } else if (rc && cli_interrupted) {
         cli_log("interrupted by %s after %.1f s: the run's staging directory in %s was removed "
                 "and no shard was moved into place; the conversion cannot be resumed, run the "
                 "same command again to convert from the start",
                 cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", counts.seconds, c->o.output_dir);
-    } else if (rc) {
+    } else if (rc && !manifest_failed) {
         cli_log("%s", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
         /* A run that failed before finding images has nothing to summarise. */
         if (counts.images_total) {
@@ -309,7 +405,8 @@ static int convert(cli *c)
     }
     /* Point at the manifest of a failed run only if one could be written
      * (an input error can stop the run before the output directory exists). */
-    if (rc && c->o.manifest_path && r && !had_manifest && access(c->o.manifest_path, F_OK) == 0)
+    if (rc && !remote_manifest && c->o.manifest_path && r && !had_manifest &&
+        access(c->o.manifest_path, F_OK) == 0)
         cli_log("manifest of the failed run: %s", c->o.manifest_path);
     tfrec_imagenet_result_free(r);
     free(manifest_default);
@@ -364,7 +461,7 @@ int main(int argc, char **argv)
     tfrec_imagenet_options *o = &c.o;
     cli_flag flags[] = {
         { .name = "raw_data_dir",
-          .type = CLI_PATH,
+          .type = CLI_LOCAL_PATH,
           .dest = &o->raw_data_dir,
           .value_name = "DIR",
           .section = "Flags of imagenet_to_gcs.py:",
@@ -375,29 +472,31 @@ int main(int argc, char **argv)
           .type = CLI_PATH,
           .dest = &o->output_dir,
           .value_name = "DIR",
-          .help = "output directory, created if missing" },
+          .help = "output directory, created if missing (not used when\n"
+                  "uploading: the shards stream to --gcs_output_path)" },
         { .name = "gcs_upload",
           .type = CLI_BOOL,
           .dest = &c.gcs_upload,
           .help = "upload the shards to --gcs_output_path [true, as the\n"
-                  "reference]; uploading is not built yet" },
+                  "reference; without --gcs_output_path the output stays local]" },
         { .name = "gcs_output_path",
           .type = CLI_STRING,
           .dest = &c.gcs_output_path,
           .value_name = "gs://B/P",
-          .help = "where to upload (needs Cloud Storage support,\n"
-                  "not built yet)" },
+          .help = "where the shards go: gs://BUCKET/PATH (needs the\n"
+                  "storage part of the build)" },
         { .name = "project",
           .type = CLI_STRING,
           .dest = &c.project,
           .value_name = "P",
-          .help = "Cloud project of the upload" },
+          .help = "Cloud project (accepted; objects are addressed by\n"
+                  "bucket, credentials come from the environment)" },
         { .name = "imagenet_username",
           .type = CLI_STRING,
           .dest = &c.imagenet_username,
           .value_name = "U",
-          .help = "image-net.org account, for downloading (not built yet;\n"
-                  "ignored with --raw_data_dir, as by the reference)" },
+          .help = "image-net.org account, for downloading (ignored with\n"
+                  "--raw_data_dir, as by the reference)" },
         { .name = "imagenet_access_key",
           .type = CLI_STRING,
           .dest = &c.imagenet_access_key,
@@ -443,17 +542,17 @@ int main(int argc, char **argv)
           .section = "Input:",
           .help = "[imagenet]; folders: DIR/<class>/*, one split \"train\"" },
         { .name = "csv",
-          .type = CLI_PATH,
+          .type = CLI_LOCAL_PATH,
           .dest = &o->csv_path,
           .value_name = "FILE",
           .help = "path,label[,split] lines (implies --layout=csv)" },
         { .name = "labels_file",
-          .type = CLI_PATH,
+          .type = CLI_LOCAL_PATH,
           .dest = &o->labels_file,
           .value_name = "FILE",
           .help = "one synset per line; label = line number\n[sorted union, 1..K]" },
         { .name = "validation_labels_file",
-          .type = CLI_PATH,
+          .type = CLI_LOCAL_PATH,
           .dest = &o->validation_labels_file,
           .value_name = "FILE",
           .help = "[RAW/synset_labels.txt]" },
@@ -483,7 +582,8 @@ int main(int argc, char **argv)
           .dest = &o->output_dir,
           .value_name = "DIR",
           .section = "Output:",
-          .help = "the same as --local_scratch_dir" },
+          .help = "the same as --local_scratch_dir; gs://BUCKET/PATH\n"
+                  "streams the shards there" },
         { .name = "train_shards",
           .type = CLI_INT,
           .dest = &o->train_shards,

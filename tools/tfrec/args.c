@@ -13,8 +13,11 @@ int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag
     cl->usage = usage;
     cl->flags = flags;
     cl->max_args = -1;
-    cl->footer = "FILE may be '-' for standard input; a quoted glob pattern is expanded by\n"
-                 "tfrec (sorted by name).\n";
+    cl->footer = cli_have_storage()
+                     ? "FILE may be '-' for standard input or gs://BUCKET/OBJECT; a quoted glob\n"
+                       "pattern (also gs://BUCKET/train-*) is expanded by tfrec (sorted by name).\n"
+                     : "FILE may be '-' for standard input; a quoted glob pattern is expanded by\n"
+                       "tfrec (sorted by name).\n";
     return cli_parse(cl, argc, argv);
 }
 
@@ -39,9 +42,15 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl)
         if (cli_require_local(cl->prog, "input", cl->args[i]) != EXIT_OK)
             return EXIT_USAGE;
     int rc = cli_files_expand(out, cl->args, (size_t)cl->nargs, &unmatched);
-    if (rc == TFREC_E_NOT_FOUND)
+    if (rc == TFREC_E_NOT_FOUND && !cli_is_remote(unmatched))
         fprintf(stderr, "tfrec: no files match '%s'\n", unmatched);
-    else if (rc)
+    else if (rc && cli_is_remote(unmatched)) {
+        const char *m = tfrec_last_errmsg(); /* the client's: names the bucket or object */
+        if (m && strstr(m, unmatched))
+            fprintf(stderr, "tfrec: %s\n", m);
+        else
+            fprintf(stderr, "tfrec: %s: %s\n", unmatched, m && *m ? m : tfrec_strerror(rc));
+    } else if (rc)
         fprintf(stderr, "tfrec: cannot expand the file names: %s\n", tfrec_strerror(rc));
     if (rc) {
         cli_files_free(out);

@@ -17,7 +17,8 @@ static const char convert_help[] =
     "the chosen compression. The output appears only when everything was read\n"
     "and written (it is written under a temporary name and renamed), so on any\n"
     "error or interruption no partial file is left. OUTPUT may be '-' for\n"
-    "standard output.\n";
+    "standard output, or gs://BUCKET/OBJECT when built with Cloud Storage support\n"
+    "(uploaded as it is written; the object appears only when complete).\n";
 
 typedef struct convert_state {
     tfrec_writer *w;
@@ -47,7 +48,8 @@ static int convert_one(void *ctx, const cli_record *rec)
  * otherwise those of processes that are gone. */
 static void remove_temps(const char *output, int mine)
 {
-    if (!strcmp(output, "-"))
+    /* A gs:// upload left unfinished never becomes an object. */
+    if (!strcmp(output, "-") || cli_is_remote(output))
         return;
     const char *slash = strrchr(output, '/');
     char dir[4096];
@@ -91,7 +93,7 @@ static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const
     convert_state s = { 0 };
     int status = EXIT_OK;
     remove_temps(output, 0);
-    int rc = tfrec_writer_open(&s.w, output, wo);
+    int rc = cli_writer_open(&s.w, output, wo);
     if (rc) {
         fprintf(stderr, "tfrec: %s\n", tfrec_last_errmsg());
         return cli_worst(cli_exit_for(rc), EXIT_IO);
@@ -110,9 +112,9 @@ static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const
         tfrec_writer_abort(s.w);
         if (cli_interrupted)
             cli_log("interrupted by %s after %" PRIu64 " records: %s not written and its "
-                    "temporary file removed; run the same command again to convert from the "
-                    "start",
-                    cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", s.records, output);
+                    "%s; run the same command again to convert from the start",
+                    cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", s.records, output,
+                    cli_is_remote(output) ? "its upload cancelled" : "its temporary file removed");
         else
             cli_log("%s not written", output);
     } else if ((rc = tfrec_writer_close(s.w)) != TFREC_OK) {

@@ -37,7 +37,7 @@ void cli_read_file(const char *path, const cli_read_opts *o, cli_record_fn fn, v
     ro.skip_corrupt = o->skip_corrupt;
     ro.max_record_size = o->max_record_size;
     tfrec_reader *r;
-    int rc = tfrec_reader_open(&r, path, &ro);
+    int rc = cli_reader_open(&r, path, &ro);
     if (rc) {
         report(o, res, tfrec_last_errmsg());
         res->status = cli_worst(cli_exit_for(rc), EXIT_IO);

@@ -38,7 +38,8 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .dest = &f->source_glob,
           .value_name = "GLOB",
           .section = "Flags of tfrecords_to_bigtable.py (same meaning and defaults):",
-          .help = "TFRecord files to load (sorted by name, read in order)" },
+          .help = "TFRecord files to load (sorted by name, read in order);\n"
+                  "gs://BUCKET/train-* lists the bucket" },
         { .name = "bigtable_instance",
           .type = CLI_STRING,
           .dest = &f->instance,
@@ -94,7 +95,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .help = "continue from the progress file's acknowledged index\n"
                   "(no progress file: start at record 0)" },
         { .name = "progress_file",
-          .type = CLI_PATH,
+          .type = CLI_LOCAL_PATH,
           .dest = &f->progress_file,
           .value_name = "PATH",
           .help = "resume point [tfrec2bt-<instance>-<table>-<row_prefix>.progress,\n"
@@ -192,14 +193,6 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
                                                           : NULL;
     if (missing) {
         cli_usage_error(cl, "%s is required", missing);
-        return EXIT_USAGE;
-    }
-    if (!strncmp(f->source_glob, "gs://", 5)) {
-        cli_usage_error(cl,
-                        "--source_glob=%s: reading from Cloud Storage needs the storage "
-                        "module, which is not built yet; copy the files locally first "
-                        "(gsutil -m cp)",
-                        f->source_glob);
         return EXIT_USAGE;
     }
     if (!*f->column_family || !*f->column) {

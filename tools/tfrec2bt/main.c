@@ -386,6 +386,7 @@ static int load(run *r, const cli_files *files)
     lo.progress = on_progress;
     lo.progress_ctx = r;
     lo.progress_interval = 0.2;
+    lo.open_source = cli_open_source; /* gs:// too, with the storage part */
     uint64_t total = f->num_records > f->start_index ? f->num_records - f->start_index : 0;
     cli_progress_start(&r->prog, "rows", total, f->quiet || f->dry_run);
     tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
@@ -423,7 +424,7 @@ int main(int argc, char **argv)
             status = EXIT_IO;
         } else if (rc) {
             fprintf(stderr, "tfrec2bt: --source_glob=%s: %s\n", r.f.source_glob,
-                    tfrec_strerror(rc));
+                    cli_is_remote(r.f.source_glob) ? tfrec_last_errmsg() : tfrec_strerror(rc));
             status = EXIT_IO;
         } else {
             status = load(&r, &files);

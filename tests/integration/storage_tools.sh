@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# Every tool with gs:// names, against the Cloud Storage test server
+# (tests/storage/with_emulator.sh) and, for tfrec2bt / bt2tfrec, the
+# Bigtable emulator: tfrec's subcommands on objects and bucket globs (same
+# order as local globs), convert writing to a bucket, imagenet2tfrec
+# streaming its shards (and removing them when the run fails), tfrec2bt
+# --source_glob=gs://... and bt2tfrec --output=gs://... byte-compared with
+# the shards; missing objects and patterns (exit 3, the name in the
+# message); Ctrl-C during an upload (exit 130, no object); and the same
+# tfrec built without the storage part refusing gs:// (exit 2).
+# Only loopback is contacted.
+# needs: tfrec-storage
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
+if [ -z "${STORAGE_EMULATOR_HOST:-}" ]; then
+    exec "$ROOT/tests/storage/with_emulator.sh" bash "$0" "$@"
+fi
+BIN=$BUILD/bin
+PY=/usr/bin/python3
+T=$(mktemp -d /tmp/tfrec-storage-tools.XXXXXX)
+EMU_PID=
+cleanup() {
+    [ -z "$EMU_PID" ] || "$ROOT/scripts/emulator.sh" stop "$EMU_PID"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+fails=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1${2:+: $2}"; fails=$((fails + 1)); }
+# expect NAME STATUS PATTERN CMD...: CMD exits STATUS and says PATTERN on stderr
+expect() {
+    local name=$1 want=$2 says=$3
+    shift 3
+    "$@" >"$T/out" 2>"$T/err"
+    local st=$?
+    if [ "$st" -eq "$want" ] && grep -qF -- "$says" "$T/err"; then
+        pass "$name"
+    else
+        fail "$name" "exit $st (want $want), stderr: $(head -c 300 "$T/err")"
+    fi
+}
+# sessions: the test server's resumable sessions (JSON), from its admin port
+sessions() {
+    $PY -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1] + "/sessions").read().decode())' \
+        "$TFREC_TEST_GCS_ADMIN" 2>/dev/null
+}
+# object_absent NAME: no such object (stat through the Python-free tool)
+object_absent() { ! "$BIN/tfrec" count "$1" >/dev/null 2>&1; }
+B=gs://tools-$$
+
+# ---------------------------------------------------------------- fixtures
+$PY - "$T" <<'EOF' || { echo "FAIL fixture generation"; exit 1; }
+import sys
+sys.path.insert(0, "tests/python")
+import tfrecord_ref as ref
+d = sys.argv[1]
+# names whose byte order differs from a natural or locale order
+for name, n in (("train-10", 3), ("train-2", 4), ("train-B", 2), ("train-a", 1)):
+    ref.write_records("%s/%s" % (d, name), [b"%s/%d" % (name.encode(), i) for i in range(n)],
+                      "NONE")
+ref.write_records(d + "/big", [bytes([i % 251]) * 100000 for i in range(400)], "NONE")
+EOF
+
+# ---------------------------------------------------------------- tfrec
+for f in train-10 train-2 train-B train-a; do
+    "$BIN/tfrec" convert -q "$T/$f" "$B/data/$f" || fail "convert $f to the bucket"
+done
+"$BIN/tfrec" convert -q -C GZIP "$T/train-2" "$B/gz/train-2.gz" || fail "convert -C GZIP to the bucket"
+(cd "$T" && "$BIN/tfrec" count 'train-*') >"$T/local.count" 2>&1
+"$BIN/tfrec" count "$B/data/train-*" >"$T/remote.count" 2>"$T/err"
+if [ $? -eq 0 ] && diff <(awk '{print $1}' "$T/local.count") <(awk '{print $1}' "$T/remote.count") >/dev/null &&
+    [ "$(awk 'NR==1{print $2}' "$T/remote.count")" = "$B/data/train-10" ] &&
+    [ "$(awk 'NR==4{print $2}' "$T/remote.count")" = "$B/data/train-a" ]; then
+    pass "tfrec count gs://.../train-*: the objects in byte order, as a local glob"
+else
+    fail "tfrec count gs:// glob" "$(cat "$T/remote.count" "$T/err")"
+fi
+for c in verify cat dump stats; do
+    (cd "$T" && "$BIN/tfrec" "$c" train-2) >"$T/l.$c" 2>/dev/null
+    "$BIN/tfrec" "$c" "$B/data/train-2" >"$T/r.$c" 2>"$T/err"
+    st=$?
+    # the same output but for the name
+    if [ "$st" -eq 0 ] && [ -s "$T/r.$c" ] && diff <(sed "s#$B/data/##g" "$T/r.$c") "$T/l.$c" >/dev/null; then
+        pass "tfrec $c on an object: as on the local file"
+    else
+        fail "tfrec $c on an object" "exit $st: $(head -c 300 "$T/err") $(diff <(sed "s#$B/data/##g" "$T/r.$c") "$T/l.$c" | head -5)"
+    fi
+done
+"$BIN/tfrec" head -n 2 "$B/gz/train-2.gz" >"$T/head" 2>"$T/err"
+if [ $? -eq 0 ] && [ "$(wc -l <"$T/head")" -eq 2 ] && grep -q '"text":"train-2/1"' "$T/head"; then
+    pass "tfrec head on a GZIP object"
+else
+    fail "tfrec head on a GZIP object" "$(cat "$T/head" "$T/err" | head -c 300)"
+fi
+# gs:// to gs:// and back to a local file: the same bytes as converting locally
+"$BIN/tfrec" convert -q "$B/data/train-*" "$B/all" &&
+    "$BIN/tfrec" convert -q "$B/all" "$T/all.back" &&
+    (cd "$T" && "$BIN/tfrec" convert -q 'train-*' "$T/all.local")
+if cmp -s "$T/all.back" "$T/all.local"; then
+    pass "tfrec convert bucket glob -> object -> local file: identical to the local conversion"
+else
+    fail "tfrec convert through the bucket" "files differ"
+fi
+
+# ---------------------------------------------------------------- errors
+expect "a missing object: exit 3, named" 3 "$B/data/nope" "$BIN/tfrec" count "$B/data/nope"
+expect "a pattern matching no object: exit 3, named" 3 "$B/data/none-*" \
+    "$BIN/tfrec" count "$B/data/none-*"
+expect "convert from a missing object: exit 3" 3 "$B/data/nope" \
+    "$BIN/tfrec" convert -q "$B/data/nope" "$B/never"
+if object_absent "$B/never"; then pass "a failed convert leaves no object"; else fail "a failed convert left $B/never"; fi
+expect "a bucket name that cannot exist: exit 3, named" 3 "gs://Bad..Bucket" \
+    "$BIN/tfrec" count "gs://Bad..Bucket/x"
+
+# ---------------------------------------------------------------- Ctrl-C
+# A convert from a pipe that keeps it open: SIGINT while the upload is
+# under way (the first 16 MiB chunk sent); exit 130 and no object. Job
+# control on, so the background job does not start with SIGINT ignored.
+set -m
+mkfifo "$T/fifo"
+(cat "$T/big" "$T/big"; sleep 30) >"$T/fifo" &
+feeder=$!
+"$BIN/tfrec" convert -q - "$B/interrupted" <"$T/fifo" 2>"$T/int.err" &
+conv=$!
+for _ in $(seq 1 100); do
+    sessions | grep -q '"interrupted"' && break
+    sleep 0.1
+done
+sleep 0.5
+kill -INT "$conv"
+st=999
+for _ in $(seq 1 100); do
+    kill -0 "$conv" 2>/dev/null || { wait "$conv"; st=$?; break; }
+    sleep 0.1
+done
+kill "$feeder" 2>/dev/null
+wait "$feeder" 2>/dev/null
+set +m
+if [ "$st" -eq 130 ] && object_absent "$B/interrupted"; then
+    pass "Ctrl-C during a gs:// convert: exit 130, no object"
+else
+    fail "Ctrl-C during a gs:// convert" "exit $st, $(head -c 300 "$T/int.err"); object $(object_absent "$B/interrupted" && echo absent || echo PRESENT)"
+fi
+sess=$(sessions | grep -o '"name":"interrupted"[^}]*')
+if [ -n "$sess" ] && ! echo "$sess" | grep -q '"state":"final"'; then
+    pass "the interrupted upload session was never finalized ($(echo "$sess" | grep -o '"state":"[a-z]*"'))"
+else
+    fail "the interrupted upload session" "${sess:-not found}"
+fi
+
+# ---------------------------------------------------------------- imagenet2tfrec
+if [ -x "$BIN/imagenet2tfrec" ]; then
+    $PY tests/fixtures/make_images.py samples "$T/raw" --train 12 --validation 4 --classes 3 \
+        --seed 7 >/dev/null
+    (cd "$T" && "$BIN/imagenet2tfrec" --raw_data_dir="$T/raw" --local_scratch_dir="$T/scratch" \
+        --gcs_output_path="$B/imagenet" --project=p --train_shards=3 --validation_shards=2 \
+        --seed=1 --quiet) 2>"$T/err"
+    st=$?
+    "$BIN/tfrec" count "$B/imagenet/*/*-of-*" >"$T/shards.count" 2>>"$T/err"
+    if [ "$st" -eq 0 ] && [ "$(tail -1 "$T/shards.count" | awk '{print $1}')" = 16 ] &&
+        [ "$(grep -c -- '-of-0000' "$T/shards.count")" = 5 ] && [ ! -e "$T/scratch" ] &&
+        "$BIN/tfrec" verify -q "$B/imagenet/*/*-of-*" >/dev/null 2>&1; then
+        pass "imagenet2tfrec --gcs_output_path: 5 shards, 16 records, streamed (no scratch copy)"
+    else
+        fail "imagenet2tfrec --gcs_output_path" "exit $st, $(head -c 300 "$T/err") $(cat "$T/shards.count")"
+    fi
+    # the same shards as a local run
+    "$BIN/imagenet2tfrec" --raw_data_dir="$T/raw" --output_dir="$T/local-imnet" --train_shards=3 \
+        --validation_shards=2 --seed=1 --quiet
+    "$BIN/tfrec" convert -q "$B/imagenet/train/train-00001-of-00003" "$T/shard.back"
+    if cmp -s "$T/shard.back" "$T/local-imnet/train/train-00001-of-00003"; then
+        pass "imagenet2tfrec to gs:// writes the bytes of the local run"
+    else
+        fail "imagenet2tfrec to gs:// vs local" "shard differs"
+    fi
+    if PYTHONPATH=$ROOT/python TFREC_BUILD=$BUILD $PY -c '
+import json, sys, tfrec
+m = json.loads(tfrec.storage.read_bytes(sys.argv[1]))
+assert m["status"] == "ok" and len(m["shards"]) == 5, m
+' "$B/imagenet/manifest.json" 2>"$T/err"; then
+        pass "imagenet2tfrec uploads manifest.json beside the shards"
+    else
+        fail "imagenet2tfrec manifest in the bucket" "$(tail -3 "$T/err")"
+    fi
+    # a run that fails in its last shard removes the shards it had uploaded
+    cp -r "$T/raw" "$T/raw-bad"
+    v=$(ls "$T/raw-bad/validation" | LC_ALL=C sort | tail -1)
+    printf 'not a jpeg' >"$T/raw-bad/validation/$v"
+    expect "imagenet2tfrec failing mid-upload: exit 1" 1 "$v" \
+        "$BIN/imagenet2tfrec" --raw_data_dir="$T/raw-bad" --gcs_output_path="$B/bad" \
+        --train_shards=3 --validation_shards=1 --no_shuffle --quiet
+    if ! "$BIN/tfrec" count "$B/bad/*/*" >/dev/null 2>&1; then
+        pass "imagenet2tfrec failing mid-upload leaves no shard in the bucket"
+    else
+        fail "imagenet2tfrec failing mid-upload left" "$("$BIN/tfrec" count "$B/bad/*/*" 2>&1)"
+    fi
+    expect "imagenet2tfrec --gcs_upload without --gcs_output_path names --nogcs_upload" 2 \
+        "pass --nogcs_upload" "$BIN/imagenet2tfrec" --raw_data_dir="$T/raw" --gcs_upload
+    expect "imagenet2tfrec --raw_data_dir=gs://: a local directory is needed" 2 \
+        "must be a local path" "$BIN/imagenet2tfrec" --raw_data_dir="$B/raw" --output_dir="$T/o"
+else
+    echo "imagenet2tfrec not built: its gs:// checks not run here"
+fi
+
+# ---------------------------------------------------------------- Bigtable
+if [ -x "$BIN/tfrec2bt" ] && command -v cbt >/dev/null; then
+    out=$("$ROOT/scripts/emulator.sh" start "$T/bt.log" 2>"$T/emu.err")
+    if [ -n "$out" ]; then
+        export BIGTABLE_EMULATOR_HOST=${out% *}
+        EMU_PID=${out#* }
+        "$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=t --create_table \
+            --source_glob="$B/data/train-*" --progress_file="$T/t2b.progress" --quiet 2>"$T/err"
+        st=$?
+        "$BIN/bt2tfrec" --project=p --bigtable_instance=i --bigtable_table=t \
+            --output="$B/back.tfrecord" --quiet 2>>"$T/err"
+        st2=$?
+        "$BIN/tfrec" convert -q "$B/back.tfrecord" "$T/back.local" 2>>"$T/err"
+        if [ "$st" -eq 0 ] && [ "$st2" -eq 0 ] && cmp -s "$T/back.local" "$T/all.local"; then
+            pass "tfrec2bt --source_glob=gs://... then bt2tfrec --output=gs://...: the records, in order"
+        else
+            fail "tfrec2bt/bt2tfrec through the bucket" "exit $st/$st2: $(head -c 300 "$T/err")"
+        fi
+        expect "tfrec2bt --source_glob matching no object: exit 3" 3 "$B/data/none-*" \
+            "$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=t \
+            --source_glob="$B/data/none-*" --progress_file="$T/t2b2.progress" --quiet
+    else
+        fail "Bigtable emulator start" "$(cat "$T/emu.err")"
+    fi
+else
+    echo "tfrec2bt or cbt not available: the Bigtable checks not run here"
+fi
+
+# ---------------------------------------------------------------- no storage part
+# The same tfrec built without the storage part (its objects without
+# TFREC_CLI_HAVE_STORAGE, linked with the core library only): gs:// refused.
+CC=${CC:-cc}
+mkdir -p "$T/core"
+if $CC -std=c11 -D_GNU_SOURCE -Iinclude -Ilib -o "$T/core/tfrec" tools/tfrec/*.c \
+    $(ls tools/common/*.c | grep -v _image) \
+    "$BUILD/libtfrec.a" $(pkg-config --libs zlib libprotobuf-c) $(pkg-config --exists libisal && pkg-config --libs libisal) \
+    -pthread -lm 2>"$T/cc.err"; then
+    expect "without the storage part: tfrec count gs:// refused (exit 2)" 2 \
+        "gs:// paths are not supported yet in this build" "$T/core/tfrec" count "$B/data/train-2"
+    expect "without the storage part: tfrec convert to gs:// refused (exit 2)" 2 \
+        "WITH_STORAGE=1" "$T/core/tfrec" convert "$T/train-2" "$B/x"
+else
+    fail "building tfrec without the storage part" "$(head -c 300 "$T/cc.err")"
+fi
+
+echo "storage_tools: $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,195 @@
+"""gs:// through the Python bindings (libtfrec-storage) against the Cloud
+Storage test server (tests/storage/gcs_emulator.js, started here on a free
+loopback port): TFRecordReader/Writer, count, verify, tfrec.glob (the order
+of local globs), tfrec.storage, convert_images into a bucket, a writer
+aborted or dropped leaving no object, errors naming the object; and, with
+only the core library, a MissingPartError naming libtfrec-storage.
+"""
+# needs: tfrec-storage
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from bindings_env import PYTHON_DIR, REPO, load_tfrec
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    """STORAGE_EMULATOR_HOST of a server for this module (one given in the
+    environment is used as it is)."""
+    if os.environ.get("STORAGE_EMULATOR_HOST"):
+        yield os.environ["STORAGE_EMULATOR_HOST"]
+        return
+    npm = subprocess.run([os.path.join(REPO, "scripts", "install-npm-deps.sh")],
+                         capture_output=True, text=True, timeout=900)
+    assert npm.returncode == 0, "npm packages: " + npm.stderr[-2000:]
+    env = dict(os.environ, TFREC_NPM_DIR=npm.stdout.strip())
+    server = subprocess.Popen(["node", os.path.join(REPO, "tests", "storage", "gcs_emulator.js")],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env)
+    try:
+        line = server.stdout.readline()  # "gcs_emulator port=P admin=A" once it listens
+        assert line.startswith("gcs_emulator port="), line + server.stdout.read(2000)
+        port = line.split("port=")[1].split()[0]
+        os.environ["STORAGE_EMULATOR_HOST"] = "http://127.0.0.1:" + port
+        yield os.environ["STORAGE_EMULATOR_HOST"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        os.environ.pop("STORAGE_EMULATOR_HOST", None)
+
+
+@pytest.fixture(scope="module")
+def tfrec(build_dir, emulator):
+    t = load_tfrec(build_dir)
+    if not t._lib.loaded("tfrec-storage"):
+        pytest.fail("libtfrec-storage not loaded: %s" % (t.parts(),))
+    return t
+
+
+BUCKET = "gs://py-%d" % os.getpid()
+
+
+def test_write_read_count_verify(tfrec):
+    for comp in (None, "GZIP", "ZLIB"):
+        name = "%s/rw/%s" % (BUCKET, comp)
+        records = [b"r%d" % i * (i + 1) for i in range(300)]
+        with tfrec.TFRecordWriter(name, compression=comp) as w:
+            for r in records:
+                w.write(r)
+        assert list(tfrec.TFRecordReader(name)) == records
+        assert tfrec.count(name) == 300
+        v = tfrec.verify(name)
+        assert v.ok and v.records == 300 and v.compression == comp
+
+
+def test_glob_sorted_like_local(tfrec, tmp_path):
+    names = ["train-10", "train-2", "train-B", "train-a", "other"]
+    for n in names:
+        for prefix in (str(tmp_path), BUCKET + "/glob"):
+            with tfrec.TFRecordWriter("%s/%s" % (prefix, n)) as w:
+                w.write(n.encode())
+    local = [os.path.basename(p) for p in tfrec.glob(str(tmp_path / "train-*"))]
+    remote = tfrec.glob(BUCKET + "/glob/train-*")
+    assert local == ["train-10", "train-2", "train-B", "train-a"]
+    assert remote == [BUCKET + "/glob/" + n for n in local]
+    assert tfrec.glob(BUCKET + "/glob/nothing-*") == []
+    assert tfrec.glob(BUCKET + "/glob/other") == [BUCKET + "/glob/other"]
+    info = tfrec.storage.glob_info(BUCKET + "/glob/train-1?")
+    assert [i.name for i in info] == [BUCKET + "/glob/train-10"]
+    assert info[0].size == 16 + len(b"train-10") and info[0].generation > 0
+    assert info[0].crc32c is not None
+
+
+def test_stat_remove_bytes(tfrec):
+    name = BUCKET + "/bytes/manifest.json"
+    tfrec.storage.write_bytes(name, b'{"x": 1}')
+    assert tfrec.storage.read_bytes(name) == b'{"x": 1}'
+    st = tfrec.storage.stat(name)
+    assert st.name == name and st.size == 8 and st.generation > 0
+    tfrec.storage.remove(name)
+    with pytest.raises(tfrec.NoSuchFileError) as e:
+        tfrec.storage.stat(name)
+    assert "bytes/manifest.json" in str(e.value)
+    assert tfrec.storage.is_remote("GS://b/o") and not tfrec.storage.is_remote("/gs://b")
+
+
+def test_missing_object_names_it(tfrec):
+    with pytest.raises(tfrec.NoSuchFileError) as e:
+        tfrec.TFRecordReader(BUCKET + "/no/such-object")
+    assert isinstance(e.value, FileNotFoundError)
+    assert "no/such-object" in str(e.value)
+    with pytest.raises(tfrec.NoSuchFileError):
+        tfrec.count(BUCKET + "/no/such-object")
+
+
+def test_aborted_writer_leaves_no_object(tfrec):
+    name = BUCKET + "/aborted"
+    with pytest.raises(RuntimeError):
+        with tfrec.TFRecordWriter(name) as w:
+            w.write(b"x" * 1000)
+            raise RuntimeError("stop")
+    assert tfrec.glob(name) == []
+    w = tfrec.TFRecordWriter(name)
+    w.write(b"y")
+    w.abort()
+    assert tfrec.glob(name) == []
+
+
+def test_convert_images_into_a_bucket(tfrec, tmp_path):
+    if not tfrec._lib.loaded("tfrec-image"):
+        pytest.skip("libtfrec-image not built")
+    raw = tmp_path / "raw"
+    subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "make_images.py"),
+                    "samples", str(raw), "--train", "6", "--validation", "2", "--classes", "2"],
+                   check=True, capture_output=True)
+    out = BUCKET + "/imagenet"
+    m = tfrec.convert_images(str(raw), out, train_shards=2, validation_shards=1,
+                             manifest_path=out + "/manifest.json")
+    assert m["status"] == "ok"
+    assert tfrec.glob(out + "/train/train-*") == [out + "/train/train-0000%d-of-00002" % i
+                                                   for i in range(2)]
+    assert sum(tfrec.count(n) for n in tfrec.glob(out + "/*/*-of-*")) == 8
+    assert b'"status":"ok"' in tfrec.storage.read_bytes(out + "/manifest.json")
+    assert not os.path.exists("gs:")
+
+
+def test_write_tfrecords_from_a_bucket_glob(tfrec, tmp_path):
+    """bigtable's write_tfrecords with a gs:// pattern, on the Bigtable
+    emulator: the records of the objects in name order, read back."""
+    if not tfrec._lib.loaded("tfrec-bigtable"):
+        pytest.skip("libtfrec-bigtable not built")
+    expected = []
+    for i in (1, 0):  # written out of order: loaded in name order
+        recs = [b"shard%d-%d" % (i, k) for k in range(5)]
+        with tfrec.TFRecordWriter("%s/bt/train-%05d" % (BUCKET, i),
+                                  compression="GZIP" if i else None) as w:
+            for r in recs:
+                w.write(r)
+        expected = recs + expected if i == 0 else expected + recs
+    emu = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start",
+                          str(tmp_path / "bt.log")], capture_output=True, text=True, timeout=120)
+    assert emu.returncode == 0, emu.stderr
+    addr, pid = emu.stdout.split()
+    os.environ["BIGTABLE_EMULATOR_HOST"] = addr
+    try:
+        with tfrec.bigtable.Writer("p", "i", "t", create_table=True) as w:
+            assert w.write_tfrecords(BUCKET + "/bt/train-*", row_prefix="train_") == 10
+        got = [r.value() for r in tfrec.bigtable.Reader("p", "i", "t", prefix="train_")]
+        assert got == expected
+    finally:
+        os.environ.pop("BIGTABLE_EMULATOR_HOST", None)
+        subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+
+
+def test_missing_part_is_named(build_dir, tmp_path):
+    core = tmp_path / "core"
+    core.mkdir()
+    shutil.copy(os.path.realpath(os.path.join(build_dir, "libtfrec.so")), core / "libtfrec.so.1")
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "TFREC_BUILD")}
+    env["TFREC_LIBRARY"] = str(core / "libtfrec.so.1")
+    env["PYTHONPATH"] = PYTHON_DIR
+    code = """if True:
+        import tfrec
+        for call in (lambda: tfrec.TFRecordReader("gs://b/o"),
+                     lambda: tfrec.TFRecordWriter("gs://b/o"),
+                     lambda: tfrec.glob("gs://b/*"),
+                     lambda: tfrec.storage):
+            try:
+                call()
+                print("did not raise")
+            except tfrec.MissingPartError as e:
+                print(str(e))
+        print(len(tfrec.glob("*")) >= 0)
+        """
+    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 5 and lines[-1] == "True", p.stdout
+    for line in lines[:4]:
+        assert "needs libtfrec-storage, which is not installed" in line, line
+        assert "WITH_STORAGE=1" in line
