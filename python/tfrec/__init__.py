@@ -25,6 +25,7 @@ from .errors import (Error, InvalidArgumentError, OutOfMemoryError, IOFailureErr
 from .record import TFRecordReader, TFRecordWriter, count, verify, VerifyResult
 from .example import (Example, BytesList, FloatList, Int64List, parse_example,
                       serialize_example)
+from .dataset import Dataset, RandomAccessReader, index_file, count_records
 
 __version__ = _clib.tfrec_version().decode()
 
@@ -32,6 +33,7 @@ __version__ = _clib.tfrec_version().decode()
 __all__ = [
     "TFRecordReader", "TFRecordWriter", "count", "verify", "VerifyResult",
     "Example", "BytesList", "FloatList", "Int64List", "parse_example", "serialize_example",
+    "Dataset", "RandomAccessReader", "index_file", "count_records",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailureError", "DataLossError",
     "TruncatedRecordError", "CorruptRecordError", "RecordTooLargeError",
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",
