@@ -21,9 +21,14 @@
 
 enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS = 256 };
 #define DEFAULT_PREFETCH (64u << 20)
+/* A block also ends once it holds this many bytes: large records in
+ * blocks of block_records would make each block a fresh multi-megabyte
+ * allocation, and read-ahead coarse. */
+#define BLOCK_BYTES (1u << 20)
 
 typedef struct ds_block {
     uint8_t *bytes;       /* framed records, back to back */
+    size_t cap;           /* of bytes */
     uint64_t *items;      /* global record numbers */
     size_t n;             /* records */
     uint64_t size;        /* bytes reserved against the budget */
@@ -58,11 +63,21 @@ struct tfrec_dataset {
     uint64_t generation; /* bumped by every epoch start: older work is dropped */
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
+    uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
     ds_block **slots; /* ring of ring_len, block j at j % ring_len */
     size_t ring_len;
     uint64_t buffered;
     ds_worker *workers;
     size_t nworkers;
+    /* Buffers of consumed blocks, kept for the next ones (as many as can
+     * circulate: the ring, one per thread, the consumer's): fresh memory
+     * costs a page fault per page, which on some virtual machines is
+     * dearer than reading the records. */
+    struct {
+        uint8_t *p;
+        size_t cap;
+    } pool[3 * MAX_THREADS + 3];
+    size_t npool;
 
     /* Consumer side (not shared). */
     int started_epoch;
@@ -123,7 +138,11 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
 static void read_block(ds_worker *w, ds_block *b)
 {
     tfrec_dataset *ds = w->ds;
-    b->bytes = malloc(b->size ? (size_t)b->size : 1);
+    if (b->cap < b->size) {
+        free(b->bytes);
+        b->cap = (size_t)b->size;
+        b->bytes = malloc(b->cap ? b->cap : 1);
+    }
     if (!b->bytes) {
         b->code = TFREC_E_NOMEM;
         snprintf(b->msg, sizeof b->msg, "dataset: out of memory for a block of %llu bytes",
@@ -169,9 +188,8 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
-        uint64_t first = j * ds->o.block_records;
-        size_t n = (size_t)(ds->nitems - first < ds->o.block_records ? ds->nitems - first
-                                                                      : ds->o.block_records);
+        uint64_t first = ds->block_start[j];
+        size_t n = (size_t)(ds->block_start[j + 1] - first);
         ds_block *b = calloc(1, sizeof *b);
         uint64_t *items = b ? malloc(n * sizeof *items) : NULL;
         if (!b || !items) {
@@ -192,6 +210,11 @@ static void *worker_main(void *arg)
         }
         ds->next_claim++;
         ds->buffered += b->size;
+        if (ds->npool) {
+            ds->npool--;
+            b->bytes = ds->pool[ds->npool].p;
+            b->cap = ds->pool[ds->npool].cap;
+        }
         uint64_t gen = ds->generation;
         pthread_mutex_unlock(&ds->mu);
         read_block(w, b);
@@ -307,10 +330,22 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_dataset_start_epoch: NULL dataset");
     ds_plan_in in = { ds->cum, ds->nfiles, ds->o.shuffle, ds->o.seed, epoch,
                       ds->o.shard_index, ds->o.num_shards, ds->o.block_records };
-    uint64_t *items, nitems;
-    if (tfrec_ds_plan(&in, &items, &nitems) < 0)
+    uint64_t *items, nitems, *starts = NULL, nblocks = 0;
+    if (tfrec_ds_plan(&in, &items, &nitems) < 0 ||
+        !(starts = malloc((nitems + 1) * sizeof *starts))) {
+        free(items);
         return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
                           (unsigned long long)ds->cum[ds->nfiles]);
+    }
+    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES. */
+    for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
+        if (n == 0)
+            starts[nblocks++] = i;
+        bytes += block_bytes(ds, &items[i], 1);
+        if (++n == ds->o.block_records || bytes >= BLOCK_BYTES)
+            n = 0, bytes = 0;
+    }
+    starts[nblocks] = nitems;
     block_free(ds->cur);
     ds->cur = NULL;
     ds->cur_pos = 0;
@@ -322,9 +357,11 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
         ds->slots[i] = NULL;
     }
     free(ds->items);
+    free(ds->block_start);
     ds->items = items;
     ds->nitems = nitems;
-    ds->nblocks = (nitems + ds->o.block_records - 1) / ds->o.block_records;
+    ds->block_start = starts;
+    ds->nblocks = nblocks;
     ds->next_claim = ds->next_out = 0;
     ds->buffered = 0;
     pthread_cond_broadcast(&ds->work);
@@ -361,6 +398,12 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
         pthread_mutex_lock(&ds->mu);
         ds->buffered -= ds->cur->size;
         ds->next_out++;
+        if (ds->cur->bytes && ds->npool < ds->ring_len + ds->nworkers + 1) {
+            ds->pool[ds->npool].p = ds->cur->bytes;
+            ds->pool[ds->npool].cap = ds->cur->cap;
+            ds->npool++;
+            ds->cur->bytes = NULL;
+        }
         pthread_cond_broadcast(&ds->work);
         pthread_mutex_unlock(&ds->mu);
         block_free(ds->cur);
@@ -431,6 +474,8 @@ void tfrec_dataset_free(tfrec_dataset *ds)
         if (ds->ix)
             tfrec_index_free(ds->ix[f]);
     }
+    for (size_t i = 0; i < ds->npool; i++)
+        free(ds->pool[i].p);
     pthread_mutex_destroy(&ds->mu);
     pthread_cond_destroy(&ds->work);
     pthread_cond_destroy(&ds->ready);
@@ -440,5 +485,6 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     free(ds->slots);
     free(ds->workers);
     free(ds->items);
+    free(ds->block_start);
     free(ds);
 }

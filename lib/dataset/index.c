@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dataset/index_internal.h"
+#include "record/index_out.h"
 #include "util/vec.h"
 
 tfrec_index *tfrec_index_new_empty(void)
@@ -261,9 +262,7 @@ int tfrec_index_write_io(const tfrec_index *ix, const tfrec_io *sink_in, const c
     int rc = TFREC_OK;
     for (size_t k = 0; k <= ix->n && rc == TFREC_OK; k++) {
         if (k < ix->n)
-            used += (size_t)snprintf(buf + used, MAX_LINE, "%llu %llu\n",
-                                     (unsigned long long)ix->start[k],
-                                     (unsigned long long)(ix->start[k + 1] - ix->start[k]));
+            used += tfrec_index_line(buf + used, ix->start[k], ix->start[k + 1] - ix->start[k]);
         if (used && (used >= CHUNK || k == ix->n)) {
             rc = sink.write(sink.ctx, buf, used);
             used = 0;

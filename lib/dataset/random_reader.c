@@ -3,11 +3,14 @@
  * into a read-only mapping: no system call at all), then the same checks
  * the sequential reader makes. */
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dataset/index_internal.h"
 #include "dataset/random_internal.h"
 #include "io/io_util.h"
+#include "util/ioerr.h"
 #include "util/vec.h"
 
 struct tfrec_random_reader {
@@ -17,19 +20,41 @@ struct tfrec_random_reader {
     char *name;
     const uint8_t *map; /* whole file, when mapped */
     uint64_t map_len;
+    int fd; /* a local file's descriptor for pread(), else -1 */
     uint8_t *buf;
     size_t cap;
     tfrec_err err;
 };
 
-/* Mapping is the default here, unlike the sequential reader: a random read
- * of a small record is dominated by its system calls. TFREC_MMAP=0 turns
- * it off (see docs/datasets.md for the caveat on files truncated while
- * mapped). */
+/* Mapping follows the sequential reader's rule (TFREC_MMAP=1 opts in): it
+ * saves the system call per record, but page faults can cost more than
+ * that (docs/datasets.md has figures) and a file truncated while mapped
+ * raises SIGBUS. Otherwise a local file is read with pread(), one system
+ * call per read; any other source with its seek and read. */
 static int want_map(void)
 {
-    const char *e = getenv("TFREC_MMAP");
-    return !(e && !strcmp(e, "0"));
+    return tfrec_io_mmap_default();
+}
+
+static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(r->fd, dst + got, n - got, (off_t)(offset + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return tfrec_fail_errno(&r->err, TFREC_E_IO, errno, r->name,
+                                    "read failed at offset %llu",
+                                    (unsigned long long)(offset + got));
+        if (k == 0)
+            return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
+                              "%s: record at offset %llu is cut short: the file ends after %zu "
+                              "of its %zu bytes (is the index stale?)",
+                              r->name, (unsigned long long)offset, got, n);
+        got += (size_t)k;
+    }
+    return TFREC_OK;
 }
 
 int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *src,
@@ -51,10 +76,11 @@ int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *s
     r->name = copy;
     const uint8_t *p;
     uint64_t n;
+    r->fd = tfrec_io_source_fd(&r->io);
     if (want_map() && tfrec_io_source_map(&r->io, &p, &n) == 0) {
         r->map = p;
         r->map_len = n;
-    } else if (!r->io.seek) {
+    } else if (r->fd < 0 && !r->io.seek) {
         tfrec_random_reader_free(r);
         return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
                           "%s: random access needs a source that can seek", name);
@@ -146,7 +172,9 @@ int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count,
                 return tfrec_fail(&r->err, TFREC_E_NOMEM, "%s: out of memory", r->name);
             dst = r->buf;
         }
-        int rc = tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name, &r->err);
+        int rc = r->fd >= 0 ? pread_exact(r, off, dst, (size_t)bytes)
+                            : tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name,
+                                                   &r->err);
         if (rc < 0)
             return rc;
         p = dst;

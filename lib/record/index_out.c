@@ -39,8 +39,7 @@ int tfrec_index_out_open(index_out **out, const tfrec_io *sink, const char *name
 
 int tfrec_index_out_add(index_out *x, uint64_t framed, tfrec_err *err)
 {
-    x->used += (size_t)snprintf(x->buf + x->used, LINE_MAX_LEN, "%llu %llu\n",
-                                (unsigned long long)x->next, (unsigned long long)framed);
+    x->used += tfrec_index_line(x->buf + x->used, x->next, framed);
     x->next += framed;
     if (x->used > OUT_CAP - LINE_MAX_LEN) {
         int rc = x->sink.write(x->sink.ctx, x->buf, x->used);

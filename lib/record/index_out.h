@@ -10,6 +10,25 @@
 
 typedef struct index_out index_out;
 
+/* "OFFSET LENGTH\n" at p (at most 42 bytes); returns its length. By hand:
+ * snprintf would cost more than reading the record. */
+static inline size_t tfrec_index_line(char *p, uint64_t offset, uint64_t length)
+{
+    char tmp[20];
+    size_t n = 0, k;
+    for (int f = 0; f < 2; f++) {
+        uint64_t v = f ? length : offset;
+        k = 0;
+        do
+            tmp[k++] = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
+        while (k)
+            p[n++] = tmp[--k];
+        p[n++] = f ? '\n' : ' ';
+    }
+    return n;
+}
+
 /* sink is owned from now on (also on failure). */
 int tfrec_index_out_open(index_out **out, const tfrec_io *sink, const char *name, tfrec_err *err);
 /* One more record of framed length bytes, right after the previous one. */
