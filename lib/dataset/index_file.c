@@ -10,6 +10,7 @@
 
 #include "dataset/index_internal.h"
 #include "record/framing.h"
+#include "record/index_out.h"
 #include "util/ioerr.h"
 
 static char *idx_name(const char *path)
@@ -63,6 +64,8 @@ int tfrec_index_load_fresh(tfrec_index **out, const char *path)
     return rc;
 }
 
+/* Streamed: lines go out as records are read, so memory stays constant
+ * whatever the file holds. */
 int tfrec_index_file(const char *path, uint64_t *records)
 {
     if (!path)
@@ -74,26 +77,50 @@ int tfrec_index_file(const char *path, uint64_t *records)
     int rc = tfrec_reader_open(&r, path, NULL);
     if (rc < 0)
         return rc;
-    tfrec_index *ix = NULL;
-    rc = tfrec_index_build(&ix, r);
-    if (rc < 0 && rc != TFREC_E_UNSUPPORTED) {
+    if (tfrec_reader_compression(r) != TFREC_COMPRESSION_NONE) {
+        rc = tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                        "%s: cannot index a %s-compressed file: an index holds byte offsets "
+                        "into the file, which a compressed stream cannot seek to (tfrec convert "
+                        "-C NONE makes an uncompressed copy)",
+                        path, tfrec_compression_name(tfrec_reader_compression(r)));
         tfrec_reader_free(r);
         return rc;
     }
-    tfrec_reader_free(r);
-    if (rc == TFREC_E_UNSUPPORTED) /* say which file */
-        return tfrec_fail(NULL, rc, "%s: %s", path, tfrec_last_errmsg());
     char *iname = idx_name(path);
     tfrec_io sink = TFREC_IO_INIT;
+    tfrec_err err = { 0 };
+    index_out *out = NULL;
     rc = iname ? tfrec_io_open_sink(&sink, iname)
                : tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
     if (rc == TFREC_OK)
-        rc = tfrec_index_write_io(ix, &sink, iname);
-    if (rc == TFREC_OK && records)
-        *records = ix->n;
+        rc = tfrec_index_out_open(&out, &sink, iname, &err);
+    const uint8_t *data;
+    size_t len;
+    uint64_t n = 0, end = 0;
+    while (rc == TFREC_OK && (rc = tfrec_reader_next(r, &data, &len)) == TFREC_OK) {
+        if (tfrec_reader_offset(r) != end) /* cannot happen without skip_corrupt */
+            rc = tfrec_fail(&err, TFREC_E_INVALID, "%s: records do not tile the file", path);
+        else
+            rc = tfrec_index_out_add(out, (uint64_t)len + 16, &err);
+        end += (uint64_t)len + 16;
+        n++;
+    }
+    if (rc == TFREC_END)
+        rc = TFREC_OK;
+    else if (rc < 0 && !err.code)
+        tfrec_fail(&err, rc, "%s", tfrec_reader_errmsg(r));
+    tfrec_reader_free(r);
+    if (out) {
+        int crc = tfrec_index_out_close(out, rc == TFREC_OK, &err);
+        if (rc == TFREC_OK)
+            rc = crc;
+    }
     free(iname);
-    tfrec_index_free(ix);
-    return rc;
+    if (rc < 0)
+        return err.code ? tfrec_fail_copy(NULL, &err) : rc;
+    if (records)
+        *records = n;
+    return TFREC_OK;
 }
 
 int tfrec_reader_count(const char *path, const tfrec_reader_options *opts, uint64_t *count,
