@@ -94,8 +94,7 @@ uint64_t tfrec_random_reader_records(const tfrec_random_reader *r);
 /* Record k: one positioned read of exactly its framed bytes, both CRCs and
  * the length field checked against the index. *data is valid until the
  * next call. k out of range is TFREC_E_INVALID. */
-int tfrec_random_reader_read(tfrec_random_reader *r, uint64_t k, const uint8_t **data,
-                             size_t *len);
+int tfrec_random_reader_read(tfrec_random_reader *r, uint64_t k, const uint8_t **data, size_t *len);
 const char *tfrec_random_reader_errmsg(const tfrec_random_reader *r);
 void tfrec_random_reader_free(tfrec_random_reader *r);
 
@@ -116,17 +115,17 @@ typedef int (*tfrec_open_source_fn)(void *ctx, const char *name, tfrec_io *io);
 
 typedef struct tfrec_dataset_options {
     size_t struct_size;
-    int shuffle;             /* [0] files interleaved in order; 1: a global shuffle */
-    uint64_t seed;           /* shuffle seed [0]; each epoch's order is a function of
+    int shuffle;              /* [0] files interleaved in order; 1: a global shuffle */
+    uint64_t seed;            /* shuffle seed [0]; each epoch's order is a function of
                                 (seed, epoch) alone */
-    uint32_t shard_index;    /* this worker [0] ... */
-    uint32_t num_shards;     /* ... of this many [0 = 1] */
-    uint32_t num_threads;    /* reader threads [0 = 2] */
-    uint64_t prefetch_bytes; /* record bytes read ahead at most [0 = 64 MiB] (a block
+    uint32_t shard_index;     /* this worker [0] ... */
+    uint32_t num_shards;      /* ... of this many [0 = 1] */
+    uint32_t num_threads;     /* reader threads [0 = 2] */
+    uint64_t prefetch_bytes;  /* record bytes read ahead at most [0 = 64 MiB] (a block
                                 is always allowed, so progress never stops) */
-    uint32_t block_records;  /* records per unit of work, and the interleave block
+    uint32_t block_records;   /* records per unit of work, and the interleave block
                                 of each file when not shuffled [0 = 64] */
-    int index_policy;        /* enum tfrec_index_policy [AUTO] */
+    int index_policy;         /* enum tfrec_index_policy [AUTO] */
     uint64_t max_record_size; /* [1 GiB] */
     /* How files are opened [NULL: local paths through tfrec_io_open_source;
      * a file system that cannot report modification times, like gs:// via

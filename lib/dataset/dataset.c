@@ -27,12 +27,12 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
 #define BLOCK_BYTES (1u << 20)
 
 typedef struct ds_block {
-    uint8_t *bytes;       /* framed records, back to back */
-    size_t cap;           /* of bytes */
-    uint64_t *items;      /* global record numbers */
-    size_t n;             /* records */
-    uint64_t size;        /* bytes reserved against the budget */
-    int code;             /* nonzero: reading failed */
+    uint8_t *bytes;  /* framed records, back to back */
+    size_t cap;      /* of bytes */
+    uint64_t *items; /* global record numbers */
+    size_t n;        /* records */
+    uint64_t size;   /* bytes reserved against the budget */
+    int code;        /* nonzero: reading failed */
     char msg[TFREC_ERRMSG_MAX];
 } ds_block;
 
@@ -64,7 +64,7 @@ struct tfrec_dataset {
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
     uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
-    ds_block **slots; /* ring of ring_len, block j at j % ring_len */
+    ds_block **slots;      /* ring of ring_len, block j at j % ring_len */
     size_t ring_len;
     uint64_t buffered;
     ds_worker *workers;
@@ -297,8 +297,8 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
             return tfrec_fail(NULL, files[f] ? TFREC_E_NOMEM : TFREC_E_INVALID,
                               "dataset: file %zu: %s", f, files[f] ? "out of memory" : "NULL name");
         }
-        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, o.open_source,
-                                    o.open_ctx, o.max_record_size, &err);
+        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, o.open_source, o.open_ctx,
+                                    o.max_record_size, &err);
         if (rc < 0) {
             tfrec_dataset_free(ds);
             return tfrec_fail_copy(NULL, &err);
@@ -328,8 +328,8 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 {
     if (!ds)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_dataset_start_epoch: NULL dataset");
-    ds_plan_in in = { ds->cum, ds->nfiles, ds->o.shuffle, ds->o.seed, epoch,
-                      ds->o.shard_index, ds->o.num_shards, ds->o.block_records };
+    ds_plan_in in = { ds->cum, ds->nfiles,        ds->o.shuffle,    ds->o.seed,
+                      epoch,   ds->o.shard_index, ds->o.num_shards, ds->o.block_records };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
     if (tfrec_ds_plan(&in, &items, &nitems) < 0 ||
         !(starts = malloc((nitems + 1) * sizeof *starts))) {

@@ -212,8 +212,7 @@ int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src_in, const char *n
             if (!nl)
                 break;
             line++;
-            rc = parse_line(ix, buf + pos, (size_t)(nl - (buf + pos)), name, line, data_size,
-                            &err);
+            rc = parse_line(ix, buf + pos, (size_t)(nl - (buf + pos)), name, line, data_size, &err);
             if (rc < 0)
                 break;
             pos = (size_t)(nl - buf) + 1;

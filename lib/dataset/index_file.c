@@ -39,9 +39,8 @@ int tfrec_index_load_fresh(tfrec_index **out, const char *path)
         rc = tfrec_fail_errno(NULL, tfrec_errno_code(errno), errno, path, "cannot stat");
     } else if (stat(iname, &is) != 0) {
         rc = tfrec_fail_errno(NULL, tfrec_errno_code(errno), errno, iname, "no index");
-    } else if (is.st_mtim.tv_sec < ds.st_mtim.tv_sec ||
-               (is.st_mtim.tv_sec == ds.st_mtim.tv_sec &&
-                is.st_mtim.tv_nsec < ds.st_mtim.tv_nsec)) {
+    } else if (is.st_mtim.tv_sec < ds.st_mtim.tv_sec || (is.st_mtim.tv_sec == ds.st_mtim.tv_sec &&
+                                                         is.st_mtim.tv_nsec < ds.st_mtim.tv_nsec)) {
         rc = tfrec_fail(NULL, TFREC_E_STATE, "%s: stale: older than %s (modified after indexing)",
                         iname, path);
     } else {
@@ -51,10 +50,9 @@ int tfrec_index_load_fresh(tfrec_index **out, const char *path)
         if (rc == TFREC_OK)
             rc = tfrec_index_load_io(&ix, &io, iname, (int64_t)ds.st_size);
         if (rc == TFREC_OK && tfrec_index_data_size(ix) != (uint64_t)ds.st_size) {
-            rc = tfrec_fail(NULL, TFREC_E_STATE,
-                            "%s: stale: its records end at %llu but %s has %lld bytes", iname,
-                            (unsigned long long)tfrec_index_data_size(ix), path,
-                            (long long)ds.st_size);
+            rc = tfrec_fail(
+                NULL, TFREC_E_STATE, "%s: stale: its records end at %llu but %s has %lld bytes",
+                iname, (unsigned long long)tfrec_index_data_size(ix), path, (long long)ds.st_size);
             tfrec_index_free(ix);
             ix = NULL;
         }
@@ -255,9 +253,11 @@ int tfrec_index_for_source(tfrec_index **out, const char *name, int policy,
             if (rc == TFREC_OK)
                 rc = tfrec_index_load_io(out, &i, iname, size);
             if (rc == TFREC_OK && (size < 0 || tfrec_index_data_size(*out) != (uint64_t)size)) {
-                rc = tfrec_fail(NULL, TFREC_E_STATE, "%s: stale: its records end at %llu, the "
-                                "data has %lld bytes", iname,
-                                (unsigned long long)tfrec_index_data_size(*out), (long long)size);
+                rc = tfrec_fail(NULL, TFREC_E_STATE,
+                                "%s: stale: its records end at %llu, the "
+                                "data has %lld bytes",
+                                iname, (unsigned long long)tfrec_index_data_size(*out),
+                                (long long)size);
                 tfrec_index_free(*out);
                 *out = NULL;
             }
@@ -265,8 +265,7 @@ int tfrec_index_for_source(tfrec_index **out, const char *name, int policy,
         }
         if (rc == TFREC_OK)
             return rc;
-        if (policy == TFREC_INDEX_REQUIRE ||
-            (rc != TFREC_E_NOT_FOUND && rc != TFREC_E_STATE))
+        if (policy == TFREC_INDEX_REQUIRE || (rc != TFREC_E_NOT_FOUND && rc != TFREC_E_STATE))
             return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
     }
     tfrec_io io = TFREC_IO_INIT;

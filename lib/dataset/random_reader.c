@@ -100,8 +100,8 @@ int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *s
     return TFREC_OK;
 }
 
-int tfrec_random_reader_open_io(tfrec_random_reader **out, const tfrec_io *src_in,
-                                tfrec_index *ix, const char *name)
+int tfrec_random_reader_open_io(tfrec_random_reader **out, const tfrec_io *src_in, tfrec_index *ix,
+                                const char *name)
 {
     if (out)
         *out = NULL;
@@ -172,17 +172,16 @@ int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count,
                 return tfrec_fail(&r->err, TFREC_E_NOMEM, "%s: out of memory", r->name);
             dst = r->buf;
         }
-        int rc = r->fd >= 0 ? pread_exact(r, off, dst, (size_t)bytes)
-                            : tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name,
-                                                   &r->err);
+        int rc = r->fd >= 0
+                     ? pread_exact(r, off, dst, (size_t)bytes)
+                     : tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name, &r->err);
         if (rc < 0)
             return rc;
         p = dst;
     }
     for (uint64_t i = 0; i < count; i++) {
         uint64_t o = r->ix->start[k + i];
-        int rc = tfrec_frame_check(p + (o - off), r->ix->start[k + i + 1] - o, o, r->name,
-                                   &r->err);
+        int rc = tfrec_frame_check(p + (o - off), r->ix->start[k + i + 1] - o, o, r->name, &r->err);
         if (rc < 0)
             return rc;
     }
@@ -190,8 +189,7 @@ int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count,
     return TFREC_OK;
 }
 
-int tfrec_random_reader_read(tfrec_random_reader *r, uint64_t k, const uint8_t **data,
-                             size_t *len)
+int tfrec_random_reader_read(tfrec_random_reader *r, uint64_t k, const uint8_t **data, size_t *len)
 {
     if (!r || !data || !len)
         return tfrec_fail(r ? &r->err : NULL, TFREC_E_INVALID,

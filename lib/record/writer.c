@@ -105,7 +105,8 @@ int tfrec_writer_write(tfrec_writer *w, const void *data, size_t len)
         w->len = FRAME_FOOTER;
     }
     w->records++;
-    if (w->index && (rc = tfrec_index_out_add(w->index, (uint64_t)len + FRAME_OVERHEAD, &w->err)) < 0)
+    if (w->index &&
+        (rc = tfrec_index_out_add(w->index, (uint64_t)len + FRAME_OVERHEAD, &w->err)) < 0)
         return failed(w, rc);
     return TFREC_OK;
 }

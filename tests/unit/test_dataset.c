@@ -288,10 +288,7 @@ typedef struct layout {
 } layout;
 
 static const layout layouts[] = {
-    { 1, { 1 } },
-    { 3, { 10, 0, 7 } },
-    { 4, { 100, 1, 33, 64 } },
-    { 6, { 5, 5, 5, 5, 5, 5 } },
+    { 1, { 1 } },    { 3, { 10, 0, 7 } }, { 4, { 100, 1, 33, 64 } }, { 6, { 5, 5, 5, 5, 5, 5 } },
     { 2, { 0, 0 } },
 };
 
@@ -379,8 +376,8 @@ static void test_shards_are_disjoint_and_cover_everything(void)
                 for (size_t f = 0; f < l->nfiles; f++)
                     for (uint64_t r = 0; r < l->counts[f]; r++)
                         CHECKF(seen[f][r] == 1,
-                               "layout %zu N %u shuffle %d: file %zu record %llu read %d times",
-                               li, ns[ni], shuffle, f, (unsigned long long)r, seen[f][r]);
+                               "layout %zu N %u shuffle %d: file %zu record %llu read %d times", li,
+                               ns[ni], shuffle, f, (unsigned long long)r, seen[f][r]);
             }
     }
 }

@@ -45,8 +45,7 @@ int cli_count_from_index(const char *path, const cli_read_opts *o, uint64_t *cou
     if (rc == TFREC_E_NOT_FOUND || rc == TFREC_E_STATE)
         return 0; /* no index, or a stale one: read the file */
     if (rc < 0) {
-        fprintf(stderr,
-                "tfrec count: %s (rebuild it with 'tfrec index', or pass --noindex)\n",
+        fprintf(stderr, "tfrec count: %s (rebuild it with 'tfrec index', or pass --noindex)\n",
                 tfrec_last_errmsg());
         return -EXIT_DATA;
     }
