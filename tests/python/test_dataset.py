@@ -170,3 +170,48 @@ def test_bad_arguments(tfrec, tmp_path):
     ds.close()
     with pytest.raises(ValueError):
         list(ds)
+
+
+def test_corrupt_file_gets_no_index(tfrec, tmp_path, run_tfrec):
+    p = make_files(tmp_path, [20])[0]
+    data = bytearray(open(p, "rb").read())
+    data[len(data) // 2] ^= 1
+    open(p, "wb").write(bytes(data))
+    res = run_tfrec("index", p)
+    assert res.returncode == 1 and b"offset" in res.stderr, res.stderr
+    assert not os.path.exists(p + ".idx")
+    assert not [n for n in os.listdir(tmp_path) if ".idx" in n]  # no temporary left either
+
+
+def docs_recipe():
+    """The PyTorch recipe, taken from docs/datasets.md as written there."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "docs", "datasets.md")) as f:
+        text = f.read()
+    start = text.index("```python\nimport torch.utils.data")
+    code = text[start + len("```python\n"):text.index("```", start + 10)]
+    return "\n".join(l for l in code.splitlines() if not l.startswith("loader ="))
+
+
+def test_torch_iterable_recipe(tfrec, tmp_path):
+    """The docs/datasets.md recipe under a DataLoader with two worker processes."""
+    tud = pytest.importorskip("torch.utils.data")
+    ns = {}
+    exec(docs_recipe(), ns)
+    paths = []
+    for f, n in enumerate([25, 14]):
+        p = str(tmp_path / ("ex-%d.tfrecord" % f))
+        with tfrec.TFRecordWriter(p) as w:
+            for r in range(n):
+                w.write(tfrec.Example({"image/encoded": [b"%d:%d" % (f, r)],
+                                      "image/class/label": [f]}).serialize())
+        paths.append(p)
+    seen = []
+    for rank in range(2):
+        it = ns["TFRecordIterable"](paths, rank=rank, world=2, seed=3)
+        loader = tud.DataLoader(it, batch_size=None, num_workers=2)
+        for image, label in loader:
+            f, r = key(bytes(image))
+            assert f == int(label)
+            seen.append((f, r))
+    assert sorted(seen) == sorted([(0, r) for r in range(25)] + [(1, r) for r in range(14)])
