@@ -60,6 +60,7 @@ struct tfrec_dataset {
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
     int stop;
+    int fatal; /* a thread could not allocate a block: TFREC_E_NOMEM */
     uint64_t generation; /* bumped by every epoch start: older work is dropped */
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
@@ -192,10 +193,12 @@ static void *worker_main(void *arg)
         size_t n = (size_t)(ds->block_start[j + 1] - first);
         ds_block *b = calloc(1, sizeof *b);
         uint64_t *items = b ? malloc(n * sizeof *items) : NULL;
-        if (!b || !items) {
+        if (!b || !items) { /* the consumer reports it */
             free(b);
             free(items);
-            pthread_cond_wait(&ds->work, &ds->mu); /* try again when memory was released */
+            ds->fatal = TFREC_E_NOMEM;
+            pthread_cond_broadcast(&ds->ready);
+            pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
         memcpy(items, ds->items + first, n * sizeof *items);
@@ -364,6 +367,7 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     ds->nblocks = nblocks;
     ds->next_claim = ds->next_out = 0;
     ds->buffered = 0;
+    ds->fatal = 0;
     pthread_cond_broadcast(&ds->work);
     pthread_mutex_unlock(&ds->mu);
     ds->started_epoch = 1;
@@ -416,8 +420,12 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
             return TFREC_END;
         }
         ds_block **slot = &ds->slots[ds->next_out % ds->ring_len];
-        while (!*slot)
+        while (!*slot && !ds->fatal)
             pthread_cond_wait(&ds->ready, &ds->mu);
+        if (!*slot) {
+            pthread_mutex_unlock(&ds->mu);
+            return ds->sticky = tfrec_fail(&ds->err, ds->fatal, "dataset: out of memory");
+        }
         ds->cur = *slot;
         *slot = NULL;
         pthread_mutex_unlock(&ds->mu);

@@ -6,6 +6,7 @@
 
 #include "dataset/index_internal.h"
 #include "record/index_out.h"
+#include "util/struct_size.h"
 #include "util/vec.h"
 
 tfrec_index *tfrec_index_new_empty(void)
@@ -180,7 +181,10 @@ int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src_in, const char *n
 {
     if (!src_in)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_index_load_io: NULL argument");
-    tfrec_io src = *src_in;
+    tfrec_io src;
+    int rc = TFREC_STRUCT_IN(tfrec_io, &src, src_in, NULL);
+    if (rc)
+        return rc;
     if (!out || !src.read) {
         if (src.close)
             src.close(src.ctx, 0);
@@ -192,7 +196,7 @@ int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src_in, const char *n
     tfrec_err err = { 0 };
     tfrec_index *ix = tfrec_index_new_empty();
     char *buf = malloc(CHUNK + MAX_LINE);
-    int rc = ix && buf ? TFREC_OK : tfrec_fail(&err, TFREC_E_NOMEM, "%s: out of memory", name);
+    rc = ix && buf ? TFREC_OK : tfrec_fail(&err, TFREC_E_NOMEM, "%s: out of memory", name);
     size_t have = 0; /* bytes of an unfinished line at buf[0] */
     uint64_t line = 0;
     while (rc == TFREC_OK) {
@@ -244,7 +248,10 @@ int tfrec_index_write_io(const tfrec_index *ix, const tfrec_io *sink_in, const c
 {
     if (!sink_in)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_index_write_io: NULL argument");
-    tfrec_io sink = *sink_in;
+    tfrec_io sink;
+    int rc = TFREC_STRUCT_IN(tfrec_io, &sink, sink_in, NULL);
+    if (rc)
+        return rc;
     if (!ix || !sink.write || !sink.close) {
         if (sink.close)
             sink.close(sink.ctx, 0);
@@ -258,7 +265,6 @@ int tfrec_index_write_io(const tfrec_index *ix, const tfrec_io *sink_in, const c
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
     }
     size_t used = 0;
-    int rc = TFREC_OK;
     for (size_t k = 0; k <= ix->n && rc == TFREC_OK; k++) {
         if (k < ix->n)
             used += tfrec_index_line(buf + used, ix->start[k], ix->start[k + 1] - ix->start[k]);

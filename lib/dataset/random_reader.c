@@ -11,6 +11,7 @@
 #include "dataset/random_internal.h"
 #include "io/io_util.h"
 #include "util/ioerr.h"
+#include "util/struct_size.h"
 #include "util/vec.h"
 
 struct tfrec_random_reader {
@@ -109,7 +110,12 @@ int tfrec_random_reader_open_io(tfrec_random_reader **out, const tfrec_io *src_i
         tfrec_index_free(ix);
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_random_reader_open_io: NULL argument");
     }
-    tfrec_io src = *src_in;
+    tfrec_io src;
+    int rc = TFREC_STRUCT_IN(tfrec_io, &src, src_in, NULL);
+    if (rc) {
+        tfrec_index_free(ix);
+        return rc;
+    }
     if (!out || !ix || !src.read || !src.close) {
         if (src.close)
             src.close(src.ctx, 0);
