@@ -60,7 +60,7 @@ struct tfrec_dataset {
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
     int stop;
-    int fatal; /* a thread could not allocate a block: TFREC_E_NOMEM */
+    int fatal;           /* a thread could not allocate a block: TFREC_E_NOMEM */
     uint64_t generation; /* bumped by every epoch start: older work is dropped */
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
