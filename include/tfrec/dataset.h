@@ -132,6 +132,10 @@ typedef struct tfrec_dataset_options {
      * tfrec_storage_open_source, is checked by the tiling rule alone]. */
     tfrec_open_source_fn open_source;
     void *open_ctx;
+    /* Local files: [0] pread(), or a mapping when TFREC_MMAP=1 was set at
+     * the first open of the process; 1: map (saves a system call per
+     * record; see docs/datasets.md); -1: pread() whatever the environment. */
+    int use_mmap;
 } tfrec_dataset_options;
 
 #define TFREC_DATASET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_dataset_options)

@@ -125,7 +125,8 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
     int rc = ds->o.open_source ? ds->o.open_source(ds->o.open_ctx, ds->names[f], &io)
                                : tfrec_io_open_source(&io, ds->names[f]);
     if (rc == TFREC_OK)
-        rc = tfrec_random_reader_open_shared(&slot->r, &io, ds->ix[f], NULL, ds->names[f]);
+        rc = tfrec_random_reader_open_shared(&slot->r, &io, ds->ix[f], NULL, ds->names[f],
+                                             ds->o.use_mmap);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
     slot->file = f;
@@ -266,6 +267,9 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (o.index_policy < TFREC_INDEX_AUTO || o.index_policy > TFREC_INDEX_SCAN)
         return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: unknown index_policy %d",
                           o.index_policy);
+    if (o.use_mmap < -1 || o.use_mmap > 1)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: use_mmap must be -1, 0 or 1, not %d",
+                          o.use_mmap);
     if (!o.num_threads)
         o.num_threads = DEFAULT_THREADS;
     if (o.num_threads > MAX_THREADS)

@@ -7,9 +7,11 @@
 #include "tfrec/dataset.h"
 
 /* Like tfrec_random_reader_open_io, but ix is borrowed (must outlive the
- * reader) unless it is also passed as owned. src is owned from now on. */
+ * reader) unless it is also passed as owned. src is owned from now on.
+ * use_mmap as in tfrec_reader_options (0: TFREC_MMAP decides). */
 int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *src,
-                                    const tfrec_index *ix, tfrec_index *owned, const char *name);
+                                    const tfrec_index *ix, tfrec_index *owned, const char *name,
+                                    int use_mmap);
 
 /* Records k..k+count-1, one contiguous range of the file, read at once
  * and checked. With dst (room for the range's framed bytes) they are

@@ -59,7 +59,8 @@ static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, si
 }
 
 int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *src,
-                                    const tfrec_index *ix, tfrec_index *owned, const char *name)
+                                    const tfrec_index *ix, tfrec_index *owned, const char *name,
+                                    int use_mmap)
 {
     *out = NULL;
     tfrec_random_reader *r = calloc(1, sizeof *r);
@@ -78,7 +79,8 @@ int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *s
     const uint8_t *p;
     uint64_t n;
     r->fd = tfrec_io_source_fd(&r->io);
-    if (want_map() && tfrec_io_source_map(&r->io, &p, &n) == 0) {
+    if ((use_mmap > 0 || (use_mmap == 0 && want_map())) &&
+        tfrec_io_source_map(&r->io, &p, &n) == 0) {
         r->map = p;
         r->map_len = n;
     } else if (r->fd < 0 && !r->io.seek) {
@@ -122,7 +124,7 @@ int tfrec_random_reader_open_io(tfrec_random_reader **out, const tfrec_io *src_i
         tfrec_index_free(ix);
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_random_reader_open_io: NULL argument");
     }
-    return tfrec_random_reader_open_shared(out, &src, ix, ix, name);
+    return tfrec_random_reader_open_shared(out, &src, ix, ix, name, 0);
 }
 
 int tfrec_random_reader_open(tfrec_random_reader **out, const char *path)

@@ -54,7 +54,7 @@ class _DatasetOptions(_Sized):
                 ("num_threads", c_uint32), ("prefetch_bytes", c_uint64),
                 ("block_records", c_uint32), ("index_policy", c_int),
                 ("max_record_size", c_uint64), ("open_source", c_void_p),
-                ("open_ctx", c_void_p)]
+                ("open_ctx", c_void_p), ("use_mmap", c_int)]
 
 
 def index_file(path):
@@ -133,8 +133,9 @@ class Dataset:
     num_parallel_reads: reader threads; prefetch_bytes: read-ahead budget;
     block_records: records per read unit, and the interleave block of each
     file when not shuffled; index: "auto" (a fresh FILE.idx or a scan),
-    "require" (no scan) or "scan" (ignore FILE.idx); parse=True yields
-    Example dicts ({key: [values]}) instead of bytes.
+    "require" (no scan) or "scan" (ignore FILE.idx); use_mmap: True maps
+    local files, False reads them with pread(), None lets TFREC_MMAP decide;
+    parse=True yields Example dicts ({key: [values]}) instead of bytes.
 
     Iterating yields one epoch, the one set_epoch() chose (0 at first,
     then one more after each full pass).
@@ -142,7 +143,7 @@ class Dataset:
 
     def __init__(self, files, shuffle=False, seed=0, shard=(0, 1), num_parallel_reads=2,
                  parse=False, prefetch_bytes=64 << 20, block_records=64, index="auto",
-                 max_record_size=None):
+                 max_record_size=None, use_mmap=None):
         if isinstance(files, (str, bytes, os.PathLike)):
             files = [files]
         self.files = [os.fspath(f) for f in files]
@@ -157,6 +158,8 @@ class Dataset:
             raise ValueError("num_parallel_reads must be 1..256, not %r" % (num_parallel_reads,))
         if index not in _POLICY:
             raise ValueError("index must be 'auto', 'require' or 'scan', not %r" % (index,))
+        if use_mmap not in (None, True, False):
+            raise ValueError("use_mmap must be None, True or False, not %r" % (use_mmap,))
         if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
             raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
         opts = _DatasetOptions(shuffle=1 if shuffle else 0, seed=seed, shard_index=i,
@@ -165,7 +168,8 @@ class Dataset:
                                block_records=_args.size(block_records, "block_records") or 0,
                                index_policy=_POLICY[index],
                                max_record_size=_args.size(max_record_size,
-                                                          "max_record_size") or 0)
+                                                          "max_record_size") or 0,
+                               use_mmap={None: 0, True: 1, False: -1}[use_mmap])
         names = (c_char_p * max(1, len(self.files)))(*[_args.path(f) for f in self.files])
         h = DatasetHandle()
         rc = lib.tfrec_dataset_open(byref(h), names, len(self.files), byref(opts))

@@ -358,6 +358,7 @@ static void test_shards_are_disjoint_and_cover_everything(void)
                     o.num_shards = ns[ni];
                     o.num_threads = 1 + i % 3;
                     o.block_records = 1 + i % 4;
+                    o.use_mmap = (int)(i % 3) - 1; /* pread, the default, mapped */
                     tfrec_dataset *ds;
                     CHECKF(tfrec_dataset_open(&ds, files, l->nfiles, &o) == TFREC_OK, "%s",
                            tfrec_last_errmsg());
@@ -505,6 +506,10 @@ static void test_dataset_reports_corrupt_records_and_bad_options(void)
     o.shard_index = 2;
     o.num_shards = 2;
     CHECK_EQ(tfrec_dataset_open(&ds, &a, 1, &o), TFREC_E_INVALID);
+    o.shard_index = 0;
+    o.use_mmap = 2;
+    CHECK_EQ(tfrec_dataset_open(&ds, &a, 1, &o), TFREC_E_INVALID);
+    o.use_mmap = 0;
     tfrec_dataset_options zero = { 0 };
     CHECK_EQ(tfrec_dataset_open(&ds, &a, 1, &zero), TFREC_E_INVALID);
     struct {
