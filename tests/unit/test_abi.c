@@ -181,7 +181,7 @@ static void test_old_writer_options_get_defaults(void)
     tfrec_reader_free(r);
 }
 
-/* The bytes past an old struct are garbage where 1.1's write_index and
+/* The bytes past an old struct are garbage where the later write_index and
  * index_sink now live: they must read as 0 (no index), not as a request. */
 static void test_old_writer_options_write_no_index(void)
 {
