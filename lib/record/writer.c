@@ -246,28 +246,33 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
     if (!name)
         name = "<io>";
     tfrec_writer_options obuf, *o = &obuf;
-    rc = TFREC_STRUCT_IN(tfrec_writer_options, o, opts, NULL);
+    int orc = TFREC_STRUCT_IN(tfrec_writer_options, o, opts, NULL);
+    rc = orc;
     if (!rc && (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP))
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: unknown compression", name);
     else if (!rc && (o->level < 0 || o->level > 9))
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: compression level must be 1..9 (0 = default)",
                         name);
+    /* The index sink is ours as soon as the options could be read: on any
+     * failure from here on it is discarded, like the data sink. */
     tfrec_io ixio = TFREC_IO_INIT;
-    if (!rc && o->index_sink)
-        rc = TFREC_STRUCT_IN(tfrec_io, &ixio, o->index_sink, NULL);
-    int has_index = !rc && o->index_sink;
-    if (has_index && (!ixio.write || !ixio.close)) {
-        if (ixio.close)
-            ixio.close(ixio.ctx, 0);
-        has_index = 0;
-        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: index_sink without write or close", name);
+    int has_index = 0;
+    if (!orc && o->index_sink) {
+        int irc = TFREC_STRUCT_IN(tfrec_io, &ixio, o->index_sink, NULL);
+        if (irc && !rc)
+            rc = irc;
+        has_index = !irc;
     }
-    if (has_index && o->compression > TFREC_COMPRESSION_NONE) {
-        ixio.close(ixio.ctx, 0);
-        has_index = 0;
+    if (has_index && !rc && (!ixio.write || !ixio.close))
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: index_sink without write or close", name);
+    if (has_index && !rc && o->compression > TFREC_COMPRESSION_NONE)
         rc = tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
                         "%s: an index needs an uncompressed file (its offsets are file offsets)",
                         name);
+    if (has_index && rc) {
+        if (ixio.close)
+            ixio.close(ixio.ctx, 0);
+        has_index = 0;
     }
     if (rc) {
         io->close(io->ctx, 0);

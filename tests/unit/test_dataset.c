@@ -106,6 +106,76 @@ static void test_index_of_compressed_file_is_refused(void)
     CHECK_EQ(used, 0);
 }
 
+/* A sink in memory that remembers how it was closed. */
+typedef struct mem_sink {
+    char buf[4096];
+    size_t len;
+    int closed, committed;
+} mem_sink;
+
+static int ms_write(void *ctx, const void *p, size_t n)
+{
+    mem_sink *m = ctx;
+    if (n > sizeof m->buf - m->len)
+        return TFREC_E_IO;
+    memcpy(m->buf + m->len, p, n);
+    m->len += n;
+    return TFREC_OK;
+}
+
+static int ms_close(void *ctx, int commit)
+{
+    mem_sink *m = ctx;
+    m->closed++;
+    m->committed = commit;
+    return TFREC_OK;
+}
+
+static tfrec_io mem_sink_io(mem_sink *m)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    io.ctx = m;
+    io.write = ms_write;
+    io.close = ms_close;
+    return io;
+}
+
+/* index_sink belongs to the writer from the open on: committed after the
+ * data, discarded when the open fails for any reason. */
+static void test_writer_index_sink_ownership(void)
+{
+    mem_sink data = { .len = 0 }, idx = { .len = 0 };
+    tfrec_io dio = mem_sink_io(&data), iio = mem_sink_io(&idx);
+    tfrec_writer_options o = TFREC_WRITER_OPTIONS_INIT;
+    o.index_sink = &iio;
+    tfrec_writer *w;
+    CHECK_EQ(tfrec_writer_open_io(&w, &dio, "m", &o), TFREC_OK);
+    CHECK_EQ(tfrec_writer_write(w, "abc", 3), TFREC_OK);
+    CHECK_EQ(tfrec_writer_write(w, "", 0), TFREC_OK);
+    CHECK_EQ(tfrec_writer_close(w), TFREC_OK);
+    tfrec_writer_free(w);
+    CHECK(data.closed == 1 && data.committed == 1 && idx.closed == 1 && idx.committed == 1);
+    CHECK_EQ(idx.len, strlen("0 19\n19 16\n"));
+    CHECK(!memcmp(idx.buf, "0 19\n19 16\n", idx.len));
+    for (int bad = 0; bad < 2; bad++) {
+        memset(&data, 0, sizeof data);
+        memset(&idx, 0, sizeof idx);
+        o.compression = bad ? TFREC_COMPRESSION_NONE : TFREC_COMPRESSION_GZIP;
+        o.level = bad ? 42 : 0;
+        CHECK(tfrec_writer_open_io(&w, &dio, "m", &o) < 0);
+        CHECK(w == NULL);
+        CHECK(data.closed == 1 && data.committed == 0 && idx.closed == 1 && idx.committed == 0);
+    }
+    /* An aborted writer discards the index too. */
+    memset(&idx, 0, sizeof idx);
+    o.compression = 0;
+    o.level = 0;
+    CHECK_EQ(tfrec_writer_open_io(&w, &dio, "m", &o), TFREC_OK);
+    tfrec_writer_abort(w);
+    tfrec_writer_free(w);
+    CHECK(idx.closed == 1 && idx.committed == 0);
+}
+
 static void test_stale_index_is_detected_and_count_falls_back(void)
 {
     const char *a = harness_path("s.tfrecord");
@@ -567,7 +637,7 @@ static void test_dataset_through_a_caller_opener(void)
 }
 
 TESTS(TEST(test_writer_index_matches_tfrec_index_file),
-      TEST(test_index_of_compressed_file_is_refused),
+      TEST(test_index_of_compressed_file_is_refused), TEST(test_writer_index_sink_ownership),
       TEST(test_stale_index_is_detected_and_count_falls_back), TEST(test_hostile_index_text),
       TEST(test_random_reader_checks_every_read),
       TEST(test_wrong_but_tiling_index_is_caught_by_reads),
