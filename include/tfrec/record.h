@@ -119,6 +119,13 @@ typedef struct tfrec_writer_options {
     int level;          /* 1..9 on zlib's scale (ISA-L builds map it: docs/format.md),
                            0 = default [6, TensorFlow's Z_DEFAULT_COMPRESSION] */
     size_t buffer_size; /* output buffer [256 KiB] */
+    /* Index the records as they are written (NONE compression only;
+     * include/tfrec/dataset.h describes the format). write_index = 1 with
+     * tfrec_writer_open(): PATH.idx, committed right after PATH. With
+     * tfrec_writer_open_io(): index_sink (owned by the writer from the
+     * open on, committed after the data sink). [0 / NULL: no index] */
+    int write_index;
+    const tfrec_io *index_sink;
 } tfrec_writer_options;
 
 #define TFREC_WRITER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_writer_options)

@@ -8,6 +8,7 @@
 #include "io.h"
 #include "record.h"
 #include "batch.h"
+#include "dataset.h"
 #include "example.h"
 /* The optional parts' headers are installed with their part (tfrec-image,
  * tfrec-bigtable): include those that are there. */

@@ -174,6 +174,17 @@ int tfrec_io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len)
     return 0;
 }
 
+int tfrec_io_source_fd(const tfrec_io *io)
+{
+    if (io->read != fs_read)
+        return -1;
+    file_source *s = io->ctx;
+    struct stat st;
+    if (!s->owns_fd || fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    return s->fd;
+}
+
 static int mmap_default;
 static pthread_once_t mmap_once = PTHREAD_ONCE_INIT;
 

@@ -17,6 +17,11 @@
  * read()'s copy (docs/format.md). */
 int tfrec_io_source_map(const tfrec_io *io, const uint8_t **data, uint64_t *len);
 
+/* The descriptor of a regular file opened by tfrec_io_open_source() (not
+ * stdin), for positioned reads (pread) that leave the source's own position
+ * alone; -1 for any other source. */
+int tfrec_io_source_fd(const tfrec_io *io);
+
 /* Whether readers map by default: TFREC_MMAP=1 in the environment, read
  * once, at the first call in the process. */
 int tfrec_io_mmap_default(void);

@@ -7,6 +7,7 @@
 
 #include "record/deflate_sink.h"
 #include "record/framing.h"
+#include "record/index_out.h"
 #include "tfrec/record.h"
 #include "util/errors.h"
 #include "util/struct_size.h"
@@ -20,6 +21,7 @@ struct tfrec_writer {
     char *name;
     int compression;
     deflate_sink *deflater; /* NULL when not compressing */
+    index_out *index;       /* NULL unless asked to write an index */
     uint8_t *buf;
     size_t cap, len;
     uint64_t records, bytes_out;
@@ -103,6 +105,9 @@ int tfrec_writer_write(tfrec_writer *w, const void *data, size_t len)
         w->len = FRAME_FOOTER;
     }
     w->records++;
+    if (w->index &&
+        (rc = tfrec_index_out_add(w->index, (uint64_t)len + FRAME_OVERHEAD, &w->err)) < 0)
+        return failed(w, rc);
     return TFREC_OK;
 }
 
@@ -156,6 +161,11 @@ int tfrec_writer_close(tfrec_writer *w)
     }
     if ((rc = close_sink(w, 1)) < 0)
         return failed(w, rc);
+    /* After the data: the index is never older than the file it indexes. */
+    rc = tfrec_index_out_close(w->index, 1, &w->err);
+    w->index = NULL;
+    if (rc < 0)
+        return failed(w, rc);
     w->state = W_CLOSED;
     return TFREC_OK;
 }
@@ -165,6 +175,8 @@ void tfrec_writer_abort(tfrec_writer *w)
     if (!w)
         return;
     close_sink(w, 0);
+    tfrec_index_out_close(w->index, 0, NULL);
+    w->index = NULL;
     if (w->state == W_OPEN)
         w->state = W_ABORTED;
 }
@@ -234,12 +246,34 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
     if (!name)
         name = "<io>";
     tfrec_writer_options obuf, *o = &obuf;
-    rc = TFREC_STRUCT_IN(tfrec_writer_options, o, opts, NULL);
+    int orc = TFREC_STRUCT_IN(tfrec_writer_options, o, opts, NULL);
+    rc = orc;
     if (!rc && (o->compression < TFREC_COMPRESSION_AUTO || o->compression > TFREC_COMPRESSION_GZIP))
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: unknown compression", name);
     else if (!rc && (o->level < 0 || o->level > 9))
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: compression level must be 1..9 (0 = default)",
                         name);
+    /* The index sink is ours as soon as the options could be read: on any
+     * failure from here on it is discarded, like the data sink. */
+    tfrec_io ixio = TFREC_IO_INIT;
+    int has_index = 0;
+    if (!orc && o->index_sink) {
+        int irc = TFREC_STRUCT_IN(tfrec_io, &ixio, o->index_sink, NULL);
+        if (irc && !rc)
+            rc = irc;
+        has_index = !irc;
+    }
+    if (has_index && !rc && (!ixio.write || !ixio.close))
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s: index_sink without write or close", name);
+    if (has_index && !rc && o->compression > TFREC_COMPRESSION_NONE)
+        rc = tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                        "%s: an index needs an uncompressed file (its offsets are file offsets)",
+                        name);
+    if (has_index && rc) {
+        if (ixio.close)
+            ixio.close(ixio.ctx, 0);
+        has_index = 0;
+    }
     if (rc) {
         io->close(io->ctx, 0);
         return rc;
@@ -250,6 +284,8 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
         free(w);
         free(copy);
         io->close(io->ctx, 0);
+        if (has_index)
+            ixio.close(ixio.ctx, 0);
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
     }
     w->io = *io;
@@ -258,6 +294,13 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
     w->compression =
         o->compression == TFREC_COMPRESSION_AUTO ? TFREC_COMPRESSION_NONE : o->compression;
     rc = setup(w, o);
+    if (has_index) {
+        char iname[TFREC_ERRMSG_MAX / 2];
+        snprintf(iname, sizeof iname, "%s.idx", name);
+        int irc = tfrec_index_out_open(&w->index, &ixio, iname, &w->err);
+        if (rc == TFREC_OK)
+            rc = irc;
+    }
     if (rc < 0) {
         tfrec_err e = w->err;
         tfrec_writer_free(w);
@@ -272,9 +315,41 @@ int tfrec_writer_open(tfrec_writer **out, const char *path, const tfrec_writer_o
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_writer_open: NULL argument");
     *out = NULL;
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_io_open_sink(&io, path);
-    if (rc < 0)
+    tfrec_writer_options o;
+    int rc = TFREC_STRUCT_IN(tfrec_writer_options, &o, opts, NULL);
+    if (rc)
         return rc;
-    return tfrec_writer_open_io(out, &io, strcmp(path, "-") ? path : "<stdout>", opts);
+    if (o.index_sink)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "%s: index_sink is for tfrec_writer_open_io(); use write_index", path);
+    tfrec_io ixio = TFREC_IO_INIT;
+    if (o.write_index) {
+        if (!strcmp(path, "-"))
+            return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                              "write_index: standard output has no place for an index");
+        if (o.compression > TFREC_COMPRESSION_NONE)
+            return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                              "%s: an index needs an uncompressed file (its offsets are file "
+                              "offsets)",
+                              path);
+        size_t n = strlen(path);
+        char *iname = malloc(n + 5);
+        if (!iname)
+            return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
+        memcpy(iname, path, n);
+        memcpy(iname + n, ".idx", 5);
+        rc = tfrec_io_open_sink(&ixio, iname);
+        free(iname);
+        if (rc < 0)
+            return rc;
+        o.index_sink = &ixio;
+    }
+    tfrec_io io = TFREC_IO_INIT;
+    rc = tfrec_io_open_sink(&io, path);
+    if (rc < 0) {
+        if (o.index_sink)
+            ixio.close(ixio.ctx, 0);
+        return rc;
+    }
+    return tfrec_writer_open_io(out, &io, strcmp(path, "-") ? path : "<stdout>", &o);
 }

@@ -27,6 +27,7 @@ from .record import TFRecordReader, TFRecordWriter, count, verify, VerifyResult
 from .paths import glob
 from .example import (Example, BytesList, FloatList, Int64List, parse_example,
                       serialize_example)
+from .dataset import Dataset, RandomAccessReader, index_file, count_records
 
 __version__ = _clib.tfrec_version().decode()
 
@@ -34,6 +35,7 @@ __version__ = _clib.tfrec_version().decode()
 __all__ = [
     "TFRecordReader", "TFRecordWriter", "count", "verify", "VerifyResult",
     "Example", "BytesList", "FloatList", "Int64List", "parse_example", "serialize_example",
+    "Dataset", "RandomAccessReader", "index_file", "count_records",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailureError", "DataLossError",
     "TruncatedRecordError", "CorruptRecordError", "RecordTooLargeError",
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",

@@ -59,6 +59,18 @@ class ExampleHandle(Handle):
     _c_type_ = "tfrec_example"
 
 
+class IndexHandle(Handle):
+    _c_type_ = "tfrec_index"
+
+
+class RandomReaderHandle(Handle):
+    _c_type_ = "tfrec_random_reader"
+
+
+class DatasetHandle(Handle):
+    _c_type_ = "tfrec_dataset"
+
+
 class BtClientHandle(Handle):
     _c_type_ = "tfrec_bt_client"
 

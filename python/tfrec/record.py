@@ -125,7 +125,8 @@ class _ReaderStats(_Sized):
 class _WriterOptions(_Sized):
     _c_type_ = "tfrec_writer_options"
     _fields_ = [("struct_size", c_size_t), ("compression", ctypes.c_int),
-                ("level", ctypes.c_int), ("buffer_size", c_size_t)]
+                ("level", ctypes.c_int), ("buffer_size", c_size_t),
+                ("write_index", ctypes.c_int), ("index_sink", ctypes.c_void_p)]
 
 
 def _compression_code(compression, allow_auto):
@@ -450,6 +451,8 @@ class TFRecordWriter:
     """Write a TFRecord file that TensorFlow reads.
 
     compression: None, "ZLIB" or "GZIP"; level: 1..9 (None: zlib's default 6).
+    write_index=True also writes path + ".idx" (uncompressed files only; see
+    tfrec.Dataset), committed right after the file.
     The file appears under path only when close() succeeds (it is written to
     a temporary name first). Leaving a `with` block by an exception, or
     dropping an unclosed writer, discards the output.
@@ -459,13 +462,15 @@ class TFRecordWriter:
     flush() or close(). A writer is not thread-safe.
     """
 
-    def __init__(self, path, compression=None, level=None, buffer_size=None):
+    def __init__(self, path, compression=None, level=None, buffer_size=None,
+                 write_index=False):
         self.path = os.fspath(path)
         if level is not None and not 1 <= level <= 9:
             raise ValueError("level must be 1..9 or None, not %r" % (level,))
         opts = _WriterOptions(compression=_compression_code(compression, False),
                               level=level or 0,
-                              buffer_size=_args.size(buffer_size, "buffer_size") or 0)
+                              buffer_size=_args.size(buffer_size, "buffer_size") or 0,
+                              write_index=1 if write_index else 0)
         if _remote(path):
             h = _storage().open_writer(path, opts)
         else:

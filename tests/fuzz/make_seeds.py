@@ -293,6 +293,20 @@ def tar_seeds():
     return seeds
 
 
+def index_seeds():
+    """Index text as DALI's tfrecord2idx writes it, for a few framings."""
+    seeds = {}
+    for name, sizes in (("one", [0]), ("some", [1, 100, 7, 2000]), ("many", [5] * 300)):
+        lines, pos = [], 0
+        for s in sizes:
+            lines.append("%d %d\n" % (pos, s + 16))
+            pos += s + 16
+        seeds[name] = bytes([0]) + "".join(lines).encode()
+        seeds[name + ".sized"] = bytes([1]) + "".join(lines).encode()
+    seeds["crlf"] = bytes([0]) + b"0 16\r\n16 20\r\n"
+    return seeds
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -304,6 +318,7 @@ def main():
         "bigtable_merger": merger_seeds(),
         "imagenet_lists": lists_seeds(),
         "tar": tar_seeds(),
+        "dataset_index": index_seeds(),
     }
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)

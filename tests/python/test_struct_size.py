@@ -12,7 +12,7 @@ MIRRORS = [("record", "_ReaderOptions"), ("record", "_ReaderStats"), ("record", 
            ("bigtable", "_ClientOptions"), ("bigtable", "_WriterOptions"),
            ("bigtable", "_WriterStats"), ("bigtable", "_ReadOptions"), ("bigtable", "_Row"),
            ("bigtable", "_Cell"), ("bigtable", "_LoadOptions"), ("bigtable", "_LoadStats"),
-           ("imagenet", "_Options"), ("imagenet", "_Counts")]
+           ("imagenet", "_Options"), ("imagenet", "_Counts"), ("dataset", "_DatasetOptions")]
 
 
 @pytest.fixture(scope="module")

@@ -181,6 +181,20 @@ static void test_old_writer_options_get_defaults(void)
     tfrec_reader_free(r);
 }
 
+/* The bytes past an old struct are garbage where the later write_index and
+ * index_sink now live: they must read as 0 (no index), not as a request. */
+static void test_old_writer_options_write_no_index(void)
+{
+    const char *path = write_file("old-writer.tfrecord", TFREC_COMPRESSION_NONE, 2);
+    CHECKF(path != NULL, "%s", tfrec_last_errmsg());
+    char idx[4096];
+    snprintf(idx, sizeof idx, "%s.idx", path);
+    FILE *f = fopen(idx, "rb");
+    if (f)
+        fclose(f);
+    CHECK(f == NULL);
+}
+
 static void test_old_reader_options_get_defaults(void)
 {
     /* One record header claiming 2 GiB: over the default max_record_size
@@ -477,10 +491,10 @@ static void test_version(void)
     CHECK_EQ(tfrec_version_check((major - 1) * 10000 + minor * 100), TFREC_E_UNSUPPORTED);
 }
 
-TESTS(TEST(test_old_writer_options_get_defaults), TEST(test_old_reader_options_get_defaults),
-      TEST(test_old_stats_struct_is_not_overrun), TEST(test_old_io_struct),
-      TEST(test_old_image_info_is_not_overrun), TEST(test_old_bigtable_options_get_defaults),
-      TEST(test_old_counts_struct_is_not_overrun), TEST(test_newer_options_zero_tail_accepted),
-      TEST(test_newer_stats_tail_left_alone), TEST(test_struct_size_zero_is_invalid),
-      TEST(test_init_functions), TEST(test_exports), TEST(test_version),
-      TEST(test_old_load_options_read_local_files))
+TESTS(TEST(test_old_writer_options_get_defaults), TEST(test_old_writer_options_write_no_index),
+      TEST(test_old_reader_options_get_defaults), TEST(test_old_stats_struct_is_not_overrun),
+      TEST(test_old_io_struct), TEST(test_old_image_info_is_not_overrun),
+      TEST(test_old_bigtable_options_get_defaults), TEST(test_old_counts_struct_is_not_overrun),
+      TEST(test_newer_options_zero_tail_accepted), TEST(test_newer_stats_tail_left_alone),
+      TEST(test_struct_size_zero_is_invalid), TEST(test_init_functions), TEST(test_exports),
+      TEST(test_version), TEST(test_old_load_options_read_local_files))

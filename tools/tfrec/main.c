@@ -16,6 +16,7 @@ static const struct {
     { "dump", cmd_dump, "every record as a JSON line, decoded as tf.Example" },
     { "stats", cmd_stats, "record sizes and the features' keys, types and counts" },
     { "convert", cmd_convert, "re-write with another compression (NONE, ZLIB, GZIP)" },
+    { "index", cmd_index, "write FILE.idx (offset and length of every record)" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

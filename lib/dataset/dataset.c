@@ -1,0 +1,502 @@
+/* Datasets over many files: indexes loaded or built at open, an epoch plan
+ * (dataset/plan.c), and reader threads that fill blocks of records ahead
+ * of the consumer within a byte budget.
+ *
+ * The plan is cut into blocks of block_records records. Threads claim
+ * blocks in order and read them (a run of consecutive records of one file
+ * in one read), the consumer takes them in order, so the records come out
+ * in plan order whatever the number of threads. A thread may claim a block
+ * only while the bytes claimed and not yet consumed stay within
+ * prefetch_bytes, except the block the consumer waits for, which is always
+ * allowed: a single record above the budget still gets through. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset/index_internal.h"
+#include "dataset/plan.h"
+#include "dataset/random_internal.h"
+#include "util/struct_size.h"
+
+enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS = 256 };
+#define DEFAULT_PREFETCH (64u << 20)
+/* A block also ends once it holds this many bytes: large records in
+ * blocks of block_records would make each block a fresh multi-megabyte
+ * allocation, and read-ahead coarse. */
+#define BLOCK_BYTES (1u << 20)
+
+typedef struct ds_block {
+    uint8_t *bytes;  /* framed records, back to back */
+    size_t cap;      /* of bytes */
+    uint64_t *items; /* global record numbers */
+    size_t n;        /* records */
+    uint64_t size;   /* bytes reserved against the budget */
+    int code;        /* nonzero: reading failed */
+    char msg[TFREC_ERRMSG_MAX];
+} ds_block;
+
+typedef struct ds_open_file {
+    size_t file;
+    tfrec_random_reader *r;
+    uint64_t used; /* LRU clock */
+} ds_open_file;
+
+typedef struct ds_worker {
+    struct tfrec_dataset *ds;
+    pthread_t tid;
+    int started;
+    ds_open_file open[OPEN_PER_THREAD];
+    uint64_t clock;
+} ds_worker;
+
+struct tfrec_dataset {
+    tfrec_dataset_options o;
+    char **names;
+    tfrec_index **ix;
+    size_t nfiles;
+    uint64_t *cum;
+
+    pthread_mutex_t mu;
+    pthread_cond_t work, ready;
+    int stop;
+    int fatal;           /* a thread could not allocate a block: TFREC_E_NOMEM */
+    uint64_t generation; /* bumped by every epoch start: older work is dropped */
+    uint64_t *items;     /* the epoch's plan */
+    uint64_t nitems, nblocks, next_claim, next_out;
+    uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
+    ds_block **slots;      /* ring of ring_len, block j at j % ring_len */
+    size_t ring_len;
+    uint64_t buffered;
+    ds_worker *workers;
+    size_t nworkers;
+    /* Buffers of consumed blocks, kept for the next ones (as many as can
+     * circulate: the ring, one per thread, the consumer's): fresh memory
+     * costs a page fault per page, which on some virtual machines is
+     * dearer than reading the records. */
+    struct {
+        uint8_t *p;
+        size_t cap;
+    } pool[3 * MAX_THREADS + 3];
+    size_t npool;
+
+    /* Consumer side (not shared). */
+    int started_epoch;
+    ds_block *cur;
+    size_t cur_pos;  /* next record of cur */
+    uint64_t cur_at; /* its byte offset in cur->bytes */
+    size_t last_file;
+    uint64_t last_record;
+    int sticky;
+    tfrec_err err;
+};
+
+TFREC_DEFINE_STRUCT_INIT(tfrec_dataset_options)
+
+static uint64_t block_bytes(const tfrec_dataset *ds, const uint64_t *items, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, items[i]);
+        uint64_t k = items[i] - ds->cum[f];
+        sum += ds->ix[f]->start[k + 1] - ds->ix[f]->start[k];
+    }
+    return sum;
+}
+
+static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfrec_err *err)
+{
+    tfrec_dataset *ds = w->ds;
+    ds_open_file *slot = &w->open[0];
+    for (size_t i = 0; i < OPEN_PER_THREAD; i++) {
+        if (w->open[i].r && w->open[i].file == f) {
+            w->open[i].used = ++w->clock;
+            *out = w->open[i].r;
+            return TFREC_OK;
+        }
+        if (!w->open[i].r || w->open[i].used < slot->used)
+            slot = &w->open[i];
+        if (!w->open[i].r)
+            break;
+    }
+    tfrec_random_reader_free(slot->r);
+    slot->r = NULL;
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = ds->o.open_source ? ds->o.open_source(ds->o.open_ctx, ds->names[f], &io)
+                               : tfrec_io_open_source(&io, ds->names[f]);
+    if (rc == TFREC_OK)
+        rc = tfrec_random_reader_open_shared(&slot->r, &io, ds->ix[f], NULL, ds->names[f],
+                                             ds->o.use_mmap);
+    if (rc < 0)
+        return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    slot->file = f;
+    slot->used = ++w->clock;
+    *out = slot->r;
+    return TFREC_OK;
+}
+
+/* Read the block's records: each run of consecutive records of one file
+ * is one read. */
+static void read_block(ds_worker *w, ds_block *b)
+{
+    tfrec_dataset *ds = w->ds;
+    if (b->cap < b->size) {
+        free(b->bytes);
+        b->cap = (size_t)b->size;
+        b->bytes = malloc(b->cap ? b->cap : 1);
+    }
+    if (!b->bytes) {
+        b->code = TFREC_E_NOMEM;
+        snprintf(b->msg, sizeof b->msg, "dataset: out of memory for a block of %llu bytes",
+                 (unsigned long long)b->size);
+        return;
+    }
+    uint64_t at = 0;
+    for (size_t i = 0; i < b->n;) {
+        size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, b->items[i]);
+        size_t j = i + 1;
+        while (j < b->n && b->items[j] == b->items[j - 1] + 1 && b->items[j] < ds->cum[f + 1])
+            j++;
+        uint64_t k = b->items[i] - ds->cum[f];
+        tfrec_random_reader *r = NULL;
+        tfrec_err err = { 0 };
+        const uint8_t *where;
+        int rc = worker_reader(w, f, &r, &err);
+        if (rc == TFREC_OK) {
+            rc = tfrec_random_reader_span(r, k, j - i, b->bytes + at, &where);
+            if (rc < 0)
+                snprintf(err.msg, sizeof err.msg, "%s", tfrec_random_reader_errmsg(r));
+        }
+        if (rc < 0) {
+            b->code = rc;
+            snprintf(b->msg, sizeof b->msg, "%s", err.msg);
+            return;
+        }
+        at += ds->ix[f]->start[k + (j - i)] - ds->ix[f]->start[k];
+        i = j;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    ds_worker *w = arg;
+    tfrec_dataset *ds = w->ds;
+    pthread_mutex_lock(&ds->mu);
+    for (;;) {
+        if (ds->stop)
+            break;
+        uint64_t j = ds->next_claim;
+        if (j >= ds->nblocks || j >= ds->next_out + ds->ring_len) {
+            pthread_cond_wait(&ds->work, &ds->mu);
+            continue;
+        }
+        uint64_t first = ds->block_start[j];
+        size_t n = (size_t)(ds->block_start[j + 1] - first);
+        ds_block *b = calloc(1, sizeof *b);
+        uint64_t *items = b ? malloc(n * sizeof *items) : NULL;
+        if (!b || !items) { /* the consumer reports it */
+            free(b);
+            free(items);
+            ds->fatal = TFREC_E_NOMEM;
+            pthread_cond_broadcast(&ds->ready);
+            pthread_cond_wait(&ds->work, &ds->mu);
+            continue;
+        }
+        memcpy(items, ds->items + first, n * sizeof *items);
+        b->items = items;
+        b->n = n;
+        b->size = block_bytes(ds, items, n);
+        if (j != ds->next_out && ds->buffered + b->size > ds->o.prefetch_bytes) {
+            free(items);
+            free(b);
+            pthread_cond_wait(&ds->work, &ds->mu);
+            continue;
+        }
+        ds->next_claim++;
+        ds->buffered += b->size;
+        if (ds->npool) {
+            ds->npool--;
+            b->bytes = ds->pool[ds->npool].p;
+            b->cap = ds->pool[ds->npool].cap;
+        }
+        uint64_t gen = ds->generation;
+        pthread_mutex_unlock(&ds->mu);
+        read_block(w, b);
+        pthread_mutex_lock(&ds->mu);
+        if (gen != ds->generation) { /* the epoch was restarted meanwhile */
+            free(b->bytes);
+            free(b->items);
+            free(b);
+            continue;
+        }
+        ds->slots[j % ds->ring_len] = b;
+        pthread_cond_broadcast(&ds->ready);
+    }
+    pthread_mutex_unlock(&ds->mu);
+    for (size_t i = 0; i < OPEN_PER_THREAD; i++)
+        tfrec_random_reader_free(w->open[i].r);
+    return NULL;
+}
+
+static void block_free(ds_block *b)
+{
+    if (b) {
+        free(b->bytes);
+        free(b->items);
+        free(b);
+    }
+}
+
+int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
+                       const tfrec_dataset_options *opts)
+{
+    if (out)
+        *out = NULL;
+    if (!out || (!files && n))
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_dataset_open: NULL argument");
+    tfrec_dataset_options o;
+    int rc = TFREC_STRUCT_IN(tfrec_dataset_options, &o, opts, NULL);
+    if (rc)
+        return rc;
+    if (!o.num_shards)
+        o.num_shards = 1;
+    if (o.shard_index >= o.num_shards)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "dataset: shard_index %u is not below num_shards %u", o.shard_index,
+                          o.num_shards);
+    if (o.index_policy < TFREC_INDEX_AUTO || o.index_policy > TFREC_INDEX_SCAN)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: unknown index_policy %d",
+                          o.index_policy);
+    if (o.use_mmap < -1 || o.use_mmap > 1)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: use_mmap must be -1, 0 or 1, not %d",
+                          o.use_mmap);
+    if (!o.num_threads)
+        o.num_threads = DEFAULT_THREADS;
+    if (o.num_threads > MAX_THREADS)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: num_threads %u is above %d",
+                          o.num_threads, MAX_THREADS);
+    if (!o.block_records)
+        o.block_records = DEFAULT_BLOCK;
+    if (!o.prefetch_bytes)
+        o.prefetch_bytes = DEFAULT_PREFETCH;
+    tfrec_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
+    ds->o = o;
+    pthread_mutex_init(&ds->mu, NULL);
+    pthread_cond_init(&ds->work, NULL);
+    pthread_cond_init(&ds->ready, NULL);
+    ds->nfiles = n;
+    ds->names = calloc(n ? n : 1, sizeof *ds->names);
+    ds->ix = calloc(n ? n : 1, sizeof *ds->ix);
+    ds->cum = calloc(n + 1, sizeof *ds->cum);
+    ds->ring_len = 2 * (size_t)o.num_threads + 2;
+    ds->slots = calloc(ds->ring_len, sizeof *ds->slots);
+    ds->workers = calloc(o.num_threads, sizeof *ds->workers);
+    if (!ds->names || !ds->ix || !ds->cum || !ds->slots || !ds->workers) {
+        tfrec_dataset_free(ds);
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
+    }
+    for (size_t f = 0; f < n; f++) {
+        tfrec_err err = { 0 };
+        if (!files[f] || !(ds->names[f] = strdup(files[f]))) {
+            tfrec_dataset_free(ds);
+            return tfrec_fail(NULL, files[f] ? TFREC_E_NOMEM : TFREC_E_INVALID,
+                              "dataset: file %zu: %s", f, files[f] ? "out of memory" : "NULL name");
+        }
+        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, o.open_source, o.open_ctx,
+                                    o.max_record_size, &err);
+        if (rc < 0) {
+            tfrec_dataset_free(ds);
+            return tfrec_fail_copy(NULL, &err);
+        }
+        ds->cum[f + 1] = ds->cum[f] + ds->ix[f]->n;
+    }
+    ds->nworkers = o.num_threads;
+    *out = ds;
+    return TFREC_OK;
+}
+
+uint64_t tfrec_dataset_total_records(const tfrec_dataset *ds)
+{
+    return ds ? ds->cum[ds->nfiles] : 0;
+}
+
+uint64_t tfrec_dataset_shard_records(const tfrec_dataset *ds)
+{
+    if (!ds)
+        return 0;
+    uint64_t lo, hi;
+    tfrec_ds_shard_range(ds->cum[ds->nfiles], ds->o.shard_index, ds->o.num_shards, &lo, &hi);
+    return hi - lo;
+}
+
+int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
+{
+    if (!ds)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_dataset_start_epoch: NULL dataset");
+    ds_plan_in in = { ds->cum, ds->nfiles,        ds->o.shuffle,    ds->o.seed,
+                      epoch,   ds->o.shard_index, ds->o.num_shards, ds->o.block_records };
+    uint64_t *items, nitems, *starts = NULL, nblocks = 0;
+    if (tfrec_ds_plan(&in, &items, &nitems) < 0 ||
+        !(starts = malloc((nitems + 1) * sizeof *starts))) {
+        free(items);
+        return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
+                          (unsigned long long)ds->cum[ds->nfiles]);
+    }
+    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES. */
+    for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
+        if (n == 0)
+            starts[nblocks++] = i;
+        bytes += block_bytes(ds, &items[i], 1);
+        if (++n == ds->o.block_records || bytes >= BLOCK_BYTES)
+            n = 0, bytes = 0;
+    }
+    starts[nblocks] = nitems;
+    block_free(ds->cur);
+    ds->cur = NULL;
+    ds->cur_pos = 0;
+    ds->sticky = 0;
+    pthread_mutex_lock(&ds->mu);
+    ds->generation++;
+    for (size_t i = 0; i < ds->ring_len; i++) {
+        block_free(ds->slots[i]);
+        ds->slots[i] = NULL;
+    }
+    free(ds->items);
+    free(ds->block_start);
+    ds->items = items;
+    ds->nitems = nitems;
+    ds->block_start = starts;
+    ds->nblocks = nblocks;
+    ds->next_claim = ds->next_out = 0;
+    ds->buffered = 0;
+    ds->fatal = 0;
+    pthread_cond_broadcast(&ds->work);
+    pthread_mutex_unlock(&ds->mu);
+    ds->started_epoch = 1;
+    for (size_t t = 0; t < ds->nworkers; t++) {
+        ds_worker *w = &ds->workers[t];
+        if (w->started)
+            continue;
+        w->ds = ds;
+        if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+            if (t == 0)
+                return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: cannot start a thread");
+            break; /* fewer threads still work */
+        }
+        w->started = 1;
+    }
+    return TFREC_OK;
+}
+
+int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
+{
+    if (!ds || !data || !len)
+        return tfrec_fail(ds ? &ds->err : NULL, TFREC_E_INVALID,
+                          "tfrec_dataset_next: NULL argument");
+    if (ds->sticky)
+        return tfrec_fail(NULL, ds->sticky, "%s", ds->err.msg);
+    if (!ds->started_epoch) {
+        int rc = tfrec_dataset_start_epoch(ds, 0);
+        if (rc < 0)
+            return rc;
+    }
+    if (ds->cur && ds->cur_pos == ds->cur->n) {
+        pthread_mutex_lock(&ds->mu);
+        ds->buffered -= ds->cur->size;
+        ds->next_out++;
+        if (ds->cur->bytes && ds->npool < ds->ring_len + ds->nworkers + 1) {
+            ds->pool[ds->npool].p = ds->cur->bytes;
+            ds->pool[ds->npool].cap = ds->cur->cap;
+            ds->npool++;
+            ds->cur->bytes = NULL;
+        }
+        pthread_cond_broadcast(&ds->work);
+        pthread_mutex_unlock(&ds->mu);
+        block_free(ds->cur);
+        ds->cur = NULL;
+    }
+    if (!ds->cur) {
+        pthread_mutex_lock(&ds->mu);
+        if (ds->next_out >= ds->nblocks) {
+            pthread_mutex_unlock(&ds->mu);
+            return TFREC_END;
+        }
+        ds_block **slot = &ds->slots[ds->next_out % ds->ring_len];
+        while (!*slot && !ds->fatal)
+            pthread_cond_wait(&ds->ready, &ds->mu);
+        if (!*slot) {
+            pthread_mutex_unlock(&ds->mu);
+            return ds->sticky = tfrec_fail(&ds->err, ds->fatal, "dataset: out of memory");
+        }
+        ds->cur = *slot;
+        *slot = NULL;
+        pthread_mutex_unlock(&ds->mu);
+        ds->cur_pos = 0;
+        ds->cur_at = 0;
+        if (ds->cur->code)
+            return ds->sticky = tfrec_fail(&ds->err, ds->cur->code, "%s", ds->cur->msg);
+    }
+    ds_block *b = ds->cur;
+    uint64_t g = b->items[ds->cur_pos++];
+    size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+    uint64_t k = g - ds->cum[f];
+    uint64_t framed = ds->ix[f]->start[k + 1] - ds->ix[f]->start[k];
+    *data = b->bytes + ds->cur_at + 12;
+    *len = (size_t)(framed - 16);
+    ds->cur_at += framed;
+    ds->last_file = f;
+    ds->last_record = k;
+    return TFREC_OK;
+}
+
+int tfrec_dataset_position(const tfrec_dataset *ds, size_t *file, uint64_t *record)
+{
+    if (!ds || !file || !record)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_dataset_position: NULL argument");
+    *file = ds->last_file;
+    *record = ds->last_record;
+    return TFREC_OK;
+}
+
+const char *tfrec_dataset_errmsg(const tfrec_dataset *ds)
+{
+    return ds ? ds->err.msg : tfrec_last_errmsg();
+}
+
+void tfrec_dataset_free(tfrec_dataset *ds)
+{
+    if (!ds)
+        return;
+    pthread_mutex_lock(&ds->mu);
+    ds->stop = 1;
+    pthread_cond_broadcast(&ds->work);
+    pthread_mutex_unlock(&ds->mu);
+    for (size_t t = 0; t < ds->nworkers; t++)
+        if (ds->workers[t].started)
+            pthread_join(ds->workers[t].tid, NULL);
+    block_free(ds->cur);
+    if (ds->slots)
+        for (size_t i = 0; i < ds->ring_len; i++)
+            block_free(ds->slots[i]);
+    for (size_t f = 0; f < ds->nfiles; f++) {
+        if (ds->names)
+            free(ds->names[f]);
+        if (ds->ix)
+            tfrec_index_free(ds->ix[f]);
+    }
+    for (size_t i = 0; i < ds->npool; i++)
+        free(ds->pool[i].p);
+    pthread_mutex_destroy(&ds->mu);
+    pthread_cond_destroy(&ds->work);
+    pthread_cond_destroy(&ds->ready);
+    free(ds->names);
+    free(ds->ix);
+    free(ds->cum);
+    free(ds->slots);
+    free(ds->workers);
+    free(ds->items);
+    free(ds->block_start);
+    free(ds);
+}

@@ -1,0 +1,276 @@
+/* Index files next to local data files: freshness, building FILE.idx,
+ * counting through an index, and finding a file's index through any
+ * source opener. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dataset/index_internal.h"
+#include "record/framing.h"
+#include "record/index_out.h"
+#include "util/ioerr.h"
+
+static char *idx_name(const char *path)
+{
+    size_t n = strlen(path);
+    char *s = malloc(n + 5);
+    if (s)
+        memcpy(s, path, n), memcpy(s + n, ".idx", 5);
+    return s;
+}
+
+/* Fresh: the entries tile the whole file (checked here against its size)
+ * and the index is not older than the data (a rewrite of the data after
+ * indexing, even to the same size, makes it stale). */
+int tfrec_index_load_fresh(tfrec_index **out, const char *path)
+{
+    if (!out || !path)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_index_load_fresh: NULL argument");
+    *out = NULL;
+    char *iname = idx_name(path);
+    if (!iname)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
+    struct stat ds, is;
+    int rc;
+    if (stat(path, &ds) != 0) {
+        rc = tfrec_fail_errno(NULL, tfrec_errno_code(errno), errno, path, "cannot stat");
+    } else if (stat(iname, &is) != 0) {
+        rc = tfrec_fail_errno(NULL, tfrec_errno_code(errno), errno, iname, "no index");
+    } else if (is.st_mtim.tv_sec < ds.st_mtim.tv_sec || (is.st_mtim.tv_sec == ds.st_mtim.tv_sec &&
+                                                         is.st_mtim.tv_nsec < ds.st_mtim.tv_nsec)) {
+        rc = tfrec_fail(NULL, TFREC_E_STATE, "%s: stale: older than %s (modified after indexing)",
+                        iname, path);
+    } else {
+        tfrec_io io = TFREC_IO_INIT;
+        rc = tfrec_io_open_source(&io, iname);
+        tfrec_index *ix = NULL;
+        if (rc == TFREC_OK)
+            rc = tfrec_index_load_io(&ix, &io, iname, (int64_t)ds.st_size);
+        if (rc == TFREC_OK && tfrec_index_data_size(ix) != (uint64_t)ds.st_size) {
+            rc = tfrec_fail(
+                NULL, TFREC_E_STATE, "%s: stale: its records end at %llu but %s has %lld bytes",
+                iname, (unsigned long long)tfrec_index_data_size(ix), path, (long long)ds.st_size);
+            tfrec_index_free(ix);
+            ix = NULL;
+        }
+        *out = ix;
+    }
+    free(iname);
+    return rc;
+}
+
+/* Streamed: lines go out as records are read, so memory stays constant
+ * whatever the file holds. */
+int tfrec_index_file(const char *path, uint64_t *records)
+{
+    if (!path)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_index_file: NULL argument");
+    if (!strcmp(path, "-"))
+        return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                          "cannot index standard input: an index belongs next to a file");
+    tfrec_reader *r;
+    int rc = tfrec_reader_open(&r, path, NULL);
+    if (rc < 0)
+        return rc;
+    if (tfrec_reader_compression(r) != TFREC_COMPRESSION_NONE) {
+        rc = tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                        "%s: cannot index a %s-compressed file: an index holds byte offsets "
+                        "into the file, which a compressed stream cannot seek to (tfrec convert "
+                        "-C NONE makes an uncompressed copy)",
+                        path, tfrec_compression_name(tfrec_reader_compression(r)));
+        tfrec_reader_free(r);
+        return rc;
+    }
+    char *iname = idx_name(path);
+    tfrec_io sink = TFREC_IO_INIT;
+    tfrec_err err = { 0 };
+    index_out *out = NULL;
+    rc = iname ? tfrec_io_open_sink(&sink, iname)
+               : tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
+    if (rc == TFREC_OK)
+        rc = tfrec_index_out_open(&out, &sink, iname, &err);
+    const uint8_t *data;
+    size_t len;
+    uint64_t n = 0, end = 0;
+    while (rc == TFREC_OK && (rc = tfrec_reader_next(r, &data, &len)) == TFREC_OK) {
+        if (tfrec_reader_offset(r) != end) /* cannot happen without skip_corrupt */
+            rc = tfrec_fail(&err, TFREC_E_INVALID, "%s: records do not tile the file", path);
+        else
+            rc = tfrec_index_out_add(out, (uint64_t)len + 16, &err);
+        end += (uint64_t)len + 16;
+        n++;
+    }
+    if (rc == TFREC_END)
+        rc = TFREC_OK;
+    else if (rc < 0 && !err.code)
+        tfrec_fail(&err, rc, "%s", tfrec_reader_errmsg(r));
+    tfrec_reader_free(r);
+    if (out) {
+        int crc = tfrec_index_out_close(out, rc == TFREC_OK, &err);
+        if (rc == TFREC_OK)
+            rc = crc;
+    }
+    free(iname);
+    if (rc < 0)
+        return err.code ? tfrec_fail_copy(NULL, &err) : rc;
+    if (records)
+        *records = n;
+    return TFREC_OK;
+}
+
+int tfrec_reader_count(const char *path, const tfrec_reader_options *opts, uint64_t *count,
+                       int *used_index)
+{
+    if (!path || !count)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_count: NULL argument");
+    if (used_index)
+        *used_index = 0;
+    tfrec_index *ix = NULL;
+    int forced = opts && opts->struct_size > offsetof(tfrec_reader_options, compression) &&
+                 opts->compression > TFREC_COMPRESSION_NONE;
+    int rc = strcmp(path, "-") && !forced ? tfrec_index_load_fresh(&ix, path) : TFREC_E_NOT_FOUND;
+    if (rc == TFREC_OK) {
+        *count = ix->n;
+        tfrec_index_free(ix);
+        if (used_index)
+            *used_index = 1;
+        return TFREC_OK;
+    }
+    /* No index or a stale one: read the file. A garbled index is an
+     * error of its own (the message names its line), not ignored. */
+    if (rc != TFREC_E_NOT_FOUND && rc != TFREC_E_STATE)
+        return rc;
+    tfrec_reader *r;
+    rc = tfrec_reader_open(&r, path, opts);
+    if (rc < 0)
+        return rc;
+    const uint8_t *data;
+    size_t len;
+    uint64_t n = 0;
+    while ((rc = tfrec_reader_next(r, &data, &len)) == TFREC_OK)
+        n++;
+    if (rc == TFREC_END) {
+        *count = n;
+        rc = TFREC_OK;
+    } else {
+        rc = tfrec_fail(NULL, rc, "%s", tfrec_reader_errmsg(r));
+    }
+    tfrec_reader_free(r);
+    return rc;
+}
+
+/* ------------------------------------------------------ through a source */
+
+int tfrec_io_pread_exact(const tfrec_io *src, uint64_t offset, void *buf, size_t n,
+                         const char *name, tfrec_err *err)
+{
+    if (!src->seek)
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED, "%s: random access needs a seekable source",
+                          name);
+    int rc = src->seek(src->ctx, offset);
+    size_t got = 0;
+    while (rc == TFREC_OK && got < n) {
+        ptrdiff_t k = src->read(src->ctx, (uint8_t *)buf + got, n - got);
+        if (k < 0)
+            rc = (int)k;
+        else if (k == 0)
+            return tfrec_fail(err, TFREC_E_TRUNCATED,
+                              "%s: record at offset %llu is cut short: the file ends after %zu "
+                              "of its %zu bytes (is the index stale?)",
+                              name, (unsigned long long)offset, got, n);
+        else
+            got += (size_t)k;
+    }
+    if (rc < 0) {
+        const char *why = src->errmsg ? src->errmsg(src->ctx) : NULL;
+        return tfrec_fail(err, rc, "%s", why && *why ? why : tfrec_strerror(rc));
+    }
+    return TFREC_OK;
+}
+
+int tfrec_frame_check(const uint8_t *p, uint64_t n, uint64_t offset, const char *name,
+                      tfrec_err *err)
+{
+    uint64_t len;
+    if (!frame_header_ok(p, &len))
+        return tfrec_fail(err, TFREC_E_BAD_LENGTH_CRC,
+                          "%s: bad length CRC in record at offset %llu", name,
+                          (unsigned long long)offset);
+    if (len != n - FRAME_OVERHEAD)
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "%s: record at offset %llu holds %llu bytes but the index says %llu "
+                          "(the index is stale or wrong)",
+                          name, (unsigned long long)offset, (unsigned long long)len,
+                          (unsigned long long)(n - FRAME_OVERHEAD));
+    uint32_t want = frame_load32(p + FRAME_HEADER + len);
+    if (tfrec_crc32c_mask(tfrec_crc32c(p + FRAME_HEADER, (size_t)len)) != want)
+        return tfrec_fail(err, TFREC_E_BAD_DATA_CRC, "%s: bad data CRC in record at offset %llu",
+                          name, (unsigned long long)offset);
+    return TFREC_OK;
+}
+
+static int scan(tfrec_index **out, const tfrec_io *io, const char *name, uint64_t max_record,
+                tfrec_err *err)
+{
+    tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
+    ro.max_record_size = max_record;
+    ro.use_mmap = -1;
+    tfrec_reader *r;
+    int rc = tfrec_reader_open_io(&r, io, name, &ro);
+    if (rc < 0)
+        return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    rc = tfrec_index_build(out, r);
+    if (rc < 0)
+        tfrec_fail(err, rc, "%s%s%s", rc == TFREC_E_UNSUPPORTED ? name : "",
+                   rc == TFREC_E_UNSUPPORTED ? ": " : "", tfrec_last_errmsg());
+    tfrec_reader_free(r);
+    return rc;
+}
+
+int tfrec_index_for_source(tfrec_index **out, const char *name, int policy,
+                           tfrec_open_source_fn open, void *open_ctx, uint64_t max_record,
+                           tfrec_err *err)
+{
+    *out = NULL;
+    int rc;
+    if (policy != TFREC_INDEX_SCAN) {
+        if (!open) { /* local: modification times are part of freshness */
+            rc = tfrec_index_load_fresh(out, name);
+        } else {
+            /* Any other source: the tiling rule against the data's size. */
+            char *iname = idx_name(name);
+            tfrec_io d = TFREC_IO_INIT, i = TFREC_IO_INIT;
+            rc = iname ? open(open_ctx, name, &d) : TFREC_E_NOMEM;
+            int64_t size = -1;
+            if (rc == TFREC_OK) {
+                size = d.size ? d.size(d.ctx) : -1;
+                d.close(d.ctx, 0);
+                rc = open(open_ctx, iname, &i);
+            }
+            if (rc == TFREC_OK)
+                rc = tfrec_index_load_io(out, &i, iname, size);
+            if (rc == TFREC_OK && (size < 0 || tfrec_index_data_size(*out) != (uint64_t)size)) {
+                rc = tfrec_fail(NULL, TFREC_E_STATE,
+                                "%s: stale: its records end at %llu, the "
+                                "data has %lld bytes",
+                                iname, (unsigned long long)tfrec_index_data_size(*out),
+                                (long long)size);
+                tfrec_index_free(*out);
+                *out = NULL;
+            }
+            free(iname);
+        }
+        if (rc == TFREC_OK)
+            return rc;
+        if (policy == TFREC_INDEX_REQUIRE || (rc != TFREC_E_NOT_FOUND && rc != TFREC_E_STATE))
+            return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    }
+    tfrec_io io = TFREC_IO_INIT;
+    rc = open ? open(open_ctx, name, &io) : tfrec_io_open_source(&io, name);
+    if (rc < 0)
+        return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    return scan(out, &io, name, max_record, err);
+}

@@ -1,0 +1,41 @@
+/* Internal: the in-memory index and the pieces of dataset/ that share it. */
+#ifndef TFREC_DATASET_INDEX_INTERNAL_H
+#define TFREC_DATASET_INDEX_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfrec/dataset.h"
+#include "util/errors.h"
+
+/* Records tile the file (each starts where the previous one ends), so one
+ * offset per record plus the end is the whole index: 8 bytes a record. */
+struct tfrec_index {
+    uint64_t *start; /* start[0..n] ascending; record k is [start[k], start[k+1]) */
+    size_t n, cap;   /* records; capacity of start in elements */
+};
+
+/* Append a record [offset, offset + length); it must start where the
+ * previous one ended (0 for the first). name and line are for messages. */
+int tfrec_index_push(tfrec_index *ix, uint64_t offset, uint64_t length, const char *name,
+                     uint64_t line, tfrec_err *err);
+tfrec_index *tfrec_index_new_empty(void);
+
+/* Read framed bytes [offset, offset + n) through src exactly: a seek and
+ * reads until n bytes arrived. A source that ends early is
+ * TFREC_E_TRUNCATED naming the file. */
+int tfrec_io_pread_exact(const tfrec_io *src, uint64_t offset, void *buf, size_t n,
+                         const char *name, tfrec_err *err);
+
+/* Check the framed record at p (framed length n, at file offset for
+ * messages): header CRC, length field == n - 16, data CRC. */
+int tfrec_frame_check(const uint8_t *p, uint64_t n, uint64_t offset, const char *name,
+                      tfrec_err *err);
+
+/* Open a local file's index if fresh (tfrec_index_load_fresh), else build
+ * it by reading the file, unless policy says otherwise. */
+int tfrec_index_for_source(tfrec_index **out, const char *name, int policy,
+                           tfrec_open_source_fn open, void *open_ctx, uint64_t max_record,
+                           tfrec_err *err);
+
+#endif

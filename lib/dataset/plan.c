@@ -1,0 +1,104 @@
+/* Epoch plans. The shuffle is a Fisher-Yates permutation of every record
+ * of every file driven by SplitMix64, started from a state that depends on
+ * (seed, epoch) only: every worker of a job computes the same permutation
+ * and takes its own contiguous part, so together they read each record
+ * exactly once per epoch and a new epoch mixes records across workers. */
+#include <stdlib.h>
+
+#include "dataset/plan.h"
+#include "tfrec/error.h"
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n) without modulo bias (Lemire's multiply and reject). */
+static uint64_t below(uint64_t *s, uint64_t n)
+{
+    unsigned __int128 m = (unsigned __int128)splitmix64(s) * n;
+    uint64_t low = (uint64_t)m;
+    if (low < n) {
+        uint64_t t = -n % n;
+        while (low < t) {
+            m = (unsigned __int128)splitmix64(s) * n;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+void tfrec_ds_shard_range(uint64_t total, uint32_t i, uint32_t n, uint64_t *lo, uint64_t *hi)
+{
+    *lo = (uint64_t)((unsigned __int128)total * i / n);
+    *hi = (uint64_t)((unsigned __int128)total * (i + 1) / n);
+}
+
+size_t tfrec_ds_file_of(const uint64_t *cum, size_t nfiles, uint64_t g)
+{
+    size_t lo = 0, hi = nfiles; /* cum[lo] <= g < cum[hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cum[mid] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items_out, uint64_t *n_out)
+{
+    uint64_t total = in->cum[in->nfiles], lo, hi;
+    tfrec_ds_shard_range(total, in->shard_index, in->num_shards, &lo, &hi);
+    *items_out = NULL;
+    *n_out = 0;
+    if (in->shuffle) {
+        if (total > SIZE_MAX / sizeof(uint64_t))
+            return TFREC_E_NOMEM;
+        uint64_t *p = malloc((total ? total : 1) * sizeof *p);
+        if (!p)
+            return TFREC_E_NOMEM;
+        for (uint64_t g = 0; g < total; g++)
+            p[g] = g;
+        uint64_t s = in->seed ^ (0xD1B54A32D192ED03ull * (in->epoch + 1));
+        for (uint64_t k = total; k > 1; k--) {
+            uint64_t j = below(&s, k), t = p[k - 1];
+            p[k - 1] = p[j];
+            p[j] = t;
+        }
+        /* Keep only this shard's part, at the front. */
+        for (uint64_t k = lo; k < hi; k++)
+            p[k - lo] = p[k];
+        *items_out = p;
+        *n_out = hi - lo;
+        return TFREC_OK;
+    }
+    /* In order: the shard's part of each file, taken block records at a
+     * time from each file in turn (files with nothing left drop out). */
+    uint64_t count = hi - lo;
+    uint64_t *p = malloc((count ? count : 1) * sizeof *p);
+    uint64_t *next = malloc((in->nfiles ? in->nfiles : 1) * sizeof *next);
+    if (!p || !next) {
+        free(p);
+        free(next);
+        return TFREC_E_NOMEM;
+    }
+    for (size_t f = 0; f < in->nfiles; f++)
+        next[f] = in->cum[f] < lo ? lo : in->cum[f];
+    uint64_t k = 0, block = in->block ? in->block : 1;
+    while (k < count) {
+        for (size_t f = 0; f < in->nfiles; f++) {
+            uint64_t end = in->cum[f + 1] < hi ? in->cum[f + 1] : hi;
+            for (uint64_t b = 0; b < block && next[f] < end; b++)
+                p[k++] = next[f]++;
+        }
+    }
+    free(next);
+    *items_out = p;
+    *n_out = count;
+    return TFREC_OK;
+}

@@ -1,0 +1,31 @@
+/* Internal: the order of one epoch's records for one shard. */
+#ifndef TFREC_DATASET_PLAN_H
+#define TFREC_DATASET_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Records are numbered globally, file after file: record r of file f is
+ * cum[f] + r, with cum[0] = 0 and cum[nfiles] the total. */
+typedef struct ds_plan_in {
+    const uint64_t *cum;
+    size_t nfiles;
+    int shuffle;
+    uint64_t seed, epoch;
+    uint32_t shard_index, num_shards;
+    uint32_t block; /* interleave block (records) */
+} ds_plan_in;
+
+/* [lo, hi) of a sequence of total items for shard i of n: sizes differ by
+ * at most one, shards in order tile the sequence. */
+void tfrec_ds_shard_range(uint64_t total, uint32_t i, uint32_t n, uint64_t *lo, uint64_t *hi);
+
+/* The shard's records for this epoch, in the order they are delivered, as
+ * global numbers in a malloc'ed array of *n elements. TFREC_OK or
+ * TFREC_E_NOMEM. */
+int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items, uint64_t *n);
+
+/* The file holding global record g (binary search over cum). */
+size_t tfrec_ds_file_of(const uint64_t *cum, size_t nfiles, uint64_t g);
+
+#endif

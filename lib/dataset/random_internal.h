@@ -1,0 +1,23 @@
+/* Internal: the random reader's entry points for datasets. */
+#ifndef TFREC_DATASET_RANDOM_INTERNAL_H
+#define TFREC_DATASET_RANDOM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tfrec/dataset.h"
+
+/* Like tfrec_random_reader_open_io, but ix is borrowed (must outlive the
+ * reader) unless it is also passed as owned. src is owned from now on.
+ * use_mmap as in tfrec_reader_options (0: TFREC_MMAP decides). */
+int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *src,
+                                    const tfrec_index *ix, tfrec_index *owned, const char *name,
+                                    int use_mmap);
+
+/* Records k..k+count-1, one contiguous range of the file, read at once
+ * and checked. With dst (room for the range's framed bytes) they are
+ * copied there; without, *where points into the reader's buffer or
+ * mapping. *where gets the first record's header. */
+int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count, uint8_t *dst,
+                             const uint8_t **where);
+
+#endif

@@ -1,0 +1,228 @@
+/* Record k of a file through its index: one positioned read of exactly the
+ * record's framed bytes (or, for a local file on a local disk, a pointer
+ * into a read-only mapping: no system call at all), then the same checks
+ * the sequential reader makes. */
+#include <stdlib.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dataset/index_internal.h"
+#include "dataset/random_internal.h"
+#include "io/io_util.h"
+#include "util/ioerr.h"
+#include "util/struct_size.h"
+#include "util/vec.h"
+
+struct tfrec_random_reader {
+    tfrec_io io;
+    const tfrec_index *ix;
+    tfrec_index *owned; /* ix, when the reader owns it */
+    char *name;
+    const uint8_t *map; /* whole file, when mapped */
+    uint64_t map_len;
+    int fd; /* a local file's descriptor for pread(), else -1 */
+    uint8_t *buf;
+    size_t cap;
+    tfrec_err err;
+};
+
+/* Mapping follows the sequential reader's rule (TFREC_MMAP=1 opts in): it
+ * saves the system call per record, but page faults can cost more than
+ * that (docs/datasets.md has figures) and a file truncated while mapped
+ * raises SIGBUS. Otherwise a local file is read with pread(), one system
+ * call per read; any other source with its seek and read. */
+static int want_map(void)
+{
+    return tfrec_io_mmap_default();
+}
+
+static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(r->fd, dst + got, n - got, (off_t)(offset + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return tfrec_fail_errno(&r->err, TFREC_E_IO, errno, r->name,
+                                    "read failed at offset %llu",
+                                    (unsigned long long)(offset + got));
+        if (k == 0)
+            return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
+                              "%s: record at offset %llu is cut short: the file ends after %zu "
+                              "of its %zu bytes (is the index stale?)",
+                              r->name, (unsigned long long)offset, got, n);
+        got += (size_t)k;
+    }
+    return TFREC_OK;
+}
+
+int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *src,
+                                    const tfrec_index *ix, tfrec_index *owned, const char *name,
+                                    int use_mmap)
+{
+    *out = NULL;
+    tfrec_random_reader *r = calloc(1, sizeof *r);
+    char *copy = strdup(name ? name : "<io>");
+    if (!r || !copy) {
+        free(r);
+        free(copy);
+        src->close(src->ctx, 0);
+        tfrec_index_free(owned);
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
+    }
+    r->io = *src;
+    r->ix = ix;
+    r->owned = owned;
+    r->name = copy;
+    const uint8_t *p;
+    uint64_t n;
+    r->fd = tfrec_io_source_fd(&r->io);
+    if ((use_mmap > 0 || (use_mmap == 0 && want_map())) &&
+        tfrec_io_source_map(&r->io, &p, &n) == 0) {
+        r->map = p;
+        r->map_len = n;
+    } else if (r->fd < 0 && !r->io.seek) {
+        tfrec_random_reader_free(r);
+        return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
+                          "%s: random access needs a source that can seek", name);
+    }
+    /* An index describing more bytes than the file has is stale: say so
+     * now rather than at the first record past the end. */
+    int64_t size = r->map ? (int64_t)r->map_len : r->io.size ? r->io.size(r->io.ctx) : -1;
+    if (size >= 0 && tfrec_index_data_size(ix) > (uint64_t)size) {
+        int rc = tfrec_fail(NULL, TFREC_E_STATE,
+                            "%s: the index describes %llu bytes but the file has %lld (stale "
+                            "index)",
+                            name, (unsigned long long)tfrec_index_data_size(ix), (long long)size);
+        tfrec_random_reader_free(r);
+        return rc;
+    }
+    *out = r;
+    return TFREC_OK;
+}
+
+int tfrec_random_reader_open_io(tfrec_random_reader **out, const tfrec_io *src_in, tfrec_index *ix,
+                                const char *name)
+{
+    if (out)
+        *out = NULL;
+    if (!src_in) {
+        tfrec_index_free(ix);
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_random_reader_open_io: NULL argument");
+    }
+    tfrec_io src;
+    int rc = TFREC_STRUCT_IN(tfrec_io, &src, src_in, NULL);
+    if (rc) {
+        tfrec_index_free(ix);
+        return rc;
+    }
+    if (!out || !ix || !src.read || !src.close) {
+        if (src.close)
+            src.close(src.ctx, 0);
+        tfrec_index_free(ix);
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_random_reader_open_io: NULL argument");
+    }
+    return tfrec_random_reader_open_shared(out, &src, ix, ix, name, 0);
+}
+
+int tfrec_random_reader_open(tfrec_random_reader **out, const char *path)
+{
+    if (!out || !path)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_random_reader_open: NULL argument");
+    *out = NULL;
+    tfrec_index *ix;
+    tfrec_err err = { 0 };
+    int rc = tfrec_index_for_source(&ix, path, TFREC_INDEX_AUTO, NULL, NULL, 0, &err);
+    if (rc < 0)
+        return tfrec_fail_copy(NULL, &err);
+    tfrec_io io = TFREC_IO_INIT;
+    rc = tfrec_io_open_source(&io, path);
+    if (rc < 0) {
+        tfrec_index_free(ix);
+        return rc;
+    }
+    return tfrec_random_reader_open_io(out, &io, ix, path);
+}
+
+uint64_t tfrec_random_reader_records(const tfrec_random_reader *r)
+{
+    return r ? tfrec_index_records(r->ix) : 0;
+}
+
+int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count, uint8_t *dst,
+                             const uint8_t **where)
+{
+    uint64_t n = tfrec_index_records(r->ix);
+    if (k >= n || count > n - k || count == 0)
+        return tfrec_fail(&r->err, TFREC_E_INVALID, "%s: records %llu..%llu of %llu", r->name,
+                          (unsigned long long)k, (unsigned long long)(k + count),
+                          (unsigned long long)n);
+    uint64_t off = r->ix->start[k], bytes = r->ix->start[k + count] - off;
+    if (bytes > SIZE_MAX)
+        return tfrec_fail(&r->err, TFREC_E_RECORD_TOO_LARGE, "%s: span too large", r->name);
+    const uint8_t *p;
+    if (r->map) {
+        if (bytes > r->map_len || off > r->map_len - bytes)
+            return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
+                              "%s: record at offset %llu lies beyond the end of the file "
+                              "(%llu bytes; is the index stale?)",
+                              r->name, (unsigned long long)off, (unsigned long long)r->map_len);
+        p = r->map + off;
+        if (dst) {
+            memcpy(dst, p, (size_t)bytes);
+            p = dst;
+        }
+    } else {
+        if (!dst) {
+            if (tfrec_vec_fit(&r->buf, &r->cap, (size_t)bytes) < 0)
+                return tfrec_fail(&r->err, TFREC_E_NOMEM, "%s: out of memory", r->name);
+            dst = r->buf;
+        }
+        int rc = r->fd >= 0
+                     ? pread_exact(r, off, dst, (size_t)bytes)
+                     : tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name, &r->err);
+        if (rc < 0)
+            return rc;
+        p = dst;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t o = r->ix->start[k + i];
+        int rc = tfrec_frame_check(p + (o - off), r->ix->start[k + i + 1] - o, o, r->name, &r->err);
+        if (rc < 0)
+            return rc;
+    }
+    *where = p;
+    return TFREC_OK;
+}
+
+int tfrec_random_reader_read(tfrec_random_reader *r, uint64_t k, const uint8_t **data, size_t *len)
+{
+    if (!r || !data || !len)
+        return tfrec_fail(r ? &r->err : NULL, TFREC_E_INVALID,
+                          "tfrec_random_reader_read: NULL argument");
+    const uint8_t *p;
+    int rc = tfrec_random_reader_span(r, k, 1, NULL, &p);
+    if (rc < 0)
+        return rc;
+    *data = p + 12;
+    *len = (size_t)(r->ix->start[k + 1] - r->ix->start[k] - 16);
+    return TFREC_OK;
+}
+
+const char *tfrec_random_reader_errmsg(const tfrec_random_reader *r)
+{
+    return r ? r->err.msg : tfrec_last_errmsg();
+}
+
+void tfrec_random_reader_free(tfrec_random_reader *r)
+{
+    if (!r)
+        return;
+    r->io.close(r->io.ctx, 0);
+    tfrec_index_free(r->owned);
+    free(r->buf);
+    free(r->name);
+    free(r);
+}
