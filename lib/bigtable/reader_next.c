@@ -121,8 +121,6 @@ static int start_due(tfrec_bt_reader *r, int64_t now, int64_t *wake)
                 *wake = s->retry_at;
             continue;
         }
-        if (s->failures)
-            r->st.resumed++;
         int rc = tfrec_bt_scan_start(r, s);
         if (rc)
             return rc;
@@ -150,6 +148,7 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
         if (!s->failures++)
             s->fail_since = now;
         if (now - s->fail_since <= r->retry_timeout_ms) {
+            r->st.resumed++;
             s->retry_at = now + tfrec_bt_backoff_delay(&r->backoff, s->failures);
             return TFREC_OK;
         }
