@@ -314,7 +314,7 @@ typedef struct tfrec_bt_read_stats {
     uint64_t ranges;  /* ranges this reader scans (after planning) */
     uint64_t samples; /* SampleRowKeys boundaries the plan used */
     uint64_t streams; /* ReadRows calls started */
-    uint64_t resumed; /* calls started again after a retryable failure */
+    uint64_t resumed; /* streams broken by a retryable status and resumed */
     uint64_t paused;  /* calls cancelled because their range's buffer was full */
 } tfrec_bt_read_stats;
 
