@@ -293,6 +293,11 @@ typedef struct tfrec_bt_row {
     size_t key_len;
     const tfrec_bt_cell *const *cells;
     size_t ncells;
+    /* Which of the reader's ranges the row belongs to: 0 .. ranges-1 in key
+     * order (tfrec_bt_read_stats.ranges; parallel_scans of them, some
+     * possibly empty). Worker shard_index's range i is range
+     * shard_index * parallel_scans + i of the whole row set. */
+    size_t range;
 } tfrec_bt_row;
 
 #define TFREC_BT_ROW_INIT TFREC_STRUCT_INIT(tfrec_bt_row)

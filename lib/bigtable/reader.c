@@ -179,7 +179,7 @@ static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *s
         rc = tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
     size_t first = (size_t)o->shard_index * par;
     for (size_t p = 0; p < pieces; p++) {
-        if (!rc && p >= first && p < first + par && parts[p].n) {
+        if (!rc && p >= first && p < first + par) { /* an empty one ends at once */
             bt_scan *s = &r->scans[r->nscans];
             s->index = r->nscans++;
             s->set = parts[p];

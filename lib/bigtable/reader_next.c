@@ -203,7 +203,9 @@ static int row_out(tfrec_bt_reader *r, bt_scan *s, tfrec_bt_row *row)
     r->st.bytes += in->key_len;
     for (size_t i = 0; i < in->ncells; i++)
         r->st.bytes += in->cells[i]->value_len;
-    return TFREC_STRUCT_OUT(tfrec_bt_row, row, in, NULL);
+    tfrec_bt_row out = *in;
+    out.range = s->index;
+    return TFREC_STRUCT_OUT(tfrec_bt_row, row, &out, NULL);
 }
 
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)

@@ -6,6 +6,7 @@
  * answers from a sorted table, so a resumed request that asks for the
  * wrong rows shows up as a row missing or seen twice. */
 #include <grpc/slice.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -687,7 +688,45 @@ static void test_bad_options(void)
     fake_free(f);
 }
 
+/* A program built before tfrec_bt_row.range passes the shorter struct: it
+ * is filled up to its size and not a byte further; a current one learns the
+ * range each row came from. */
+static void test_row_range_and_old_row_struct(void)
+{
+    fake *f = fake_new(ROWS);
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.parallel_scans = 3;
+    o.unordered = 1;
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    size_t old_size = offsetof(tfrec_bt_row, range);
+    unsigned char buf[sizeof(tfrec_bt_row) + 16];
+    memset(buf, 0xab, sizeof buf);
+    tfrec_bt_row *old = (tfrec_bt_row *)buf;
+    old->struct_size = old_size;
+    CHECK_EQ(tfrec_bt_reader_next(r, old), TFREC_OK);
+    CHECK(old->key_len == 10 && old->ncells == 1);
+    for (size_t i = old_size; i < sizeof buf; i++)
+        CHECK_EQ(buf[i], 0xab);
+    size_t last_range[3] = { 0 }, per_range[3] = { 0 };
+    tfrec_bt_row row = TFREC_BT_ROW_INIT;
+    while (tfrec_bt_reader_next(r, &row) == TFREC_OK) {
+        CHECK(row.range < 3);
+        char k[16] = { 0 };
+        memcpy(k, row.key, row.key_len < 15 ? row.key_len : 15);
+        size_t i = strtoul(k + 4, NULL, 10);
+        CHECK(i >= last_range[row.range]); /* key order within a range */
+        last_range[row.range] = i;
+        per_range[row.range]++;
+    }
+    CHECK(per_range[0] && per_range[1] && per_range[2]);
+    CHECK(last_range[0] < last_range[1] && last_range[1] < last_range[2]);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
 TESTS(TEST(test_resume_every_retryable_code), TEST(test_parallel_ordered_with_cuts),
       TEST(test_parallel_unordered), TEST(test_shards_disjoint_and_covering), TEST(test_row_sets),
       TEST(test_limit_across_resumes), TEST(test_pause_full_buffers), TEST(test_latest_cell_filter),
-      TEST(test_errors_not_retried), TEST(test_bad_options))
+      TEST(test_errors_not_retried), TEST(test_bad_options),
+      TEST(test_row_range_and_old_row_struct))
