@@ -75,7 +75,7 @@ def bench(label, n, size, addr, pid):
     t0 = time.monotonic()
     subprocess.run([os.path.join(BIN, "tfrec2bt"), "--project=p", "--bigtable_instance=i",
                     "--bigtable_table=" + table, "--source_glob=" + src, "--create_table",
-                    "--quiet", "--num_records=%d" % n], env=env, check=True)
+                    "--quiet", "--num_records=%d" % n], env=env, check=True, cwd=WORK)
     os.remove(src)
     print("  loaded %d rows of %d bytes in %.1f s" % (n, size, time.monotonic() - t0))
     b2t = [os.path.join(BIN, "bt2tfrec"), "--project=p", "--bigtable_instance=i",
