@@ -39,8 +39,8 @@ int tfrec_bt_reader_open_transport(tfrec_bt_reader **out, const bt_read_transpor
                                    const char *table_name, const char *app_profile,
                                    const tfrec_bt_read_options *opts);
 
-/* The gRPC transport for table_name over client c: `connections` channels
- * of their own (0: the client's channel only). */
+/* The gRPC transport for table_name over client c: `connections` (1..16)
+ * channels of its own, the streams spread over them. */
 int tfrec_bt_read_transport_grpc(bt_read_transport *t, tfrec_bt_client *c, const char *table_name,
                                  int connections, tfrec_err *err);
 

@@ -276,8 +276,8 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
     int par = o.parallel_scans > 1 ? o.parallel_scans : 1;
     bt_read_transport t;
     tfrec_err err = { 0 };
-    rc = tfrec_bt_read_transport_grpc(
-        &t, c, name, par > 1 ? (par < MAX_CONNECTIONS ? par : MAX_CONNECTIONS) : 0, &err);
+    rc = tfrec_bt_read_transport_grpc(&t, c, name, par < MAX_CONNECTIONS ? par : MAX_CONNECTIONS,
+                                      &err);
     if (rc)
         return tfrec_fail(NULL, rc, "%s", err.msg);
     rc = tfrec_bt_reader_open_transport(out, &t, name, c->app_profile, &o);

@@ -145,10 +145,11 @@ int tfrec_bt_read_transport_grpc(bt_read_transport *t, tfrec_bt_client *c, const
     snprintf(g->params, sizeof g->params, "table_name=%s", enc);
     if (connections > MAX_CONNECTIONS)
         connections = MAX_CONNECTIONS;
-    /* Each connection has its own sender on the server side: several
-     * streams of large rows over one connection queue behind each other. */
+    /* Channels of their own, with the read window settings (client.c); each
+     * connection has its own sender on the server side: several streams of
+     * large rows over one connection queue behind each other. */
     for (int i = 0; i < connections; i++) {
-        if (!(g->ch[i] = tfrec_bt_data_channel_new(c))) {
+        if (!(g->ch[i] = tfrec_bt_read_channel_new(c))) {
             rt_destroy(g);
             return tfrec_fail(err, TFREC_E_NETWORK, "%s", c->err.msg);
         }
