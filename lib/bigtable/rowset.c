@@ -270,7 +270,8 @@ int tfrec_bt_rowset_after(bt_rowset *s, const uint8_t *k, size_t kn)
         size_t skip = 0;
         while (skip < s->n && tfrec_bt_key_cmp(s->keys[skip].p, s->keys[skip].n, k, kn) <= 0)
             key_free(&s->keys[skip++]);
-        memmove(s->keys, s->keys + skip, (s->n - skip) * sizeof *s->keys);
+        if (skip && s->n > skip)
+            memmove(s->keys, s->keys + skip, (s->n - skip) * sizeof *s->keys);
         s->n -= skip;
         return TFREC_OK;
     }
