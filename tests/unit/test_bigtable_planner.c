@@ -218,8 +218,10 @@ static void test_plan_disjoint_ordered_covering(void)
         size_t prev_n = 0;
         int have_prev = 0;
         for (size_t p = 0; p < pieces; p++) {
-            if (!parts[p].n)
+            if (!parts[p].n) {
+                tfrec_bt_rowset_free(&parts[p]);
                 continue;
+            }
             CHECK_EQ(parts[p].is_keys, s.is_keys);
             if (!s.is_keys) {
                 const bt_key *lo = tfrec_bt_rowset_lo(&parts[p]),
