@@ -281,8 +281,8 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
     if (rc)
         return tfrec_fail(NULL, rc, "%s", err.msg);
     rc = tfrec_bt_reader_open_transport(out, &t, name, c->app_profile, &o);
-    if (!rc)
-        (*out)->stall_ms = c->rpc_timeout_ms * 31;
+    if (!rc) /* servers send progress at least this often on a live stream */
+        (*out)->stall_ms = c->rpc_timeout_ms;
     return rc;
 }
 

@@ -31,6 +31,7 @@ typedef struct bt_scan {
     bt_merger m;
     void *call;
     int pausing; /* we cancelled the call: the buffer was full */
+    int stalled; /* we cancelled the call: nothing arrived for stall_ms */
     bt_event *q; /* received messages not yet merged (a ring) */
     size_t qhead, qlen, qcap, qbytes;
     Google__Bigtable__V2__ReadRowsResponse *resp; /* being merged */

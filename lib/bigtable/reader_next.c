@@ -135,16 +135,21 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
     r->running--;
     if (ev->code == BT_OK) {
         s->pausing = 0;
+        s->stalled = 0;
         s->state = SCAN_EOS;
         return TFREC_OK;
     }
     s->state = SCAN_IDLE;
     if (s->pausing) {
         s->pausing = 0;
+        s->stalled = 0;
         s->retry_at = 0; /* again once the buffer is merged */
         return TFREC_OK;
     }
-    if (tfrec_bt_retryable(ev->code, ev->details) && ev->code != BT_RESOURCE_EXHAUSTED) {
+    int stalled = s->stalled;
+    s->stalled = 0;
+    if (stalled ||
+        (tfrec_bt_retryable(ev->code, ev->details) && ev->code != BT_RESOURCE_EXHAUSTED)) {
         if (!s->failures++)
             s->fail_since = now;
         if (now - s->fail_since <= r->retry_timeout_ms) {
@@ -154,8 +159,10 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
         }
         return tfrec_fail(&r->err, TFREC_E_NETWORK,
                           "ReadRows on %s at %s: %s: %s (giving up after %u attempts in %lld ms)",
-                          r->name, r->t.endpoint, tfrec_bt_code_name(ev->code), ev->details,
-                          s->failures, (long long)(now - s->fail_since));
+                          r->name, r->t.endpoint,
+                          stalled ? "no response" : tfrec_bt_code_name(ev->code),
+                          stalled ? "the stream went silent" : ev->details, s->failures,
+                          (long long)(now - s->fail_since));
     }
     return tfrec_fail(&r->err, ev->code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
                       "ReadRows on %s at %s: %s: %s", r->name, r->t.endpoint,
@@ -172,10 +179,16 @@ static int pump(tfrec_bt_reader *r, int64_t wake)
     bt_event ev;
     int got = r->t.next(r->t.ctx, deadline, &ev);
     if (got != 1) {
+        /* Silence on every stream: a connection that died without a word
+         * (no reset reached us). Cancel and resume them like any broken
+         * stream; the retry deadline still bounds the whole. */
         if (r->running && tfrec_bt_now_ms() >= now + r->stall_ms)
-            return tfrec_fail(&r->err, TFREC_E_NETWORK, "ReadRows on %s at %s stalled", r->name,
-                              r->t.endpoint);
-        return TFREC_OK; /* a retry is due */
+            for (size_t i = 0; i < r->nscans; i++)
+                if (r->scans[i].call && !r->scans[i].stalled) {
+                    r->scans[i].stalled = 1;
+                    r->t.cancel(r->t.ctx, r->scans[i].call);
+                }
+        return TFREC_OK; /* a retry is due, or the cancelled calls end */
     }
     bt_scan *s = ev.user;
     if (ev.kind == BT_EV_DONE)

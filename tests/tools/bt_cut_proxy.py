@@ -31,8 +31,12 @@ def write_status(path):
 
 
 def reset(sock):
+    """A reset the peer sees at once. shutdown() first: close() alone does
+    not release a socket that the other direction's thread is blocked in
+    recv() on, and the peer would wait on a silent connection."""
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
     sock.close()

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "bigtable/read_transport.h"
+#include "bigtable/reader_internal.h"
 #include "bigtable/retry.h"
 #include "google/bigtable/v2/bigtable.pb-c.h"
 #include "harness.h"
@@ -43,7 +44,9 @@ typedef struct fake {
     int cuts_left, cut_code;
     const char *cut_msg;
     size_t cut_after;
-    int fail_code; /* every call fails at once with this */
+    int fail_code;  /* every call fails at once with this */
+    int hang_calls; /* the first hang_calls calls go silent after hang_after messages */
+    size_t hang_after;
     const char *fail_msg;
     bt_samples samples;
     /* observations */
@@ -211,7 +214,13 @@ static void *fake_start(void *ctx, void *user, size_t stream, const uint8_t *req
         push_msg(c, ptrs + a, n);
         msgs++;
     }
-    if (cut) {
+    if (f->ncalls <= f->hang_calls) {
+        /* a dead connection: some messages, then nothing, not even a status */
+        while (c->n > f->hang_after) {
+            free(c->ev[c->n - 1].data);
+            c->n--;
+        }
+    } else if (cut) {
         f->cuts_left--;
         push(c, (fev){ BT_EV_DONE, NULL, 0, f->cut_code, f->cut_msg });
     } else {
@@ -673,6 +682,34 @@ static void test_errors_not_retried(void)
     fake_free(f);
 }
 
+/* A stream that goes silent (a connection dropped without a reset) is
+ * cancelled after the stall time and resumed like a broken one. */
+static void test_silent_stream_resumed(void)
+{
+    fake *f = fake_new(ROWS);
+    f->hang_calls = 2;
+    f->hang_after = 6;
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.retry_initial_ms = 1;
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    r->stall_ms = 100;
+    unsigned seen[ROWS] = { 0 };
+    int order;
+    size_t n;
+    int64_t t0 = tfrec_bt_now_ms();
+    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
+    CHECK(tfrec_bt_now_ms() - t0 >= 200);
+    CHECK(all_once(seen, 0, ROWS));
+    CHECK(order);
+    CHECK_EQ(f->ncalls, 3);
+    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
+    tfrec_bt_reader_stats_get(r, &st);
+    CHECK_EQ(st.resumed, 2);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
 static void test_bad_options(void)
 {
     fake *f = fake_new(10);
@@ -728,5 +765,5 @@ static void test_row_range_and_old_row_struct(void)
 TESTS(TEST(test_resume_every_retryable_code), TEST(test_parallel_ordered_with_cuts),
       TEST(test_parallel_unordered), TEST(test_shards_disjoint_and_covering), TEST(test_row_sets),
       TEST(test_limit_across_resumes), TEST(test_pause_full_buffers), TEST(test_latest_cell_filter),
-      TEST(test_errors_not_retried), TEST(test_bad_options),
+      TEST(test_errors_not_retried), TEST(test_bad_options), TEST(test_silent_stream_resumed),
       TEST(test_row_range_and_old_row_struct))
