@@ -71,7 +71,7 @@ static void value_of(size_t i, uint8_t *v)
 
 static void key_of(size_t i, char *k)
 {
-    sprintf(k, "row_%06zu", i);
+    snprintf(k, 16, "row_%06u", (unsigned)(i % 1000000));
 }
 
 static int cmpk(const char *k, const ProtobufCBinaryData *b)
