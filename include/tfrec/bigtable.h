@@ -305,9 +305,11 @@ void tfrec_bt_row_init(tfrec_bt_row *row);
 
 int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
                          const tfrec_bt_read_options *opts);
-/* Next complete row in key order: TFREC_OK (row and its cells valid until
- * the next call), TFREC_END, or a negative code. A stream that breaks with a
- * retryable status is resumed after the last row returned. */
+/* Next complete row: TFREC_OK (row and its cells valid until the next
+ * call), TFREC_END, or a negative code. Rows come in key order (with
+ * unordered, in key order within each range). A stream that breaks with a
+ * retryable status, or stays silent for the client's rpc_timeout_ms, is
+ * resumed after the last row it delivered: every row comes exactly once. */
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
 
