@@ -6,7 +6,8 @@
  *   tfrec_bt_writer  bulk loader: batches rows into MutateRows requests, keeps
  *                    several in flight, retries failed entries, reports the
  *                    rows that could not be written
- *   tfrec_bt_reader  row iterator over ReadRows (prefix or key range)
+ *   tfrec_bt_reader  row iterator over ReadRows (prefix, key ranges, key
+ *                    list), split into parallel scans and worker shards
  *
  * Threads: a client may be shared by writers and readers on different
  * threads; each writer and reader must be used by one thread at a time.
@@ -187,6 +188,18 @@ int tfrec_bt_writer_failed_row(const tfrec_bt_writer *w, size_t i, const uint8_t
 
 typedef struct tfrec_bt_reader tfrec_bt_reader;
 
+/* A key range to read: a plain tuple, frozen (no struct_size, arrays of it
+ * keep their stride). start NULL/empty: from the first row; end NULL/empty:
+ * to the end of the table (then end_closed does not matter). */
+typedef struct tfrec_bt_range {
+    const void *start;
+    size_t start_len;
+    const void *end;
+    size_t end_len;
+    int start_open; /* 1: rows after start; 0: start itself included */
+    int end_closed; /* 1: end itself included; 0: rows before end */
+} tfrec_bt_range;
+
 typedef struct tfrec_bt_read_options {
     size_t struct_size;
     const void *prefix;    /* rows whose key starts with prefix [all rows] */
@@ -205,6 +218,47 @@ typedef struct tfrec_bt_read_options {
      * TFREC_E_RECORD_TOO_LARGE naming the row; memory follows the bytes
      * received, never an announced size. */
     size_t max_row_bytes;
+    /* Several ranges, read as their union (overlaps merged); intersected
+     * with prefix / [start_key, end_key) when those are set too. */
+    const tfrec_bt_range *ranges;
+    size_t n_ranges;
+    /* keys != NULL: exactly these rows (sorted and de-duplicated here; keys
+     * outside prefix / [start_key, end_key) dropped); n_keys 0 reads
+     * nothing. Not together with ranges. */
+    const void *const *keys;
+    const size_t *key_lens;
+    size_t n_keys;
+    /* With family: only cells of family:column (with all_versions 0, the
+     * latest cell of that one column: one record per row). */
+    const char *column;
+    /* The row set is split into parallel_scans ranges of about equal size
+     * at the table's SampleRowKeys boundaries (or split_keys), read by as
+     * many concurrent ReadRows streams [1]. */
+    int parallel_scans;
+    /* Worker shard_index of num_shards [0 of 1]: the row set is split into
+     * num_shards * parallel_scans ranges and this worker reads its
+     * parallel_scans contiguous ones. The workers' shares are disjoint and
+     * cover the row set when they plan from the same boundaries: pass
+     * split_keys (or run against a table whose tablets do not change). */
+    int shard_index;
+    int num_shards;
+    /* 0: rows in key order over all ranges (ranges ahead of the one being
+     * returned are buffered up to max_buffer_bytes each, then paused and
+     * resumed later); 1: rows as they arrive, key order only within each
+     * range [0]. */
+    int unordered;
+    size_t max_buffer_bytes; /* per range [64 MiB] */
+    /* Split points used instead of asking SampleRowKeys (sorted here; keys
+     * outside the row set ignored). */
+    const void *const *split_keys;
+    const size_t *split_key_lens;
+    size_t n_split_keys;
+    /* A stream that fails with a retryable status (UNAVAILABLE, ABORTED,
+     * DEADLINE_EXCEEDED, INTERNAL stream resets) is resumed after the last
+     * row received, with jittered backoff from retry_initial_ms [100] to
+     * 2 s, until no row has arrived for retry_timeout_ms [600000]. */
+    int64_t retry_timeout_ms;
+    int64_t retry_initial_ms;
 } tfrec_bt_read_options;
 
 #define TFREC_BT_READ_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_read_options)
@@ -239,6 +293,11 @@ typedef struct tfrec_bt_row {
     size_t key_len;
     const tfrec_bt_cell *const *cells;
     size_t ncells;
+    /* Which of the reader's ranges the row belongs to: 0 .. ranges-1 in key
+     * order (tfrec_bt_read_stats.ranges; parallel_scans of them, some
+     * possibly empty). Worker shard_index's range i is range
+     * shard_index * parallel_scans + i of the whole row set. */
+    size_t range;
 } tfrec_bt_row;
 
 #define TFREC_BT_ROW_INIT TFREC_STRUCT_INIT(tfrec_bt_row)
@@ -246,11 +305,30 @@ void tfrec_bt_row_init(tfrec_bt_row *row);
 
 int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
                          const tfrec_bt_read_options *opts);
-/* Next complete row in key order: TFREC_OK (row and its cells valid until
- * the next call), TFREC_END, or a negative code. A stream that breaks with a
- * retryable status is resumed after the last row returned. */
+/* Next complete row: TFREC_OK (row and its cells valid until the next
+ * call), TFREC_END, or a negative code. Rows come in key order (with
+ * unordered, in key order within each range). A stream that breaks with a
+ * retryable status, or stays silent for the client's rpc_timeout_ms, is
+ * resumed after the last row it delivered: every row comes exactly once. */
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
+
+/* What a reader did so far. */
+typedef struct tfrec_bt_read_stats {
+    size_t struct_size;
+    uint64_t rows;    /* rows returned */
+    uint64_t bytes;   /* key + value bytes of the rows returned */
+    uint64_t ranges;  /* ranges this reader scans (after planning) */
+    uint64_t samples; /* SampleRowKeys boundaries the plan used */
+    uint64_t streams; /* ReadRows calls started */
+    uint64_t resumed; /* streams broken by a retryable status and resumed */
+    uint64_t paused;  /* calls cancelled because their range's buffer was full */
+} tfrec_bt_read_stats;
+
+#define TFREC_BT_READ_STATS_INIT TFREC_STRUCT_INIT(tfrec_bt_read_stats)
+void tfrec_bt_read_stats_init(tfrec_bt_read_stats *stats);
+int tfrec_bt_reader_stats_get(const tfrec_bt_reader *r, tfrec_bt_read_stats *stats);
+
 /* Release the reader (cancelling its stream). NULL is a no-op. */
 void tfrec_bt_reader_free(tfrec_bt_reader *r);
 

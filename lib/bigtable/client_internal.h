@@ -38,6 +38,8 @@ grpc_channel *tfrec_bt_admin_channel(tfrec_bt_client *c);
  * shared with the client's channel); the caller destroys it. NULL (and the
  * client's message set) on failure. */
 grpc_channel *tfrec_bt_data_channel_new(tfrec_bt_client *c);
+/* The same for ReadRows streams: a fixed stream window (no BDP probing). */
+grpc_channel *tfrec_bt_read_channel_new(tfrec_bt_client *c);
 
 /* Project id from the GCE metadata server ($GCE_METADATA_HOST overrides the
  * address), 2 s timeout. */

@@ -1,126 +1,89 @@
-/* Row iterator over ReadRows: one streaming call at a time, chunks merged
- * into rows, a broken stream resumed after the last row returned. */
+/* Reader setup: the row set from the options, the plan that splits it into
+ * parallel scans and worker shards, and the ReadRows request of each call. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "bigtable/call.h"
 #include "bigtable/client_internal.h"
-#include "bigtable/retry.h"
-#include "bigtable/row_merger.h"
+#include "bigtable/reader_internal.h"
 #include "util/struct_size.h"
 
-#define READ_ROWS "/google.bigtable.v2.Bigtable/ReadRows"
-#define MAX_ATTEMPTS 6
+#define MAX_PARALLEL 256
+#define MAX_CONNECTIONS 8
 
-typedef struct keybuf {
-    uint8_t *p;
-    size_t n;
-    int set;
-} keybuf;
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_read_options)
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_read_stats)
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_row)
+TFREC_DEFINE_STRUCT_INIT(tfrec_bt_cell)
 
-struct tfrec_bt_reader {
-    tfrec_err err;
-    tfrec_bt_client *c;
-    char name[2 * BT_NAME_MAX];
-    char params[3 * BT_NAME_MAX + 64];
-    keybuf start, end; /* [start, end), end unset = open */
-    int64_t rows_limit;
-    int all_versions;
-    char *family;
-    grpc_completion_queue *cq;
-    bt_call *call; /* running call, NULL between calls */
-    Google__Bigtable__V2__ReadRowsResponse *resp;
-    size_t chunk;
-    bt_merger m;
-    int64_t returned;
-    int done, failures;
-};
-
-static int set_key(keybuf *k, const void *p, size_t n)
+/* RE2 pattern matching exactly the bytes p[0..n): punctuation escaped,
+ * bytes outside printable ASCII as \xHH. */
+static char *quote_re(const void *p, size_t n)
 {
-    k->p = malloc(n ? n : 1);
-    if (!k->p)
-        return TFREC_E_NOMEM;
-    if (n)
-        memcpy(k->p, p, n);
-    k->n = n;
-    k->set = 1;
-    return TFREC_OK;
-}
-
-/* Smallest key greater than every key with this prefix; unset if none. */
-static int prefix_end(keybuf *k, const uint8_t *p, size_t n)
-{
-    while (n && p[n - 1] == 0xff)
-        n--;
-    if (!n)
-        return TFREC_OK;
-    int rc = set_key(k, p, n);
-    if (!rc)
-        k->p[n - 1]++;
-    return rc;
-}
-
-/* RE2 pattern matching exactly `family`. */
-static char *quote_family(const char *f)
-{
-    char *q = malloc(2 * strlen(f) + 1), *o = q;
+    const unsigned char *s = p;
+    char *q = malloc(4 * n + 1), *o = q;
     if (!q)
         return NULL;
-    for (; *f; f++) {
-        if (!((*f >= 'a' && *f <= 'z') || (*f >= 'A' && *f <= 'Z') || (*f >= '0' && *f <= '9') ||
-              *f == '_'))
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = s[i];
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            ch == '_')
+            *o++ = (char)ch;
+        else if (ch > 0x20 && ch < 0x7f) {
             *o++ = '\\';
-        *o++ = *f;
+            *o++ = (char)ch;
+        } else {
+            o += sprintf(o, "\\x%02X", ch);
+        }
     }
     *o = 0;
     return q;
 }
 
-static int start_call(tfrec_bt_reader *r)
+int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s)
 {
-    Google__Bigtable__V2__RowRange range;
-    google__bigtable__v2__row_range__init(&range); /* the INIT macro trips -Wmissing-braces */
-    Google__Bigtable__V2__RowRange *ranges[1] = { &range };
+    if (s->m.have_last && tfrec_bt_rowset_after(&s->set, s->m.last_key, s->m.last_len))
+        return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
+    if (!s->set.n || (r->rows_limit > 0 && r->returned >= r->rows_limit)) {
+        s->state = SCAN_DONE; /* never send an empty row set: it means every row */
+        return TFREC_OK;
+    }
     Google__Bigtable__V2__RowSet set = GOOGLE__BIGTABLE__V2__ROW_SET__INIT;
-    set.n_row_ranges = 1;
-    set.row_ranges = ranges;
-    if (r->m.have_last) { /* resume after the last row handed out */
-        range.start_key_case = GOOGLE__BIGTABLE__V2__ROW_RANGE__START_KEY_START_KEY_OPEN;
-        range.start_key_open.data = r->m.last_key;
-        range.start_key_open.len = r->m.last_len;
-    } else if (r->start.set) {
-        range.start_key_case = GOOGLE__BIGTABLE__V2__ROW_RANGE__START_KEY_START_KEY_CLOSED;
-        range.start_key_closed.data = r->start.p;
-        range.start_key_closed.len = r->start.n;
-    }
-    if (r->end.set) {
-        range.end_key_case = GOOGLE__BIGTABLE__V2__ROW_RANGE__END_KEY_END_KEY_OPEN;
-        range.end_key_open.data = r->end.p;
-        range.end_key_open.len = r->end.n;
-    }
+    Google__Bigtable__V2__RowRange *rr, **rp;
+    ProtobufCBinaryData *kp;
+    int rc = tfrec_bt_rowset_to_proto(&s->set, &set, &rr, &rp, &kp);
 
-    Google__Bigtable__V2__RowFilter fam = GOOGLE__BIGTABLE__V2__ROW_FILTER__INIT;
-    Google__Bigtable__V2__RowFilter latest = GOOGLE__BIGTABLE__V2__ROW_FILTER__INIT;
-    Google__Bigtable__V2__RowFilter chain = GOOGLE__BIGTABLE__V2__ROW_FILTER__INIT;
+    Google__Bigtable__V2__RowFilter f[3], chain = GOOGLE__BIGTABLE__V2__ROW_FILTER__INIT;
     Google__Bigtable__V2__RowFilter__Chain links = GOOGLE__BIGTABLE__V2__ROW_FILTER__CHAIN__INIT;
-    Google__Bigtable__V2__RowFilter *parts[2];
+    Google__Bigtable__V2__RowFilter *parts[3];
     size_t nparts = 0;
-    char *quoted = NULL;
+    char *qfam = NULL, *qcol = NULL;
+    for (int i = 0; i < 3; i++)
+        google__bigtable__v2__row_filter__init(&f[i]);
     if (r->family) {
-        quoted = quote_family(r->family);
-        if (!quoted)
-            return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
-        fam.filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_FAMILY_NAME_REGEX_FILTER;
-        fam.family_name_regex_filter = quoted;
-        parts[nparts++] = &fam;
+        if (!(qfam = quote_re(r->family, strlen(r->family))))
+            rc = TFREC_E_NOMEM;
+        f[nparts].filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_FAMILY_NAME_REGEX_FILTER;
+        f[nparts].family_name_regex_filter = qfam;
+        parts[nparts] = &f[nparts];
+        nparts++;
+    }
+    if (r->column) {
+        if (!(qcol = quote_re(r->column, strlen(r->column))))
+            rc = TFREC_E_NOMEM;
+        f[nparts].filter_case =
+            GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_COLUMN_QUALIFIER_REGEX_FILTER;
+        f[nparts].column_qualifier_regex_filter =
+            (ProtobufCBinaryData){ qcol ? strlen(qcol) : 0, (uint8_t *)qcol };
+        parts[nparts] = &f[nparts];
+        nparts++;
     }
     if (!r->all_versions) {
-        latest.filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CELLS_PER_COLUMN_LIMIT_FILTER;
-        latest.cells_per_column_limit_filter = 1;
-        parts[nparts++] = &latest;
+        f[nparts].filter_case =
+            GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CELLS_PER_COLUMN_LIMIT_FILTER;
+        f[nparts].cells_per_column_limit_filter = 1;
+        parts[nparts] = &f[nparts];
+        nparts++;
     }
     links.n_filters = nparts;
     links.filters = parts;
@@ -129,7 +92,7 @@ static int start_call(tfrec_bt_reader *r)
 
     Google__Bigtable__V2__ReadRowsRequest req = GOOGLE__BIGTABLE__V2__READ_ROWS_REQUEST__INIT;
     req.table_name = r->name;
-    req.app_profile_id = r->c->app_profile;
+    req.app_profile_id = r->app_profile;
     req.rows = &set;
     if (nparts == 1)
         req.filter = parts[0]; /* a chain needs two or more links */
@@ -137,26 +100,164 @@ static int start_call(tfrec_bt_reader *r)
         req.filter = &chain;
     if (r->rows_limit > 0)
         req.rows_limit = r->rows_limit - r->returned;
-
-    size_t n = google__bigtable__v2__read_rows_request__get_packed_size(&req);
-    uint8_t *buf = malloc(n ? n : 1);
-    if (!buf) {
-        free(quoted);
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    if (!rc) {
+        n = google__bigtable__v2__read_rows_request__get_packed_size(&req);
+        if (!(buf = malloc(n ? n : 1)))
+            rc = TFREC_E_NOMEM;
+        else
+            google__bigtable__v2__read_rows_request__pack(&req, buf);
+    }
+    free(rr);
+    free(rp);
+    free(kp);
+    free(qfam);
+    free(qcol);
+    if (rc) {
+        free(buf);
         return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
     }
-    google__bigtable__v2__read_rows_request__pack(&req, buf);
-    free(quoted);
-    grpc_slice s = grpc_slice_new(buf, n, free);
-    /* A scan may run long: its deadline is generous, stalls end it anyway. */
-    r->call = tfrec_bt_call_start(r->c->data, r->cq, READ_ROWS, r->params, &s, 1,
-                                  r->c->rpc_timeout_ms * 30, r, &r->err);
-    grpc_slice_unref(s);
-    return r->call ? TFREC_OK : r->err.code;
+    s->call = r->t.start(r->t.ctx, s, s->index, buf, n, &r->err);
+    free(buf);
+    if (!s->call)
+        return r->err.code ? r->err.code : TFREC_E_NETWORK;
+    tfrec_bt_merger_drop_partial(&s->m); /* a fresh start of the row in progress */
+    s->state = SCAN_RUNNING;
+    s->pausing = 0;
+    r->running++;
+    r->st.streams++;
+    return TFREC_OK;
 }
 
-TFREC_DEFINE_STRUCT_INIT(tfrec_bt_read_options)
-TFREC_DEFINE_STRUCT_INIT(tfrec_bt_row)
-TFREC_DEFINE_STRUCT_INIT(tfrec_bt_cell)
+/* Split points given by the caller, as samples weighted by position. */
+static int given_samples(const tfrec_bt_read_options *o, bt_samples *out)
+{
+    out->v = calloc(o->n_split_keys ? o->n_split_keys : 1, sizeof *out->v);
+    out->n = 0;
+    if (!out->v)
+        return TFREC_E_NOMEM;
+    for (size_t i = 0; i < o->n_split_keys; i++) {
+        bt_sample *s = &out->v[out->n++];
+        s->offset_bytes = (int64_t)i;
+        s->key.n = o->split_key_lens ? o->split_key_lens[i] : 0;
+        if (s->key.n && !(s->key.p = malloc(s->key.n)))
+            return TFREC_E_NOMEM;
+        if (s->key.n)
+            memcpy(s->key.p, o->split_keys[i], s->key.n);
+    }
+    return TFREC_OK;
+}
+
+/* The scans of this worker: its parallel_scans pieces of the row set cut
+ * into num_shards * parallel_scans. */
+static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *set)
+{
+    size_t par = o->parallel_scans > 0 ? (size_t)o->parallel_scans : 1;
+    size_t shards = o->num_shards > 0 ? (size_t)o->num_shards : 1;
+    size_t pieces = par * shards;
+    bt_samples samples = { 0 };
+    int rc = TFREC_OK;
+    if (pieces > 1 && !set->is_keys && set->n) {
+        if (o->split_keys)
+            rc = given_samples(o, &samples);
+        else
+            rc = r->t.sample(r->t.ctx, &samples, &r->err);
+        if (rc) {
+            tfrec_bt_samples_free(&samples);
+            return rc == TFREC_E_NOMEM ? tfrec_fail(&r->err, rc, "out of memory") : rc;
+        }
+        r->st.samples = samples.n;
+    }
+    bt_rowset *parts;
+    rc = tfrec_bt_plan(set, &samples, pieces, &parts);
+    tfrec_bt_samples_free(&samples);
+    if (rc)
+        return tfrec_fail(&r->err, rc, "out of memory planning the scan");
+    r->scans = calloc(par, sizeof *r->scans);
+    if (!r->scans)
+        rc = tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
+    size_t first = (size_t)o->shard_index * par;
+    for (size_t p = 0; p < pieces; p++) {
+        if (!rc && p >= first && p < first + par) { /* an empty one ends at once */
+            bt_scan *s = &r->scans[r->nscans];
+            s->index = r->nscans++;
+            s->set = parts[p];
+            tfrec_bt_merger_init(&s->m, r->max_row_bytes);
+        } else {
+            tfrec_bt_rowset_free(&parts[p]);
+        }
+    }
+    free(parts);
+    r->st.ranges = r->nscans;
+    return rc;
+}
+
+static int check_options(const tfrec_bt_read_options *o)
+{
+    if (o->parallel_scans < 0 || o->parallel_scans > MAX_PARALLEL)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "parallel_scans %d: must be 1 to %d",
+                          o->parallel_scans, MAX_PARALLEL);
+    int shards = o->num_shards > 0 ? o->num_shards : 1;
+    if (o->num_shards < 0 || o->num_shards > 65536 || o->shard_index < 0 ||
+        o->shard_index >= shards)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "shard_index %d of num_shards %d: need 0 <= shard_index < num_shards",
+                          o->shard_index, o->num_shards);
+    if (o->keys && o->n_keys && !o->key_lens)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "read options: keys without key_lens");
+    if (o->split_keys && o->n_split_keys && !o->split_key_lens)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "read options: split_keys without lengths");
+    if (o->ranges == NULL && o->n_ranges)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "read options: n_ranges without ranges");
+    return TFREC_OK;
+}
+
+int tfrec_bt_reader_open_transport(tfrec_bt_reader **out, const bt_read_transport *t,
+                                   const char *table_name, const char *app_profile,
+                                   const tfrec_bt_read_options *opts)
+{
+    *out = NULL;
+    tfrec_bt_read_options o;
+    int rc = TFREC_STRUCT_IN(tfrec_bt_read_options, &o, opts, NULL);
+    if (!rc)
+        rc = check_options(&o);
+    tfrec_bt_reader *r = rc ? NULL : calloc(1, sizeof *r);
+    if (!r) {
+        t->destroy(t->ctx);
+        return rc ? rc : tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    }
+    r->t = *t;
+    r->have_t = 1;
+    tfrec_bt_read_stats_init(&r->st);
+    snprintf(r->name, sizeof r->name, "%s", table_name);
+    r->rows_limit = o.rows_limit;
+    r->all_versions = o.all_versions;
+    r->unordered = o.unordered;
+    r->max_buffer = o.max_buffer_bytes ? o.max_buffer_bytes : (size_t)64 << 20;
+    r->max_row_bytes = o.max_row_bytes;
+    r->retry_timeout_ms = o.retry_timeout_ms ? o.retry_timeout_ms : 600000;
+    r->stall_ms = 3600000;
+    r->backoff = (bt_backoff){ o.retry_initial_ms > 0 ? o.retry_initial_ms : 100, 2000, 1.5,
+                               (uint64_t)(uintptr_t)r ^ (uint64_t)tfrec_bt_now_ms() };
+    if ((app_profile && !(r->app_profile = strdup(app_profile))) ||
+        (o.family && !(r->family = strdup(o.family))) ||
+        (o.column && !(r->column = strdup(o.column))))
+        rc = tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
+    bt_rowset set = { 0 };
+    if (!rc)
+        rc = tfrec_bt_rowset_from_options(&set, &o, &r->err);
+    if (!rc)
+        rc = plan(r, &o, &set);
+    tfrec_bt_rowset_free(&set);
+    if (rc) {
+        tfrec_fail(NULL, rc, "could not set up a ReadRows scan of %s: %s", table_name, r->err.msg);
+        tfrec_bt_reader_free(r);
+        return rc;
+    }
+    *out = r;
+    return TFREC_OK;
+}
 
 int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
                          const tfrec_bt_read_options *opts)
@@ -165,138 +266,24 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
         *out = NULL;
     if (!out || !c || !table || !*table)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_open needs a client and a table");
-    tfrec_bt_read_options obuf;
-    int rc = TFREC_STRUCT_IN(tfrec_bt_read_options, &obuf, opts, NULL);
+    tfrec_bt_read_options o;
+    int rc = TFREC_STRUCT_IN(tfrec_bt_read_options, &o, opts, NULL);
     if (rc)
         return rc;
-    opts = &obuf;
-    tfrec_bt_reader *r = calloc(1, sizeof *r);
-    if (!r)
-        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
-    r->c = c;
-    tfrec_bt_merger_init(&r->m, opts->max_row_bytes);
-    rc = tfrec_bt_table_name(c, table, r->name, sizeof r->name) ? TFREC_E_INVALID : TFREC_OK;
-    char enc[3 * BT_NAME_MAX];
-    tfrec_bt_url_encode(r->name, enc, sizeof enc);
-    snprintf(r->params, sizeof r->params, "table_name=%s", enc);
-    if (!rc && opts->prefix) {
-        size_t pl = opts->prefix_len ? opts->prefix_len : strlen(opts->prefix);
-        if (pl)
-            rc = set_key(&r->start, opts->prefix, pl);
-        if (!rc)
-            rc = prefix_end(&r->end, opts->prefix, pl);
-    } else if (!rc) {
-        if (opts->start_key && opts->start_key_len)
-            rc = set_key(&r->start, opts->start_key, opts->start_key_len);
-        if (!rc && opts->end_key && opts->end_key_len)
-            rc = set_key(&r->end, opts->end_key, opts->end_key_len);
-    }
-    r->rows_limit = opts->rows_limit;
-    r->all_versions = opts->all_versions;
-    if (!rc && opts->family && !(r->family = strdup(opts->family)))
-        rc = TFREC_E_NOMEM;
-    if (rc) {
-        tfrec_fail(NULL, rc, "could not set up a ReadRows scan of %s", table);
-        tfrec_bt_reader_free(r);
-        return rc;
-    }
-    r->cq = grpc_completion_queue_create_for_next(NULL);
-    *out = r;
-    return TFREC_OK;
-}
-
-static void stop_call(tfrec_bt_reader *r)
-{
-    bt_event ev;
-    if (!r->call)
-        return;
-    tfrec_bt_call_cancel(r->call);
-    while (tfrec_bt_cq_next(r->cq, tfrec_bt_now_ms() + 60000, &ev) == 1) {
-        int done = ev.kind == BT_EV_DONE;
-        tfrec_bt_event_release(&ev);
-        if (done)
-            break;
-    }
-    r->call = NULL;
-}
-
-static void drop_resp(tfrec_bt_reader *r)
-{
-    if (r->resp)
-        google__bigtable__v2__read_rows_response__free_unpacked(r->resp, NULL);
-    r->resp = NULL;
-    r->chunk = 0;
-}
-
-int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
-{
-    if (!r)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_next: NULL reader");
-    if (TFREC_STRUCT_CHECK_OUT(tfrec_bt_row, row, NULL))
-        return TFREC_E_INVALID;
-    if (r->err.code)
-        return r->err.code;
-    for (;;) {
-        while (r->resp && r->chunk < r->resp->n_chunks) {
-            tfrec_err merr; /* the merger's message, to be prefixed with the call */
-            merr.msg[0] = 0;
-            int rc = tfrec_bt_merger_feed(&r->m, r->resp->chunks[r->chunk++], &merr);
-            if (rc < 0) {
-                stop_call(r);
-                return tfrec_fail(&r->err, rc, "ReadRows on %s at %s: %s", r->name, r->c->endpoint,
-                                  merr.msg);
-            }
-            if (rc == 1) {
-                r->returned++;
-                r->failures = 0;
-                return TFREC_STRUCT_OUT(tfrec_bt_row, row, &r->m.row, NULL);
-            }
-        }
-        drop_resp(r);
-        if (r->done || (r->rows_limit > 0 && r->returned >= r->rows_limit && !r->m.in_row)) {
-            stop_call(r);
-            return TFREC_END;
-        }
-        if (!r->call) {
-            int rc = start_call(r);
-            if (rc)
-                return rc;
-        }
-        bt_event ev;
-        if (tfrec_bt_cq_next(r->cq, tfrec_bt_now_ms() + r->c->rpc_timeout_ms * 31, &ev) != 1) {
-            stop_call(r);
-            return tfrec_fail(&r->err, TFREC_E_NETWORK, "ReadRows on %s stalled", r->name);
-        }
-        if (ev.kind == BT_EV_MESSAGE) {
-            r->resp = google__bigtable__v2__read_rows_response__unpack(NULL, ev.len, ev.data);
-            tfrec_bt_event_release(&ev);
-            if (!r->resp) {
-                stop_call(r);
-                return tfrec_fail(&r->err, TFREC_E_PARSE, "unparsable ReadRows response from %s",
-                                  r->c->endpoint);
-            }
-            continue;
-        }
-        r->call = NULL;
-        if (ev.code == BT_OK) {
-            tfrec_err merr;
-            int rc = tfrec_bt_merger_finish(&r->m, &merr);
-            if (rc)
-                return tfrec_fail(&r->err, rc, "ReadRows on %s at %s: %s", r->name, r->c->endpoint,
-                                  merr.msg);
-            r->done = 1;
-            continue;
-        }
-        if (tfrec_bt_retryable(ev.code, ev.details) && ++r->failures < MAX_ATTEMPTS) {
-            tfrec_bt_merger_drop_partial(&r->m);
-            struct timespec ts = { 0, 100000000L << (r->failures < 3 ? r->failures : 3) };
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        return tfrec_fail(&r->err, ev.code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
-                          "ReadRows on %s at %s: %s: %s", r->name, r->c->endpoint,
-                          tfrec_bt_code_name(ev.code), ev.details);
-    }
+    char name[2 * BT_NAME_MAX];
+    if (tfrec_bt_table_name(c, table, name, sizeof name))
+        return tfrec_fail(NULL, TFREC_E_INVALID, "table name %s is too long", table);
+    int par = o.parallel_scans > 1 ? o.parallel_scans : 1;
+    bt_read_transport t;
+    tfrec_err err = { 0 };
+    rc = tfrec_bt_read_transport_grpc(&t, c, name, par < MAX_CONNECTIONS ? par : MAX_CONNECTIONS,
+                                      &err);
+    if (rc)
+        return tfrec_fail(NULL, rc, "%s", err.msg);
+    rc = tfrec_bt_reader_open_transport(out, &t, name, c->app_profile, &o);
+    if (!rc) /* servers send progress at least this often on a live stream */
+        (*out)->stall_ms = c->rpc_timeout_ms;
+    return rc;
 }
 
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r)
@@ -304,17 +291,9 @@ const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r)
     return r ? r->err.msg : tfrec_last_errmsg();
 }
 
-void tfrec_bt_reader_free(tfrec_bt_reader *r)
+int tfrec_bt_reader_stats_get(const tfrec_bt_reader *r, tfrec_bt_read_stats *stats)
 {
     if (!r)
-        return;
-    stop_call(r);
-    drop_resp(r);
-    if (r->cq)
-        tfrec_bt_cq_destroy(r->cq);
-    tfrec_bt_merger_free(&r->m);
-    free(r->start.p);
-    free(r->end.p);
-    free(r->family);
-    free(r);
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_stats_get: NULL reader");
+    return TFREC_STRUCT_OUT(tfrec_bt_read_stats, stats, &r->st, NULL);
 }

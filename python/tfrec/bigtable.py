@@ -20,8 +20,8 @@ happens inside its calls, which release the GIL.
 import glob as _glob
 import os
 from collections import namedtuple
-from ctypes import (CFUNCTYPE, POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
-                    c_uint64, c_void_p, create_string_buffer, string_at)
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64,
+                    c_size_t, c_uint64, c_void_p, cast, create_string_buffer, string_at)
 
 from . import _args, paths as _paths
 from . import _constants as C
@@ -100,13 +100,34 @@ def _load_stats_dict(st):
     return d
 
 
+class _Range(Structure):
+    """tfrec_bt_range: frozen, no struct_size."""
+    _c_type_ = "tfrec_bt_range"
+    _fields_ = [("start", c_char_p), ("start_len", c_size_t), ("end", c_char_p),
+                ("end_len", c_size_t), ("start_open", c_int), ("end_closed", c_int)]
+
+
 class _ReadOptions(_Sized):
     _c_type_ = "tfrec_bt_read_options"
     _fields_ = [("struct_size", c_size_t), ("prefix", c_char_p), ("prefix_len", c_size_t),
                 ("start_key", c_char_p), ("start_key_len", c_size_t),
                 ("end_key", c_char_p), ("end_key_len", c_size_t),
                 ("rows_limit", c_int64), ("all_versions", c_int), ("family", c_char_p),
-                ("max_row_bytes", c_size_t)]
+                ("max_row_bytes", c_size_t),
+                ("ranges", POINTER(_Range)), ("n_ranges", c_size_t),
+                ("keys", POINTER(c_char_p)), ("key_lens", POINTER(c_size_t)), ("n_keys", c_size_t),
+                ("column", c_char_p), ("parallel_scans", c_int), ("shard_index", c_int),
+                ("num_shards", c_int), ("unordered", c_int), ("max_buffer_bytes", c_size_t),
+                ("split_keys", POINTER(c_char_p)), ("split_key_lens", POINTER(c_size_t)),
+                ("n_split_keys", c_size_t), ("retry_timeout_ms", c_int64),
+                ("retry_initial_ms", c_int64)]
+
+
+class _ReadStats(_Sized):
+    _c_type_ = "tfrec_bt_read_stats"
+    _fields_ = [("struct_size", c_size_t), ("rows", c_uint64), ("bytes", c_uint64),
+                ("ranges", c_uint64), ("samples", c_uint64), ("streams", c_uint64),
+                ("resumed", c_uint64), ("paused", c_uint64)]
 
 
 class _Cell(_Sized):
@@ -127,7 +148,7 @@ class _Row(_Sized):
     _c_type_ = "tfrec_bt_row"
     # cells: an array of pointers, so that the C cell struct can grow
     _fields_ = [("struct_size", c_size_t), ("key", c_void_p), ("key_len", c_size_t),
-                ("cells", POINTER(POINTER(_Cell))), ("ncells", c_size_t)]
+                ("cells", POINTER(POINTER(_Cell))), ("ncells", c_size_t), ("range", c_size_t)]
 
 
 _proto("tfrec_bt_client_open", c_int, POINTER(BtClientHandle), POINTER(_ClientOptions))
@@ -157,6 +178,7 @@ _proto("tfrec_bt_reader_open", c_int, POINTER(BtReaderHandle), BtClientHandle, c
 _proto("tfrec_bt_reader_next", c_int, BtReaderHandle, POINTER(_Row))
 _proto("tfrec_bt_reader_errmsg", c_char_p, BtReaderHandle)
 _proto("tfrec_bt_reader_free", None, BtReaderHandle)
+_proto("tfrec_bt_reader_stats_get", c_int, BtReaderHandle, POINTER(_ReadStats))
 _proto("tfrec_bt_row_key", c_size_t, c_char_p, c_size_t, c_char_p, c_uint64, c_int, c_int)
 _proto("tfrec_bt_key_width", c_int, c_uint64)
 _proto("tfrec_bt_code_name", c_char_p, c_int)
@@ -442,7 +464,14 @@ value (bytes) and labels (tuple of str: those a labelling filter attached,
 
 
 class Row(namedtuple("Row", "key cells")):
-    """A row: key (bytes) and its cells (list of Cell)."""
+    """A row: key (bytes) and its cells (list of Cell); .range is the index
+    of the reader's range it came from (0 with one scan). Still a pair, so
+    `key, cells = row` keeps working."""
+
+    def __new__(cls, key, cells, range=0):  # pylint: disable=redefined-builtin
+        self = super().__new__(cls, key, cells)
+        self.range = range
+        return self
 
     def value(self, family="tfexample", qualifier=b"example"):
         """The value of the latest cell family:qualifier (None if absent)."""
@@ -453,39 +482,119 @@ class Row(namedtuple("Row", "key cells")):
         return None
 
 
+def _key_array(keys, what):
+    """A C array of key pointers and one of lengths (and the bytes to keep)."""
+    keys = [_b(k) for k in keys]
+    for i, k in enumerate(keys):
+        if not isinstance(k, bytes) or not k:
+            raise ValueError("%s[%d] must be a non-empty key, not %r" % (what, i, k))
+    ptrs = (c_char_p * max(1, len(keys)))(*keys)
+    lens = (c_size_t * max(1, len(keys)))(*[len(k) for k in keys])
+    return ptrs, lens, keys
+
+
+def _range_array(ranges):
+    """ranges: (start, end) pairs, half-open [start, end); None or b"" for an
+    open side; or dicts with start/end/start_open/end_closed."""
+    out = (_Range * max(1, len(ranges)))()
+    keep = []
+    for i, r in enumerate(ranges):
+        if isinstance(r, dict):
+            start, end = _b(r.get("start")), _b(r.get("end"))
+            so, ec = bool(r.get("start_open")), bool(r.get("end_closed"))
+        else:
+            try:
+                start, end = (_b(x) for x in r)
+            except (TypeError, ValueError):
+                raise ValueError("ranges[%d] must be a (start, end) pair or a dict, not %r"
+                                 % (i, r)) from None
+            so = ec = False
+        keep += [start, end]
+        out[i] = _Range(start, len(start) if start else 0, end, len(end) if end else 0,
+                        int(so), int(ec))
+    return out, keep
+
+
+def _shard(shard):
+    if shard is None:
+        return 0, 1
+    try:
+        i, n = shard
+    except (TypeError, ValueError):
+        raise ValueError("shard must be a pair (index, count), not %r" % (shard,)) from None
+    if not (isinstance(i, int) and isinstance(n, int) and 0 <= i < n):
+        raise ValueError("shard=(%r, %r): need 0 <= index < count" % (i, n))
+    return i, n
+
+
 class Reader:
     """Iterate over rows in key order: all rows, those starting with prefix,
-    or those in [start, end). Latest cell of each column only unless
-    all_versions; family restricts to one column family. A row larger than
-    max_row_bytes (default 256 MiB, Bigtable's own limit; counted as the
-    memory it takes, about 150 bytes per cell on top of its bytes) stops the
-    scan with a BigtableError naming the row."""
+    those in [start, end), the union of ranges (pairs (start, end), or dicts
+    with start_open / end_closed), or exactly the rows of keys (an empty list
+    reads nothing). Latest cell of each column only unless all_versions;
+    family restricts to one column family, family and column to one column.
+
+    parallel_scans=N splits the rows into N ranges of about equal size
+    (SampleRowKeys, or split_keys) read by N concurrent streams; rows still
+    come in key order unless ordered=False (then key order only within each
+    range; Row.range says which). shard=(i, n) reads worker i's share of n.
+    A stream that breaks with a retryable status is resumed after its last
+    row. A row larger than max_row_bytes (default 256 MiB, Bigtable's own
+    limit; counted as the memory it takes, about 150 bytes per cell on top
+    of its bytes) stops the scan with a BigtableError naming the row."""
 
     def __init__(self, project, instance, table, *, prefix=None, start=None, end=None,
                  limit=None, family=None, all_versions=False, endpoint=None,
-                 app_profile_id=None, rpc_timeout_ms=None, max_row_bytes=None):
+                 app_profile_id=None, rpc_timeout_ms=None, max_row_bytes=None,
+                 ranges=None, keys=None, column=None, parallel_scans=1, shard=None,
+                 ordered=True, split_keys=None, retry_timeout=None):
         if max_row_bytes is not None and not 0 < max_row_bytes < 2 ** 64:
             raise ValueError("max_row_bytes must be a positive byte count, not %r"
                              % (max_row_bytes,))
+        if not isinstance(parallel_scans, int) or not 1 <= parallel_scans <= 256:
+            raise ValueError("parallel_scans must be 1 to 256, not %r" % (parallel_scans,))
+        if ranges is not None and keys is not None:
+            raise ValueError("ranges and keys are exclusive")
+        if retry_timeout is not None and not retry_timeout > 0:
+            raise ValueError("retry_timeout must be a positive number of seconds, not %r"
+                             % (retry_timeout,))
+        shard_index, num_shards = _shard(shard)
         limit = _args.size(limit, "limit")
         table = _args.text(table, "table")
-        self._keep = [_b(prefix), _b(start), _b(end), _args.text(family, "family")]
+        self._keep = [_b(prefix), _b(start), _b(end), _args.text(family, "family"),
+                      _b(column)]
         self._closed = False  # by close(), not by reaching the end
-        self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
-        p, s, e, f = self._keep
+        p, s, e, f, col = self._keep
         o = _ReadOptions(prefix=p, prefix_len=len(p) if p else 0, start_key=s,
                          start_key_len=len(s) if s else 0, end_key=e,
                          end_key_len=len(e) if e else 0, rows_limit=limit or 0,
                          all_versions=1 if all_versions else 0, family=f,
-                         max_row_bytes=max_row_bytes or 0)
+                         max_row_bytes=max_row_bytes or 0, column=col,
+                         parallel_scans=parallel_scans, shard_index=shard_index,
+                         num_shards=num_shards, unordered=0 if ordered else 1,
+                         retry_timeout_ms=int(retry_timeout * 1000) if retry_timeout else 0)
         if p == b"":
             o.prefix = None  # an empty prefix is every row
+        if keys is not None:
+            ptrs, lens, kept = _key_array(list(keys), "keys")
+            self._keep += [ptrs, lens, kept]
+            o.keys, o.key_lens, o.n_keys = ptrs, lens, len(kept)
+        if ranges is not None:
+            arr, kept = _range_array(list(ranges))
+            self._keep += [arr, kept]
+            o.ranges, o.n_ranges = arr, len(kept) // 2
+        if split_keys is not None:
+            ptrs, lens, kept = _key_array(list(split_keys), "split_keys")
+            self._keep += [ptrs, lens, kept]
+            o.split_keys, o.split_key_lens, o.n_split_keys = ptrs, lens, len(kept)
+        self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
         h = BtReaderHandle()
         rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, table, byref(o))
         if rc < 0:
             self._client.close()
             _raise(rc)
         self._h = h
+        self._stats = None
 
     def __iter__(self):
         if self._closed:
@@ -514,7 +623,16 @@ class Reader:
                               c.timestamp_micros,
                               string_at(c.value, c.value_len) if c.value_len else b"",
                               _cell_labels(c)))
-        return Row(string_at(row.key, row.key_len), cells)
+        return Row(string_at(row.key, row.key_len), cells, row.range)
+
+    @property
+    def stats(self):
+        """rows, bytes, ranges, samples, streams, resumed, paused (a dict)."""
+        if self._h is None:
+            return dict(self._stats or {})
+        st = _ReadStats()
+        lib.tfrec_bt_reader_stats_get(self._h, byref(st))
+        return {n: getattr(st, n) for n, _ in _ReadStats._fields_[1:]}
 
     def close(self):
         """Release the scan; using the reader afterwards raises ValueError."""
@@ -523,6 +641,7 @@ class Reader:
 
     def _release(self):
         if self._h is not None:
+            self._stats = self.stats
             lib.tfrec_bt_reader_free(self._h)
             self._h = None
             self._client.close()
@@ -538,4 +657,49 @@ class Reader:
             self._release()
 
 
-__all__ = ["Writer", "Reader", "Row", "Cell", "FailedRow", "LoadProgress", "row_key", "key_width"]
+class Dataset:
+    """The records stored in one column of a row prefix, for training loops:
+
+        ds = tfrec.bigtable.Dataset("p", "i", "imagenet", prefix=b"train_",
+                                    parallel_scans=4, shard=(rank, world), parse=True)
+        for epoch in range(3):
+            for example in ds:          # {feature: [values]}
+                ...
+
+    Each iteration is one pass (a new scan). Yields the latest value of
+    family:column of each row as bytes, or with parse=True the tf.Example
+    it holds as a dict. parallel_scans, shard=(i, n), ordered and the row
+    set options (prefix, start/end, ranges, keys, limit, split_keys) are
+    those of Reader. Rows without that column are not in the scan (the
+    server filters by column). shard splits at SampleRowKeys boundaries, so
+    workers agree on their shares when the table's tablets do not move
+    during planning; pass split_keys to make the shares independent of the
+    server. A Bigtable scan has no random access: there is no global
+    shuffle here (shuffle a buffer, or the files' tfrec.Dataset)."""
+
+    def __init__(self, project, instance, table, *, prefix=b"train_", family="tfexample",
+                 column=b"example", parse=False, **reader_options):
+        if "all_versions" in reader_options:
+            raise ValueError("Dataset reads the latest cell only; use Reader for all versions")
+        self._args = (project, instance, table)
+        self._opts = dict(reader_options, prefix=prefix, family=family, column=column)
+        self._parse = bool(parse)
+        fam = _args.text(family, "family")
+        self._family = fam.decode("utf-8") if isinstance(fam, bytes) else fam
+        self._column = _b(column)
+        if not self._family or not self._column:
+            raise ValueError("Dataset needs a family and a column")
+        self.stats = {}
+
+    def __iter__(self):
+        from .example import Example
+        with Reader(*self._args, **self._opts) as r:
+            for row in r:
+                v = row.value(self._family, self._column)
+                if v is None:
+                    continue
+                yield Example.parse(v).to_dict() if self._parse else v
+            self.stats = r.stats
+
+
+__all__ = ["Writer", "Reader", "Dataset", "Row", "Cell", "FailedRow", "LoadProgress", "row_key", "key_width"]

@@ -11,8 +11,9 @@ from bindings_env import load_tfrec
 MIRRORS = [("record", "_ReaderOptions"), ("record", "_ReaderStats"), ("record", "_WriterOptions"),
            ("bigtable", "_ClientOptions"), ("bigtable", "_WriterOptions"),
            ("bigtable", "_WriterStats"), ("bigtable", "_ReadOptions"), ("bigtable", "_Row"),
-           ("bigtable", "_Cell"), ("bigtable", "_LoadOptions"), ("bigtable", "_LoadStats"),
-           ("imagenet", "_Options"), ("imagenet", "_Counts"), ("dataset", "_DatasetOptions")]
+           ("bigtable", "_Cell"), ("bigtable", "_ReadStats"), ("bigtable", "_LoadOptions"),
+           ("bigtable", "_LoadStats"), ("imagenet", "_Options"), ("imagenet", "_Counts"),
+           ("dataset", "_DatasetOptions")]
 
 
 @pytest.fixture(scope="module")

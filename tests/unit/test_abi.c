@@ -94,6 +94,30 @@ typedef struct abi_bt_read_options_v1 {
     const char *family;
 } abi_bt_read_options_v1;
 
+/* Before row sets, parallel scans and shards. */
+typedef struct abi_bt_read_options_v2 {
+    size_t struct_size;
+    const void *prefix;
+    size_t prefix_len;
+    const void *start_key;
+    size_t start_key_len;
+    const void *end_key;
+    size_t end_key_len;
+    int64_t rows_limit;
+    int all_versions;
+    const char *family;
+    size_t max_row_bytes;
+} abi_bt_read_options_v2;
+
+/* Before tfrec_bt_row.range. */
+typedef struct abi_bt_row_v1 {
+    size_t struct_size;
+    const uint8_t *key;
+    size_t key_len;
+    const tfrec_bt_cell *const *cells;
+    size_t ncells;
+} abi_bt_row_v1;
+
 typedef struct abi_bt_cell_v1 {
     size_t struct_size;
     const char *family;
@@ -124,6 +148,8 @@ SAME_PREFIX(abi_bt_read_options_v0, tfrec_bt_read_options, start_key);
 SAME_PREFIX(abi_imagenet_counts_v0, tfrec_imagenet_counts, images_fixed);
 SAME_PREFIX(abi_bt_read_options_v1, tfrec_bt_read_options, max_row_bytes);
 SAME_PREFIX(abi_bt_cell_v1, tfrec_bt_cell, labels);
+SAME_PREFIX(abi_bt_read_options_v2, tfrec_bt_read_options, ranges);
+SAME_PREFIX(abi_bt_row_v1, tfrec_bt_row, range);
 
 /* A buffer of garbage holding a struct of `size` bytes at its start. */
 static unsigned char *room(void)
@@ -317,6 +343,13 @@ static void test_old_bigtable_options_get_defaults(void)
     *ro = (abi_bt_read_options_v0){ sizeof *ro, "train_", 0 };
     tfrec_bt_reader *r = NULL;
     CHECK_EQ(tfrec_bt_reader_open(&r, c, "t", (const tfrec_bt_read_options *)ro), TFREC_OK);
+    tfrec_bt_reader_free(r);
+    abi_bt_read_options_v2 *r2 = (abi_bt_read_options_v2 *)room();
+    memset(r2, 0, sizeof *r2);
+    r2->struct_size = sizeof *r2;
+    r2->prefix = "train_";
+    r2->max_row_bytes = 1 << 20;
+    CHECK_EQ(tfrec_bt_reader_open(&r, c, "t", (const tfrec_bt_read_options *)r2), TFREC_OK);
     tfrec_bt_reader_free(r);
     tfrec_bt_client_free(c);
     unsetenv("BIGTABLE_EMULATOR_HOST");

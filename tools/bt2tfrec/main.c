@@ -1,6 +1,7 @@
 /* bt2tfrec: read rows by prefix back out of Bigtable into a TFRecord file,
  * one record per row (the value of column_family:column), in key order.
  * The way back for verification, and for moving a table to files. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,12 @@ static const char usage[] =
     "\n"
     "Read the rows whose key starts with --row_prefix, in key order, into one\n"
     "TFRecord file: one record per row, the value of <column_family>:<column>.\n"
-    "The output appears only when every row was read (written under a\n"
+    "--parallel_scans=N splits the prefix into N ranges of about equal size\n"
+    "(SampleRowKeys) read by N concurrent streams; with --output_shards each\n"
+    "range goes to its own file FILE-iiiii-of-nnnnn, else the one file is still\n"
+    "in key order. --shard_index/--num_shards: worker i of n reads only its\n"
+    "share. A stream that breaks is resumed after its last row.\n"
+    "The outputs appear only when every row was read (written under a\n"
     "temporary name and renamed); SIGINT/SIGTERM removes the partial output\n"
     "and exits with status 130.\n";
 
@@ -26,9 +32,12 @@ static const char *const compressions[] = { "none", "zlib", "gzip", NULL };
 
 typedef struct bt2_flags {
     const char *instance, *table, *project, *prefix, *family, *column, *output, *keys_path;
+    const char *split_keys_path;
     int64_t max_rows;
     int quiet;
     int compression; /* index in compressions[] */
+    int parallel_scans, output_shards, shard_index, num_shards;
+    double retry_timeout_s;
 } bt2_flags;
 
 static int run(const bt2_flags *f);
@@ -39,6 +48,9 @@ int main(int argc, char **argv)
     f.prefix = "train_";
     f.family = "tfexample";
     f.column = "example";
+    f.parallel_scans = 1;
+    f.num_shards = 1;
+    f.retry_timeout_s = 600;
     cli_flag flags[] = {
         { .name = "bigtable_instance",
           .type = CLI_STRING,
@@ -92,6 +104,45 @@ int main(int argc, char **argv)
           .dest = &f.compression,
           .choices = compressions,
           .help = "of the output, as TFRecordOptions [none]" },
+        { .name = "parallel_scans",
+          .type = CLI_INT,
+          .dest = &f.parallel_scans,
+          .min = 1,
+          .max = 256,
+          .value_name = "N",
+          .help = "concurrent ReadRows streams over ranges of about equal size [1]" },
+        { .name = "output_shards",
+          .type = CLI_BOOL,
+          .dest = &f.output_shards,
+          .help = "one file per range, OUTPUT-iiiii-of-nnnnn, numbered over all\n"
+                  "workers' ranges [one file in key order]" },
+        { .name = "shard_index",
+          .type = CLI_INT,
+          .dest = &f.shard_index,
+          .min = 0,
+          .max = 65535,
+          .value_name = "I",
+          .help = "this worker's share of the rows, 0 .. num_shards-1 [0]" },
+        { .name = "num_shards",
+          .type = CLI_INT,
+          .dest = &f.num_shards,
+          .min = 1,
+          .max = 65536,
+          .value_name = "N",
+          .help = "workers sharing the scan [1]" },
+        { .name = "split_keys_file",
+          .type = CLI_PATH,
+          .dest = &f.split_keys_path,
+          .value_name = "FILE",
+          .help = "split points, one key a line, instead of SampleRowKeys (so\n"
+                  "that workers cut the rows at the same keys)" },
+        { .name = "retry_timeout",
+          .type = CLI_DOUBLE,
+          .dest = &f.retry_timeout_s,
+          .dmin = 0.001,
+          .dmax = 1e9,
+          .value_name = "SECONDS",
+          .help = "give up on a broken stream after this long without a row [600]" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
         { 0 }
     };
@@ -105,6 +156,12 @@ int main(int argc, char **argv)
         if (!f.instance || !f.table || !f.output) {
             cli_usage_error(&cl, "--bigtable_instance, --bigtable_table and --output are required");
             st = EXIT_USAGE;
+        } else if (f.shard_index >= f.num_shards) {
+            cli_usage_error(&cl, "--shard_index must be below --num_shards");
+            st = EXIT_USAGE;
+        } else if (f.output_shards && !strcmp(f.output, "-")) {
+            cli_usage_error(&cl, "--output_shards needs a file name, not -");
+            st = EXIT_USAGE;
         } else {
             cli_catch_interrupts();
             st = run(&f);
@@ -114,8 +171,15 @@ int main(int argc, char **argv)
     return st;
 }
 
-/* Copy the rows the reader yields into w (and their keys into keys). */
-static int copy_rows(const bt2_flags *f, tfrec_bt_reader *rd, tfrec_writer *w, FILE *keys,
+/* The files rows go to: one, or one per range of this worker. */
+typedef struct outputs {
+    tfrec_writer **w;
+    char **names;
+    size_t n;
+} outputs;
+
+/* Copy the rows the reader yields into the outputs (and their keys into keys). */
+static int copy_rows(const bt2_flags *f, tfrec_bt_reader *rd, outputs *out, FILE *keys,
                      uint64_t *rows, uint64_t *bytes)
 {
     cli_progress prog;
@@ -135,6 +199,7 @@ static int copy_rows(const bt2_flags *f, tfrec_bt_reader *rd, tfrec_writer *w, F
             status = EXIT_DATA;
             break;
         }
+        tfrec_writer *w = out->w[out->n > 1 ? row.range : 0];
         if ((rc = tfrec_writer_write(w, cell->value, cell->value_len))) {
             fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(w));
             status = cli_worst(cli_exit_for(rc), EXIT_IO);
@@ -170,14 +235,139 @@ static int check_output(const char *path)
     return EXIT_OK;
 }
 
-static void summary(const bt2_flags *f, uint64_t rows, uint64_t bytes, double secs)
+/* Split points: one key a line (a trailing \r dropped), blank lines skipped. */
+typedef struct split_keys {
+    char **keys;
+    size_t *lens;
+    size_t n;
+} split_keys;
+
+static int read_split_keys(const char *path, split_keys *sk)
 {
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        fprintf(stderr, "bt2tfrec: --split_keys_file=%s: %s\n", path, strerror(errno));
+        return EXIT_IO;
+    }
+    char *line = NULL;
+    size_t cap = 0, room = 0;
+    ssize_t n;
+    int status = EXIT_OK;
+    while ((n = getline(&line, &cap, fp)) >= 0) {
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = 0;
+        if (!n)
+            continue;
+        if (sk->n == room) {
+            room = room ? 2 * room : 64;
+            char **k = realloc(sk->keys, room * sizeof *k);
+            size_t *l = k ? realloc(sk->lens, room * sizeof *l) : NULL;
+            if (k)
+                sk->keys = k;
+            if (!l) {
+                status = EXIT_IO;
+                break;
+            }
+            sk->lens = l;
+        }
+        if (!(sk->keys[sk->n] = strdup(line))) {
+            status = EXIT_IO;
+            break;
+        }
+        sk->lens[sk->n++] = (size_t)n;
+    }
+    if (ferror(fp) || status) {
+        fprintf(stderr, "bt2tfrec: could not read --split_keys_file=%s\n", path);
+        status = EXIT_IO;
+    }
+    free(line);
+    fclose(fp);
+    return status;
+}
+
+static void split_keys_free(split_keys *sk)
+{
+    for (size_t i = 0; i < sk->n; i++)
+        free(sk->keys[i]);
+    free(sk->keys);
+    free(sk->lens);
+}
+
+static int open_outputs(const bt2_flags *f, outputs *out)
+{
+    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
+    wo.compression = TFREC_COMPRESSION_NONE + f->compression;
+    out->n = f->output_shards ? (size_t)f->parallel_scans : 1;
+    out->w = calloc(out->n, sizeof *out->w);
+    out->names = calloc(out->n, sizeof *out->names);
+    if (!out->w || !out->names) {
+        fprintf(stderr, "bt2tfrec: out of memory\n");
+        return EXIT_IO;
+    }
+    long total = (long)f->num_shards * f->parallel_scans;
+    for (size_t i = 0; i < out->n; i++) {
+        size_t len = strlen(f->output) + 32;
+        if (!(out->names[i] = malloc(len)))
+            return EXIT_IO;
+        if (f->output_shards)
+            snprintf(out->names[i], len, "%s-%05ld-of-%05ld", f->output,
+                     (long)f->shard_index * f->parallel_scans + (long)i, total);
+        else
+            snprintf(out->names[i], len, "%s", f->output);
+        int rc = cli_writer_open(&out->w[i], out->names[i], &wo);
+        if (rc) {
+            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+            return cli_exit_for(rc);
+        }
+    }
+    return EXIT_OK;
+}
+
+/* Close every output (or remove them all after a failure). */
+static int close_outputs(outputs *out, int status)
+{
+    for (size_t i = 0; out->w && i < out->n; i++) {
+        if (!out->w[i])
+            continue;
+        int rc;
+        if (status)
+            tfrec_writer_abort(out->w[i]); /* no partial output file */
+        else if ((rc = tfrec_writer_close(out->w[i]))) {
+            fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(out->w[i]));
+            status = cli_worst(cli_exit_for(rc), EXIT_IO);
+        }
+        tfrec_writer_free(out->w[i]);
+        out->w[i] = NULL;
+    }
+    /* one failed close: the others, already renamed, would be a partial set */
+    for (size_t i = 0; status && status != EXIT_INTERRUPTED && out->n > 1 && i < out->n; i++)
+        if (out->names[i])
+            remove(out->names[i]);
+    for (size_t i = 0; out->names && i < out->n; i++)
+        free(out->names[i]);
+    free(out->names);
+    free(out->w);
+    return status;
+}
+
+static void summary(const bt2_flags *f, const outputs *out, tfrec_bt_reader *rd, uint64_t rows,
+                    uint64_t bytes, double secs)
+{
+    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
+    tfrec_bt_reader_stats_get(rd, &st);
+    char where[64];
+    if (out->n > 1)
+        snprintf(where, sizeof where, "%zu files", out->n);
     /* the same figures and units as tfrec2bt's summary */
     fprintf(stderr,
             "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
             "%.1f MB/s\n",
-            (unsigned long long)rows, (double)bytes / 1e6, f->table, f->output, secs,
-            secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
+            (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : f->output,
+            secs, secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
+    if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
+        fprintf(stderr, "bt2tfrec: %llu ranges (shard %d of %d), %llu streams, %llu resumed\n",
+                (unsigned long long)st.ranges, f->shard_index, f->num_shards,
+                (unsigned long long)st.streams, (unsigned long long)st.resumed);
 }
 
 static int run(const bt2_flags *f)
@@ -185,6 +375,11 @@ static int run(const bt2_flags *f)
     int status = check_output(f->output);
     if (status)
         return status;
+    split_keys sk = { 0 };
+    if (f->split_keys_path && (status = read_split_keys(f->split_keys_path, &sk))) {
+        split_keys_free(&sk);
+        return status;
+    }
     double t0 = cli_now();
     tfrec_bt_client *cl;
     tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
@@ -194,6 +389,7 @@ static int run(const bt2_flags *f)
     if (rc) {
         fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
                 rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
+        split_keys_free(&sk);
         return cli_exit_for(rc);
     }
     tfrec_bt_read_options ro = TFREC_BT_READ_OPTIONS_INIT;
@@ -201,42 +397,46 @@ static int run(const bt2_flags *f)
         ro.prefix = f->prefix;
     ro.rows_limit = f->max_rows;
     ro.family = f->family;
+    ro.column = f->column; /* the latest cell of family:column, nothing else */
+    ro.parallel_scans = f->parallel_scans;
+    ro.shard_index = f->shard_index;
+    ro.num_shards = f->num_shards;
+    ro.unordered = f->output_shards; /* each file is still in key order */
+    ro.retry_timeout_ms = (int64_t)(f->retry_timeout_s * 1000);
+    if (sk.n) {
+        ro.split_keys = (const void *const *)sk.keys;
+        ro.split_key_lens = sk.lens;
+        ro.n_split_keys = sk.n;
+    }
     tfrec_bt_reader *rd = NULL;
-    tfrec_writer *w = NULL;
+    outputs out = { 0 };
     FILE *keys = NULL;
     uint64_t rows = 0, bytes = 0;
-    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
-    wo.compression = TFREC_COMPRESSION_NONE + f->compression;
-    /* the output first: a file that cannot be created fails before reading */
-    if ((rc = cli_writer_open(&w, f->output, &wo)) ||
-        (rc = tfrec_bt_reader_open(&rd, cl, f->table, &ro))) {
+    /* the outputs first: a file that cannot be created fails before reading */
+    if ((status = open_outputs(f, &out)))
+        ;
+    else if ((rc = tfrec_bt_reader_open(&rd, cl, f->table, &ro))) {
         fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
         status = cli_exit_for(rc);
     } else if (f->keys_path && !(keys = fopen(f->keys_path, "w"))) {
         perror(f->keys_path);
         status = EXIT_IO;
     } else {
-        status = copy_rows(f, rd, w, keys, &rows, &bytes);
+        status = copy_rows(f, rd, &out, keys, &rows, &bytes);
     }
     if (keys && fclose(keys) != 0)
         status = cli_worst(status, EXIT_IO);
-    if (w && status) {
-        tfrec_writer_abort(w); /* no partial output file */
-        if (status == EXIT_INTERRUPTED)
-            fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n",
-                    f->output);
-    } else if (w && (rc = tfrec_writer_close(w))) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(w));
-        status = cli_worst(cli_exit_for(rc), EXIT_IO);
-    }
-    tfrec_writer_free(w);
-    tfrec_bt_reader_free(rd);
-    tfrec_bt_client_free(cl);
+    status = close_outputs(&out, status);
+    if (status == EXIT_INTERRUPTED)
+        fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", f->output);
     if (!status && rows == 0)
         fprintf(stderr, "bt2tfrec: warning: no row of table %s %s%s%s; %s holds no records\n",
                 f->table, *f->prefix ? "has a key starting with '" : "was found",
                 *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", f->output);
     if (!status && !f->quiet)
-        summary(f, rows, bytes, cli_now() - t0);
+        summary(f, &out, rd, rows, bytes, cli_now() - t0);
+    tfrec_bt_reader_free(rd);
+    tfrec_bt_client_free(cl);
+    split_keys_free(&sk);
     return status;
 }

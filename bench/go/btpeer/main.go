@@ -3,6 +3,14 @@
 //
 //	btpeer load -n ROWS -size BYTES -rows_per_request N -inflight N -pool N [-emulator_pid PID]
 //	btpeer sums -table T -prefix P      # key<TAB>len<TAB>sha256 of tfexample:example
+//	btpeer read -table T -prefix P -streams N -pool N [-emulator_pid PID]
+//	                                     # prefix scan, latest tfexample:example
+//
+// read with -streams 1 is one ReadRows call over the prefix; with N > 1 it
+// is the recipe users of the Go client write (as tfio does): SampleRowKeys,
+// the sampled keys inside the prefix dealt out as N contiguous runs of about
+// as many tablets, one goroutine's ReadRows per run. It prints
+// rows=N bytes=B wall=S cpu=S emu_cpu=S (bytes: key + value).
 //
 // Project "p", instance "i"; BIGTABLE_EMULATOR_HOST names the emulator.
 //
@@ -74,6 +82,7 @@ func main() {
 	inflight := fs.Int("inflight", 2, "concurrent ApplyBulk calls")
 	pool := fs.Int("pool", 4, "gRPC connections (option.WithGRPCConnectionPool)")
 	emuPid := fs.Int("emulator_pid", 0, "emulator process, for its CPU time")
+	streams := fs.Int("streams", 1, "read: concurrent ReadRows over SampleRowKeys ranges")
 	fs.Parse(os.Args[2:])
 	ctx := context.Background()
 	addr := os.Getenv("BIGTABLE_EMULATOR_HOST")
@@ -159,6 +168,49 @@ func main() {
 			log.Fatalf("%d rows failed", failed)
 		}
 		fmt.Printf("rows=%d wall=%.4f cpu=%.3f emu_cpu=%.2f\n", *n, wall, cpu, emu)
+	case "read":
+		if _, err := tbl.ReadRow(ctx, "warm-up"); err != nil {
+			log.Fatal(err)
+		}
+		emu0, cpu0, t0 := procCPU(*emuPid), selfCPU(), time.Now()
+		ranges := []bigtable.RowRange{bigtable.PrefixRange(*prefix)}
+		if *streams > 1 {
+			ranges = splitPrefix(ctx, tbl, *prefix, *streams)
+		}
+		filter := bigtable.RowFilter(bigtable.ChainFilters(bigtable.FamilyFilter("tfexample"),
+			bigtable.ColumnFilter("example"), bigtable.LatestNFilter(1)))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var rows, bytes int64
+		var firstErr error
+		for _, rr := range ranges {
+			wg.Add(1)
+			go func(rr bigtable.RowRange) {
+				defer wg.Done()
+				var n, b int64
+				err := tbl.ReadRows(ctx, rr, func(r bigtable.Row) bool {
+					n++
+					b += int64(len(r.Key()))
+					for _, it := range r["tfexample"] {
+						b += int64(len(it.Value))
+					}
+					return true
+				}, filter)
+				mu.Lock()
+				rows += n
+				bytes += b
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}(rr)
+		}
+		wg.Wait()
+		wall, cpu, emu := time.Since(t0).Seconds(), selfCPU()-cpu0, procCPU(*emuPid)-emu0
+		if firstErr != nil {
+			log.Fatal(firstErr)
+		}
+		fmt.Printf("rows=%d bytes=%d wall=%.4f cpu=%.3f emu_cpu=%.2f\n", rows, bytes, wall, cpu, emu)
 	case "sums":
 		err := tbl.ReadRows(ctx, bigtable.PrefixRange(*prefix), func(r bigtable.Row) bool {
 			for _, it := range r["tfexample"] {
@@ -172,4 +224,43 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+}
+
+// splitPrefix: the prefix cut at the sampled keys inside it into n ranges,
+// each a contiguous run of about len(keys)/n tablets.
+func splitPrefix(ctx context.Context, tbl *bigtable.Table, prefix string, n int) []bigtable.RowRange {
+	samples, err := tbl.SampleRowKeys(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	end := prefixEnd(prefix)
+	var inside []string
+	for _, k := range samples {
+		if k > prefix && (end == "" || k < end) {
+			inside = append(inside, k)
+		}
+	}
+	var out []bigtable.RowRange
+	start := prefix
+	for i := 1; i < n; i++ {
+		j := i * (len(inside) + 1) / n
+		if j == 0 || j > len(inside) || inside[j-1] <= start {
+			continue
+		}
+		out = append(out, bigtable.NewRange(start, inside[j-1]))
+		start = inside[j-1]
+	}
+	return append(out, bigtable.NewRange(start, end))
+}
+
+func prefixEnd(p string) string {
+	b := []byte(p)
+	for len(b) > 0 && b[len(b)-1] == 0xff {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	b[len(b)-1]++
+	return string(b)
 }

@@ -1,0 +1,68 @@
+/* Internal: the reader's state, shared by reader.c (setup, requests) and
+ * reader_next.c (the event loop).
+ *
+ * A reader scans one or more ranges ("scans"), each with its own ReadRows
+ * stream, chunk merger and queue of received messages, all on one
+ * transport (one completion queue). A scan's stream is (re)started only
+ * when everything it received has been merged, so the merger's last
+ * committed key is exactly where a resumed stream must begin. */
+#ifndef TFREC_BT_READER_INTERNAL_H
+#define TFREC_BT_READER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bigtable/read_transport.h"
+#include "bigtable/retry.h"
+#include "bigtable/row_merger.h"
+#include "bigtable/rowset.h"
+
+enum {
+    SCAN_IDLE,    /* no call: start one when drained and past retry_at */
+    SCAN_RUNNING, /* a call is streaming */
+    SCAN_EOS,     /* the server ended the call OK: finish once drained */
+    SCAN_DONE     /* every row of the range returned */
+};
+
+typedef struct bt_scan {
+    size_t index; /* stream number for the transport */
+    int state;
+    bt_rowset set; /* what is left to read, narrowed on resume */
+    bt_merger m;
+    void *call;
+    int pausing; /* we cancelled the call: the buffer was full */
+    int stalled; /* we cancelled the call: nothing arrived for stall_ms */
+    bt_event *q; /* received messages not yet merged (a ring) */
+    size_t qhead, qlen, qcap, qbytes;
+    Google__Bigtable__V2__ReadRowsResponse *resp; /* being merged */
+    size_t chunk;
+    unsigned failures;  /* consecutive retryable failures */
+    int64_t fail_since; /* monotonic ms of the first of them */
+    int64_t retry_at;   /* monotonic ms: not before */
+} bt_scan;
+
+struct tfrec_bt_reader {
+    tfrec_err err;
+    bt_read_transport t;
+    int have_t;
+    char name[1024];
+    char *app_profile;
+    char *family, *column;
+    int all_versions;
+    int64_t rows_limit, returned;
+    int unordered;
+    size_t max_buffer;
+    int64_t retry_timeout_ms, stall_ms;
+    bt_backoff backoff;
+    size_t max_row_bytes;
+    bt_scan *scans;
+    size_t nscans, cur;
+    int running; /* calls without their DONE yet */
+    tfrec_bt_read_stats st;
+};
+
+/* Start scan s's next ReadRows call for what is left of its row set;
+ * SCAN_DONE instead when nothing is left. */
+int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s);
+
+#endif

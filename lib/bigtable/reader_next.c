@@ -1,0 +1,298 @@
+/* The reader's event loop: merge the scan whose rows are due, keep every
+ * other scan's stream running (paused when its buffer is full), resume
+ * broken streams after the last row received. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bigtable/reader_internal.h"
+#include "util/struct_size.h"
+
+static int q_push(bt_scan *s, bt_event *ev)
+{
+    if (s->qlen == s->qcap) {
+        size_t cap = s->qcap ? 2 * s->qcap : 8;
+        bt_event *q = malloc(cap * sizeof *q);
+        if (!q)
+            return TFREC_E_NOMEM;
+        for (size_t i = 0; i < s->qlen; i++)
+            q[i] = s->q[(s->qhead + i) % s->qcap];
+        free(s->q);
+        s->q = q;
+        s->qcap = cap;
+        s->qhead = 0;
+    }
+    s->q[(s->qhead + s->qlen++) % s->qcap] = *ev;
+    s->qbytes += ev->len;
+    return TFREC_OK;
+}
+
+static bt_event q_pop(bt_scan *s)
+{
+    bt_event ev = s->q[s->qhead];
+    s->qhead = (s->qhead + 1) % s->qcap;
+    s->qlen--;
+    s->qbytes -= ev.len;
+    return ev;
+}
+
+static int drained(const bt_scan *s)
+{
+    return !s->qlen && !s->resp;
+}
+
+static void drop_resp(bt_scan *s)
+{
+    if (s->resp)
+        google__bigtable__v2__read_rows_response__free_unpacked(s->resp, NULL);
+    s->resp = NULL;
+    s->chunk = 0;
+}
+
+/* Cancel every call and wait for their DONE events. */
+static void stop_all(tfrec_bt_reader *r)
+{
+    for (size_t i = 0; i < r->nscans; i++)
+        if (r->scans[i].call)
+            r->t.cancel(r->t.ctx, r->scans[i].call);
+    int64_t until = tfrec_bt_now_ms() + 60000;
+    while (r->running > 0) {
+        bt_event ev;
+        if (r->t.next(r->t.ctx, until, &ev) != 1)
+            break;
+        if (ev.kind == BT_EV_DONE) {
+            bt_scan *s = ev.user;
+            s->call = NULL;
+            r->running--;
+        }
+        tfrec_bt_event_release(&ev);
+    }
+}
+
+static int fail(tfrec_bt_reader *r, int code)
+{
+    stop_all(r);
+    return code;
+}
+
+/* Merge what scan s has received: 1 a row is ready, 0 nothing buffered. */
+static int consume(tfrec_bt_reader *r, bt_scan *s)
+{
+    for (;;) {
+        while (s->resp && s->chunk < s->resp->n_chunks) {
+            tfrec_err merr;
+            merr.msg[0] = 0;
+            int rc = tfrec_bt_merger_feed(&s->m, s->resp->chunks[s->chunk++], &merr);
+            if (rc < 0)
+                return tfrec_fail(&r->err, rc, "ReadRows on %s at %s: %s", r->name, r->t.endpoint,
+                                  merr.msg);
+            if (rc == 1)
+                return 1;
+        }
+        drop_resp(s);
+        if (!s->qlen)
+            break;
+        bt_event ev = q_pop(s);
+        s->resp = google__bigtable__v2__read_rows_response__unpack(NULL, ev.len, ev.data);
+        tfrec_bt_event_release(&ev);
+        if (!s->resp)
+            return tfrec_fail(&r->err, TFREC_E_PARSE, "unparsable ReadRows response from %s",
+                              r->t.endpoint);
+    }
+    if (s->state == SCAN_EOS) {
+        tfrec_err merr;
+        int rc = tfrec_bt_merger_finish(&s->m, &merr);
+        if (rc)
+            return tfrec_fail(&r->err, rc, "ReadRows on %s at %s: %s", r->name, r->t.endpoint,
+                              merr.msg);
+        s->state = SCAN_DONE;
+    }
+    return 0;
+}
+
+/* Start the calls that are due: idle scans whose data is all merged. */
+static int start_due(tfrec_bt_reader *r, int64_t now, int64_t *wake)
+{
+    for (size_t i = 0; i < r->nscans; i++) {
+        bt_scan *s = &r->scans[i];
+        if (s->state != SCAN_IDLE || !drained(s))
+            continue;
+        if (s->retry_at > now) {
+            if (s->retry_at < *wake)
+                *wake = s->retry_at;
+            continue;
+        }
+        int rc = tfrec_bt_scan_start(r, s);
+        if (rc)
+            return rc;
+    }
+    return TFREC_OK;
+}
+
+/* A call ended. */
+static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t now)
+{
+    s->call = NULL;
+    r->running--;
+    if (ev->code == BT_OK) {
+        s->pausing = 0;
+        s->stalled = 0;
+        s->state = SCAN_EOS;
+        return TFREC_OK;
+    }
+    s->state = SCAN_IDLE;
+    if (s->pausing) {
+        s->pausing = 0;
+        s->stalled = 0;
+        s->retry_at = 0; /* again once the buffer is merged */
+        return TFREC_OK;
+    }
+    int stalled = s->stalled;
+    s->stalled = 0;
+    if (stalled ||
+        (tfrec_bt_retryable(ev->code, ev->details) && ev->code != BT_RESOURCE_EXHAUSTED)) {
+        if (!s->failures++)
+            s->fail_since = now;
+        if (now - s->fail_since <= r->retry_timeout_ms) {
+            r->st.resumed++;
+            s->retry_at = now + tfrec_bt_backoff_delay(&r->backoff, s->failures);
+            return TFREC_OK;
+        }
+        return tfrec_fail(&r->err, TFREC_E_NETWORK,
+                          "ReadRows on %s at %s: %s: %s (giving up after %u attempts in %lld ms)",
+                          r->name, r->t.endpoint,
+                          stalled ? "no response" : tfrec_bt_code_name(ev->code),
+                          stalled ? "the stream went silent" : ev->details, s->failures,
+                          (long long)(now - s->fail_since));
+    }
+    return tfrec_fail(&r->err, ev->code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
+                      "ReadRows on %s at %s: %s: %s", r->name, r->t.endpoint,
+                      tfrec_bt_code_name(ev->code), ev->details);
+}
+
+/* Wait for one event (or until wake) and file it under its scan. */
+static int pump(tfrec_bt_reader *r, int64_t wake)
+{
+    int64_t now = tfrec_bt_now_ms();
+    int64_t deadline = r->running ? now + r->stall_ms : wake;
+    if (wake < deadline)
+        deadline = wake;
+    bt_event ev;
+    int got = r->t.next(r->t.ctx, deadline, &ev);
+    if (got != 1) {
+        /* Silence on every stream: a connection that died without a word
+         * (no reset reached us). Cancel and resume them like any broken
+         * stream; the retry deadline still bounds the whole. */
+        if (r->running && tfrec_bt_now_ms() >= now + r->stall_ms)
+            for (size_t i = 0; i < r->nscans; i++)
+                if (r->scans[i].call && !r->scans[i].stalled) {
+                    r->scans[i].stalled = 1;
+                    r->t.cancel(r->t.ctx, r->scans[i].call);
+                }
+        return TFREC_OK; /* a retry is due, or the cancelled calls end */
+    }
+    bt_scan *s = ev.user;
+    if (ev.kind == BT_EV_DONE)
+        return on_done(r, s, &ev, tfrec_bt_now_ms());
+    if (q_push(s, &ev)) {
+        tfrec_bt_event_release(&ev);
+        return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
+    }
+    /* A full buffer: cancel the stream, resume it after its last row once
+     * the reader has caught up (the bytes in flight are kept). */
+    if (s->qbytes > r->max_buffer && s->call && !s->pausing) {
+        s->pausing = 1;
+        r->st.paused++;
+        r->t.cancel(r->t.ctx, s->call);
+    }
+    return TFREC_OK;
+}
+
+static int row_out(tfrec_bt_reader *r, bt_scan *s, tfrec_bt_row *row)
+{
+    const tfrec_bt_row *in = &s->m.row;
+    r->returned++;
+    s->failures = 0;
+    r->st.rows++;
+    r->st.bytes += in->key_len;
+    for (size_t i = 0; i < in->ncells; i++)
+        r->st.bytes += in->cells[i]->value_len;
+    tfrec_bt_row out = *in;
+    out.range = s->index;
+    return TFREC_STRUCT_OUT(tfrec_bt_row, row, &out, NULL);
+}
+
+int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
+{
+    if (!r)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_reader_next: NULL reader");
+    if (TFREC_STRUCT_CHECK_OUT(tfrec_bt_row, row, NULL))
+        return TFREC_E_INVALID;
+    if (r->err.code)
+        return r->err.code;
+    for (;;) {
+        if (r->rows_limit > 0 && r->returned >= r->rows_limit) {
+            stop_all(r);
+            return TFREC_END;
+        }
+        /* ordered: only the first unfinished scan; else round robin */
+        size_t live = 0;
+        for (size_t k = 0; k < r->nscans; k++) {
+            size_t i = r->unordered ? (r->cur + k) % r->nscans : k;
+            bt_scan *s = &r->scans[i];
+            if (s->state == SCAN_DONE)
+                continue;
+            int rc = consume(r, s);
+            if (rc < 0)
+                return fail(r, rc);
+            if (rc == 1) {
+                if (r->unordered)
+                    r->cur = (i + 1) % r->nscans;
+                return row_out(r, s, row);
+            }
+            if (s->state != SCAN_DONE)
+                live++;
+            if (!r->unordered && s->state != SCAN_DONE)
+                break;
+        }
+        if (!live) {
+            stop_all(r);
+            return TFREC_END;
+        }
+        int64_t now = tfrec_bt_now_ms(), wake = now + r->stall_ms;
+        int rc = start_due(r, now, &wake);
+        /* nothing streaming and no retry waiting: a scan just turned out
+         * empty (DONE), so look again at which scan is due */
+        if (!rc && r->running == 0 && wake >= now + r->stall_ms)
+            continue;
+        if (!rc)
+            rc = pump(r, wake);
+        if (rc)
+            return fail(r, rc);
+    }
+}
+
+void tfrec_bt_reader_free(tfrec_bt_reader *r)
+{
+    if (!r)
+        return;
+    if (r->have_t) {
+        stop_all(r);
+        r->t.destroy(r->t.ctx);
+    }
+    for (size_t i = 0; i < r->nscans; i++) {
+        bt_scan *s = &r->scans[i];
+        while (s->qlen) {
+            bt_event ev = q_pop(s);
+            tfrec_bt_event_release(&ev);
+        }
+        free(s->q);
+        drop_resp(s);
+        tfrec_bt_merger_free(&s->m);
+        tfrec_bt_rowset_free(&s->set);
+    }
+    free(r->scans);
+    free(r->app_profile);
+    free(r->family);
+    free(r->column);
+    free(r);
+}
