@@ -220,11 +220,11 @@ int tfrec_bt_cq_poll(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *e
             return 0;
         if (e.type == GRPC_QUEUE_SHUTDOWN)
             return -1;
-        bt_tag *t = e.tag;
-        bt_call *c = t->call;
         /* From here on the call is touched only under the lock, so a thread
          * starting or cancelling calls under it never sees one half freed. */
         lock(mu);
+        bt_tag *t = e.tag;
+        bt_call *c = t->call;
         if (t->kind == TAG_MESSAGE && e.success && c->recv) {
             grpc_byte_buffer_reader rd;
             ev->kind = BT_EV_MESSAGE;

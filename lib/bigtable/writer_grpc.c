@@ -1,12 +1,13 @@
 /* The bulk writer's transport over gRPC: MutateRows calls with the routing
- * header for the table, spread over a few connections, each connection's
- * completion queue polled by its own thread.
+ * header for the table, spread over a few connections. By default the
+ * writer's thread polls one completion queue for all of them; with
+ * $TFREC_BT_POLLERS=1 each connection gets its own queue and polling thread.
  *
- * Why polling threads: gRPC core moves a connection's bytes (writes as the
- * socket drains, window updates, responses) only while some thread polls.
- * With the writer's thread as the only poller, that happened only between
- * reading and encoding rows, and all connections were served by one
- * thread; see bench/RESULTS.md for the measurement.
+ * Why polling threads (an experiment): gRPC core moves a connection's bytes
+ * (writes as the socket drains, window updates, responses) only while some
+ * thread polls, so with the writer's thread as the only poller that happens
+ * between reading and encoding rows, for all connections on one thread.
+ * Measured on a loaded machine they did not help (bench/RESULTS.md).
  *
  * Why several connections: over one HTTP/2 connection every request byte
  * goes through the server's single reader for that connection (in gRPC-Go,
@@ -167,10 +168,13 @@ static int take_ready(grpc_tr *t, int64_t deadline_ms, bt_event *ev)
             pthread_mutex_unlock(&t->mu);
             return 0;
         }
-        int64_t until = deadline_ms - now > 3600000 ? now + 3600000 : deadline_ms;
+        /* The condition uses the default (realtime) clock: some thread
+         * sanitizers ignore pthread_condattr_setclock. A clock step only
+         * shortens or lengthens this one wait, capped at a second. */
+        int64_t wait = deadline_ms - now > 1000 ? 1000 : deadline_ms - now;
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts); /* the condition's clock, at full precision */
-        int64_t ns = (int64_t)ts.tv_nsec + (until - now) * 1000000;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = (int64_t)ts.tv_nsec + wait * 1000000;
         ts.tv_sec += ns / 1000000000;
         ts.tv_nsec = ns % 1000000000;
         pthread_cond_timedwait(&t->ready_cv, &t->mu, &ts);
@@ -260,13 +264,7 @@ static void tr_destroy(void *ctx)
  * one queue itself. */
 static void start_pollers(grpc_tr *t)
 {
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca))
-        return;
-    int ok =
-        !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) && !pthread_cond_init(&t->ready_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (!ok)
+    if (pthread_cond_init(&t->ready_cv, NULL))
         return;
     if (pthread_mutex_init(&t->mu, NULL)) {
         pthread_cond_destroy(&t->ready_cv);
@@ -294,11 +292,14 @@ static void start_pollers(grpc_tr *t)
     t->threaded = 1;
 }
 
-/* Polling threads unless $TFREC_BT_POLLERS is 0 (for comparisons). */
+/* Polling threads only with $TFREC_BT_POLLERS=1: on the shared 2-core
+ * machine they were measured no faster than polling from the writer's thread
+ * and cost more client CPU for small rows (bench/RESULTS.md), so they stay
+ * an experiment until a quiet-machine run decides. */
 static int pollers_wanted(void)
 {
     const char *env = getenv("TFREC_BT_POLLERS");
-    return !(env && *env && atoi(env) == 0);
+    return env && atoi(env) > 0;
 }
 
 /* Connections to use: the option, else $TFREC_BT_CONNECTIONS, else one per
