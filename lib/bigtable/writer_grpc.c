@@ -144,10 +144,13 @@ static int tr_start(void *ctx, void *user, const grpc_slice *slices, size_t n, t
     tc->ch = best;
     tc->next = t->live;
     lock(t);
-    tc->call = tfrec_bt_call_start(t->k[best].ch, t->threaded ? t->k[best].cq : t->cq, MUTATE_ROWS,
-                                   t->params, slices, n, t->client->rpc_timeout_ms, tc, err);
+    bt_call *call =
+        tfrec_bt_call_start(t->k[best].ch, t->threaded ? t->k[best].cq : t->cq, MUTATE_ROWS,
+                            t->params, slices, n, t->client->rpc_timeout_ms, tc, err);
+    tc->call = call;
     unlock(t);
-    if (!tc->call) {
+    /* Not tc->call: once unlocked, a poller may finish the call and clear it. */
+    if (!call) {
         free(tc);
         return TFREC_E_NETWORK;
     }
