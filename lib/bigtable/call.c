@@ -6,6 +6,7 @@
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,7 @@ bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const 
         call_free(c);
         return NULL;
     }
-    c->pending = 1;
+    c->pending++;
 
     grpc_op st;
     memset(&st, 0, sizeof st);
@@ -179,8 +180,8 @@ static void finish(bt_call *c, bt_event *ev)
     call_free(c);
 }
 
-/* A call whose last op ended while we were returning one of its messages
- * (only if gRPC refused a new RECV_MESSAGE): its DONE is returned next. */
+/* Per-thread slot for tfrec_bt_cq_next's callers (the reader and admin
+ * calls poll their queue from the thread that owns it). */
 static _Thread_local struct {
     grpc_completion_queue *cq;
     bt_call *call;
@@ -188,10 +189,27 @@ static _Thread_local struct {
 
 int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev)
 {
+    bt_call *slot = deferred.cq == cq ? deferred.call : NULL;
+    int rc = tfrec_bt_cq_poll(cq, deadline_ms, ev, &slot, NULL);
+    deferred.cq = cq;
+    deferred.call = slot;
+    return rc;
+}
+
+static void lock(pthread_mutex_t *mu)
+{
+    if (mu)
+        pthread_mutex_lock(mu);
+}
+
+int tfrec_bt_cq_poll(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev,
+                     bt_call **deferred_done, pthread_mutex_t *mu)
+{
     memset(ev, 0, sizeof *ev);
-    if (deferred.call && deferred.cq == cq) {
-        bt_call *c = deferred.call;
-        deferred.call = NULL;
+    if (*deferred_done) {
+        bt_call *c = *deferred_done;
+        *deferred_done = NULL;
+        lock(mu);
         finish(c, ev);
         return 1;
     }
@@ -202,6 +220,9 @@ int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *e
             return 0;
         if (e.type == GRPC_QUEUE_SHUTDOWN)
             return -1;
+        /* From here on the call is touched only under the lock, so a thread
+         * starting or cancelling calls under it never sees one half freed. */
+        lock(mu);
         bt_tag *t = e.tag;
         bt_call *c = t->call;
         if (t->kind == TAG_MESSAGE && e.success && c->recv) {
@@ -218,10 +239,8 @@ int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *e
             c->recv = NULL;
             ev->data = GRPC_SLICE_START_PTR(ev->slice);
             ev->len = GRPC_SLICE_LENGTH(ev->slice);
-            if (!start_recv_message(c) && --c->pending == 0) {
-                deferred.cq = cq;
-                deferred.call = c;
-            }
+            if (!start_recv_message(c) && --c->pending == 0)
+                *deferred_done = c; /* its DONE is the next event */
             return 1;
         }
         if (t->kind == TAG_START && c->send) {
@@ -232,6 +251,8 @@ int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *e
             finish(c, ev);
             return 1;
         }
+        if (mu)
+            pthread_mutex_unlock(mu);
     }
 }
 

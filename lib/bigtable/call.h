@@ -10,6 +10,7 @@
 
 #include <grpc/grpc.h>
 #include <grpc/slice.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,7 +23,8 @@ typedef struct bt_event {
     void *user; /* as given to tfrec_bt_call_start */
     /* BT_EV_MESSAGE: the message bytes, owned by the event */
     grpc_slice slice;
-    const uint8_t *data;
+    const uint8_t *data; /* into slice, which holds a small message inline:
+                            set it again after copying the event */
     size_t len;
     /* BT_EV_DONE: final status */
     int code; /* grpc_status_code */
@@ -38,18 +40,32 @@ int64_t tfrec_bt_now_ms(void);
  * delivering events to cq. The request is the concatenation of slices (each
  * is referenced, not copied; the caller keeps its own references).
  * params is the x-goog-request-params value ("table_name=..." already
- * URL-encoded). Returns NULL (and err set) if gRPC refused to start. */
+ * URL-encoded). Returns NULL (and err set) if gRPC refused to start. If
+ * another thread polls cq, call this under the lock given to its
+ * tfrec_bt_cq_poll. */
 bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const char *method,
                              const char *params, const grpc_slice *slices, size_t nslices,
                              int64_t timeout_ms, void *user, tfrec_err *err);
 
-/* Cancel a running call; its DONE event still arrives. */
+/* Cancel a running call; its DONE event still arrives. If another thread
+ * polls its queue, call this under that poller's lock and only for a call
+ * whose DONE has not been returned yet. */
 void tfrec_bt_call_cancel(bt_call *call);
 
 /* Wait until an event is ready or the monotonic deadline (ms, from
  * tfrec_bt_now_ms) passes: 1 with *ev filled, 0 on timeout, -1 if the queue is
  * shut down. */
 int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev);
+
+/* tfrec_bt_cq_next for a queue that a dedicated thread polls while other
+ * threads start and cancel calls on it. *deferred_done is the queue's slot
+ * for a DONE that must follow the message just returned (NULL at first;
+ * the poller keeps it between calls). If mu is not NULL it is taken before
+ * an event's call is touched, and on 1 it is still held, so the caller can
+ * record what the event means (e.g. that the call is gone) before a
+ * canceller looks; the caller unlocks. */
+int tfrec_bt_cq_poll(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev,
+                     bt_call **deferred_done, pthread_mutex_t *mu);
 
 /* Release what an event owns (message bytes). */
 void tfrec_bt_event_release(bt_event *ev);

@@ -1,6 +1,13 @@
-/* The bulk writer's transport over gRPC: MutateRows calls on one completion
- * queue, with the routing header for the table, spread over a few
- * connections.
+/* The bulk writer's transport over gRPC: MutateRows calls with the routing
+ * header for the table, spread over a few connections. By default the
+ * writer's thread polls one completion queue for all of them; with
+ * $TFREC_BT_POLLERS=1 each connection gets its own queue and polling thread.
+ *
+ * Why polling threads (an experiment): gRPC core moves a connection's bytes
+ * (writes as the socket drains, window updates, responses) only while some
+ * thread polls, so with the writer's thread as the only poller that happens
+ * between reading and encoding rows, for all connections on one thread.
+ * Measured on a loaded machine they did not help (bench/RESULTS.md).
  *
  * Why several connections: over one HTTP/2 connection every request byte
  * goes through the server's single reader for that connection (in gRPC-Go,
@@ -9,9 +16,11 @@
  * while the connection idles. A connection per call in flight lets the
  * server read them in parallel and overlap one request's parsing with the
  * next one's transfer (see bench/RESULTS.md). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bigtable/client_internal.h"
 #include "bigtable/transport.h"
@@ -20,24 +29,101 @@
 #define MUTATE_ROWS "/google.bigtable.v2.Bigtable/MutateRows"
 #define MAX_CONNECTIONS 16
 
-typedef struct grpc_tr {
-    tfrec_bt_client *client;
-    grpc_completion_queue *cq;
-    grpc_channel *ch[MAX_CONNECTIONS]; /* [0] is the client's; the rest are ours */
-    int busy[MAX_CONNECTIONS];         /* calls in flight on each */
-    int nch, next;                     /* next: where the search for the least busy starts */
-    char params[3 * BT_NAME_MAX + 64];
-    struct tr_call *live; /* calls in flight, for tr_cancel_all */
-} grpc_tr;
+/* An event a poller thread has taken off its queue for the writer. */
+typedef struct ev_node {
+    bt_event ev;
+    struct ev_node *next;
+} ev_node;
 
 /* What a call's events carry: the writer's pointer and the connection; it
- * stays on the live list until the call's DONE event. */
+ * stays on the live list until the writer has taken the call's DONE. */
 typedef struct tr_call {
     void *user;
     int ch;
-    bt_call *call;
+    bt_call *call; /* NULL once its DONE is out (the call is freed) */
     struct tr_call *prev, *next;
+    ev_node done; /* its DONE event, queued without allocating */
 } tr_call;
+
+typedef struct grpc_tr grpc_tr;
+
+typedef struct conn {
+    grpc_tr *t;
+    grpc_channel *ch;          /* [0] is the client's; the rest are ours */
+    grpc_completion_queue *cq; /* this connection's queue (threaded mode) */
+    pthread_t poller;
+    bt_call *deferred; /* the poller's slot for tfrec_bt_cq_poll */
+    int busy;          /* calls in flight */
+} conn;
+
+struct grpc_tr {
+    tfrec_bt_client *client;
+    conn k[MAX_CONNECTIONS];
+    int nch, next; /* next: where the search for the least busy starts */
+    char params[3 * BT_NAME_MAX + 64];
+    tr_call *live; /* calls in flight, for tr_cancel_all (writer's thread only) */
+
+    /* Threaded mode: each connection's queue has its own poller thread, so
+     * gRPC's I/O for every connection progresses while the writer's thread
+     * reads and encodes rows. mu guards the calls (started and cancelled by
+     * the writer's thread, completed by the pollers) and the ready list. */
+    int threaded;
+    pthread_mutex_t mu;
+    pthread_cond_t ready_cv;
+    ev_node *head, *tail;
+
+    /* Inline mode: one queue, polled by the writer's thread in tr_next. */
+    grpc_completion_queue *cq;
+    bt_call *deferred;
+};
+
+static void *poll_loop(void *arg)
+{
+    conn *k = arg;
+    grpc_tr *t = k->t;
+    for (;;) {
+        bt_event ev;
+        int rc = tfrec_bt_cq_poll(k->cq, tfrec_bt_now_ms() + 60000, &ev, &k->deferred, &t->mu);
+        if (rc < 0)
+            return NULL; /* shut down by tr_destroy */
+        if (rc == 0)
+            continue;
+        /* t->mu is held: the call cannot be cancelled while we mark it gone. */
+        tr_call *tc = ev.user;
+        ev_node *n;
+        if (ev.kind == BT_EV_DONE) {
+            tc->call = NULL;
+            n = &tc->done;
+        } else if (!(n = malloc(sizeof *n))) {
+            /* Dropping a response is safe: entries without a result count
+             * as failed when the call's DONE arrives, and are re-sent. */
+            tfrec_bt_event_release(&ev);
+            pthread_mutex_unlock(&t->mu);
+            continue;
+        }
+        n->ev = ev;
+        n->next = NULL;
+        if (t->tail)
+            t->tail->next = n;
+        else
+            t->head = n;
+        t->tail = n;
+        pthread_cond_signal(&t->ready_cv);
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+static void lock(grpc_tr *t)
+{
+    if (t->threaded)
+        pthread_mutex_lock(&t->mu);
+}
+
+static void unlock(grpc_tr *t)
+{
+    if (t->threaded)
+        pthread_mutex_unlock(&t->mu);
+}
 
 static int tr_start(void *ctx, void *user, const grpc_slice *slices, size_t n, tfrec_err *err)
 {
@@ -45,38 +131,81 @@ static int tr_start(void *ctx, void *user, const grpc_slice *slices, size_t n, t
     /* The least busy connection; ties go round robin, so every connection
      * stays warm and a slow one is not picked again and again. */
     int best = t->next % t->nch;
-    for (int k = 1; k < t->nch; k++) {
-        int i = (t->next + k) % t->nch;
-        if (t->busy[i] < t->busy[best])
-            best = i;
+    for (int i = 1; i < t->nch; i++) {
+        int j = (t->next + i) % t->nch;
+        if (t->k[j].busy < t->k[best].busy)
+            best = j;
     }
     t->next = best + 1;
-    tr_call *tc = malloc(sizeof *tc);
+    tr_call *tc = calloc(1, sizeof *tc);
     if (!tc)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory starting MutateRows");
-    *tc = (tr_call){ user, best, NULL, NULL, t->live };
-    tc->call = tfrec_bt_call_start(t->ch[best], t->cq, MUTATE_ROWS, t->params, slices, n,
-                                   t->client->rpc_timeout_ms, tc, err);
-    if (!tc->call) {
+    tc->user = user;
+    tc->ch = best;
+    tc->next = t->live;
+    lock(t);
+    bt_call *call =
+        tfrec_bt_call_start(t->k[best].ch, t->threaded ? t->k[best].cq : t->cq, MUTATE_ROWS,
+                            t->params, slices, n, t->client->rpc_timeout_ms, tc, err);
+    tc->call = call;
+    unlock(t);
+    /* Not tc->call: once unlocked, a poller may finish the call and clear it. */
+    if (!call) {
         free(tc);
         return TFREC_E_NETWORK;
     }
     if (t->live)
         t->live->prev = tc;
     t->live = tc;
-    t->busy[best]++;
+    t->k[best].busy++;
     return TFREC_OK;
+}
+
+/* The next ready event from the pollers, waiting until the deadline. */
+static int take_ready(grpc_tr *t, int64_t deadline_ms, bt_event *ev)
+{
+    pthread_mutex_lock(&t->mu);
+    while (!t->head) {
+        int64_t now = tfrec_bt_now_ms();
+        if (now >= deadline_ms) {
+            pthread_mutex_unlock(&t->mu);
+            return 0;
+        }
+        /* The condition uses the default (realtime) clock: some thread
+         * sanitizers ignore pthread_condattr_setclock. A clock step only
+         * shortens or lengthens this one wait, capped at a second. */
+        int64_t wait = deadline_ms - now > 1000 ? 1000 : deadline_ms - now;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = (int64_t)ts.tv_nsec + wait * 1000000;
+        ts.tv_sec += ns / 1000000000;
+        ts.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&t->ready_cv, &t->mu, &ts);
+    }
+    ev_node *n = t->head;
+    t->head = n->next;
+    if (!t->head)
+        t->tail = NULL;
+    pthread_mutex_unlock(&t->mu);
+    *ev = n->ev;
+    if (ev->kind == BT_EV_MESSAGE) {
+        /* A small message is inlined in the slice itself: point at the copy. */
+        ev->data = GRPC_SLICE_START_PTR(ev->slice);
+        free(n);
+    } /* a DONE's node lives in its tr_call */
+    return 1;
 }
 
 static int tr_next(void *ctx, int64_t deadline_ms, bt_event *ev)
 {
     grpc_tr *t = ctx;
-    int rc = tfrec_bt_cq_next(t->cq, deadline_ms, ev);
+    int rc = t->threaded ? take_ready(t, deadline_ms, ev)
+                         : tfrec_bt_cq_poll(t->cq, deadline_ms, ev, &t->deferred, NULL);
     if (rc == 1) {
         tr_call *tc = ev->user;
         ev->user = tc->user;
         if (ev->kind == BT_EV_DONE) { /* the call is gone: forget it */
-            t->busy[tc->ch]--;
+            t->k[tc->ch].busy--;
             if (tc->prev)
                 tc->prev->next = tc->next;
             else
@@ -92,22 +221,88 @@ static int tr_next(void *ctx, int64_t deadline_ms, bt_event *ev)
 static void tr_cancel_all(void *ctx)
 {
     grpc_tr *t = ctx;
+    lock(t);
     for (tr_call *tc = t->live; tc; tc = tc->next)
-        tfrec_bt_call_cancel(tc->call);
+        if (tc->call)
+            tfrec_bt_call_cancel(tc->call);
+    unlock(t);
 }
 
 static void tr_destroy(void *ctx)
 {
     grpc_tr *t = ctx;
-    tfrec_bt_cq_destroy(t->cq);
+    if (t->threaded) {
+        /* Every call has delivered its DONE: each queue drains at once and
+         * its poller returns on the shutdown. */
+        for (int i = 0; i < t->nch; i++) {
+            grpc_completion_queue_shutdown(t->k[i].cq);
+            pthread_join(t->k[i].poller, NULL);
+            grpc_completion_queue_destroy(t->k[i].cq);
+        }
+        while (t->head) {
+            ev_node *n = t->head;
+            t->head = n->next;
+            if (n->ev.kind != BT_EV_DONE) {
+                tfrec_bt_event_release(&n->ev);
+                free(n);
+            }
+        }
+        pthread_cond_destroy(&t->ready_cv);
+        pthread_mutex_destroy(&t->mu);
+    } else {
+        tfrec_bt_cq_destroy(t->cq);
+    }
     for (int i = 1; i < t->nch; i++)
-        grpc_channel_destroy(t->ch[i]);
+        grpc_channel_destroy(t->k[i].ch);
     while (t->live) { /* calls never completed: the queue is gone */
         tr_call *next = t->live->next;
         free(t->live);
         t->live = next;
     }
     free(t);
+}
+
+/* A queue and a poller thread per connection; on failure the connections
+ * without one are dropped, and with none at all the writer's thread polls
+ * one queue itself. */
+static void start_pollers(grpc_tr *t)
+{
+    if (pthread_cond_init(&t->ready_cv, NULL))
+        return;
+    if (pthread_mutex_init(&t->mu, NULL)) {
+        pthread_cond_destroy(&t->ready_cv);
+        return;
+    }
+    int n = 0;
+    for (; n < t->nch; n++) {
+        conn *k = &t->k[n];
+        k->t = t;
+        if (!(k->cq = grpc_completion_queue_create_for_next(NULL)))
+            break;
+        if (pthread_create(&k->poller, NULL, poll_loop, k)) {
+            grpc_completion_queue_destroy(k->cq);
+            break;
+        }
+    }
+    if (n == 0) {
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->ready_cv);
+        return;
+    }
+    for (int i = n; i < t->nch; i++)
+        grpc_channel_destroy(t->k[i].ch);
+    t->nch = n;
+    t->threaded = 1;
+}
+
+/* Polling threads only with $TFREC_BT_POLLERS=1: on the shared 2-core
+ * machine they were measured no faster than polling from the writer's thread
+ * and cost more client CPU for small rows (bench/RESULTS.md), so they stay
+ * an experiment until a quiet-machine run decides. */
+static int pollers_wanted(void)
+{
+    const char *env = getenv("TFREC_BT_POLLERS");
+    return env && atoi(env) > 0;
 }
 
 /* Connections to use: the option, else $TFREC_BT_CONNECTIONS, else one per
@@ -147,14 +342,17 @@ int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *
         size_t l = strlen(t->params);
         snprintf(t->params + l, sizeof t->params - l, "&app_profile_id=%s", enc);
     }
-    t->cq = grpc_completion_queue_create_for_next(NULL);
-    t->ch[0] = c->data;
+    t->k[0].ch = c->data;
     t->nch = 1;
     /* The extra channels connect lazily, on their first call; one that
      * cannot be created just leaves fewer connections. */
     for (int want = connections_wanted(opts); t->nch < want; t->nch++)
-        if (!(t->ch[t->nch] = tfrec_bt_data_channel_new(c)))
+        if (!(t->k[t->nch].ch = tfrec_bt_data_channel_new(c)))
             break;
+    if (pollers_wanted())
+        start_pollers(t);
+    if (!t->threaded)
+        t->cq = grpc_completion_queue_create_for_next(NULL);
     bt_transport tr = { t, tr_start, tr_next, tr_destroy, tr_cancel_all };
     int rc = tfrec_bt_writer_open_transport(out, &tr, name, c->app_profile, family, opts);
     if (rc)

@@ -4,7 +4,7 @@
 #ifndef TFREC_BT_WRITER_INTERNAL_H
 #define TFREC_BT_WRITER_INTERNAL_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,9 +63,12 @@ struct tfrec_bt_writer {
     size_t nfailed, failed_cap;
     char broken_reason[384]; /* set: stop sending, fail what is left */
     int closed;
-    volatile sig_atomic_t stop_requested; /* tfrec_bt_writer_stop, maybe from a handler */
-    int64_t stop_deadline_ms;             /* when calls in flight get cancelled; 0: not stopping */
-    int cancelled;                        /* calls in flight were cancelled */
+    /* tfrec_bt_writer_stop, from a signal handler or another thread: a
+     * lock-free atomic is safe for both (volatile sig_atomic_t is not for
+     * a second thread). */
+    atomic_int stop_requested;
+    int64_t stop_deadline_ms; /* when calls in flight get cancelled; 0: not stopping */
+    int cancelled;            /* calls in flight were cancelled */
     bt_backoff bo;
     tfrec_bt_writer_stats st;
 };
