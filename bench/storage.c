@@ -187,6 +187,7 @@ static long load_list(const char *path, job **out)
             job *grown = realloc(jobs, cap * sizeof *jobs);
             if (!grown) {
                 fclose(f);
+                free(jobs); /* a bench program: its strings die with it */
                 return -1;
             }
             jobs = grown;
@@ -281,6 +282,13 @@ int main(int argc, char **argv)
     double secs = now() - t0;
     free(tids);
     tfrec_storage_free(sh.st);
+    if (sh.jobs != &single) {
+        for (size_t k = 0; !sh.records && k < sh.njobs; k++) {
+            free(sh.jobs[k].src);
+            free(sh.jobs[k].dest);
+        }
+        free(sh.jobs);
+    }
     if (sh.failed)
         return 1;
     printf("bytes %llu records %llu files %zu seconds %.6f\n", sh.bytes, sh.nrecords, sh.njobs,

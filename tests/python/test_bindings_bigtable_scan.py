@@ -54,7 +54,9 @@ def test_parallel_scans_in_key_order(tfrec, emulator):
     r = tfrec.bigtable.Reader(PROJECT, INSTANCE, "t", prefix=b"k", parallel_scans=4)
     assert keys(r) == ALL
     st = r.stats
-    assert st["ranges"] == 4 and st["rows"] == ROWS and st["streams"] >= 4
+    # the emulator samples ~1% of the keys at random: a range may be empty
+    # (and then needs no stream), but there are always 4 of them
+    assert st["ranges"] == 4 and st["rows"] == ROWS and st["streams"] >= 1
 
 
 def test_unordered_rows_carry_their_range(tfrec, emulator):
