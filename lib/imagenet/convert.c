@@ -240,8 +240,9 @@ static int write_shard(wstate *w, in_shard *sh)
     for (size_t i = sh->first; i < sh->first + sh->count && !rc; i++) {
         in_result r;
         rc = take(w, i, &r);
-        if (!rc)
-            rc = place(w, tw, c->plan->order[i], &r);
+        if (rc) /* cancelled while waiting: r was never filled */
+            break;
+        rc = place(w, tw, c->plan->order[i], &r);
         recycle(c, &r);
         if (!rc && tfrec_in_cancelled(c->o))
             rc = tfrec_fail(&res->err, TFREC_E_STATE, IN_CANCELLED_MSG);
