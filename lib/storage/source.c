@@ -143,6 +143,10 @@ static int start(gcs_source *s, block *b, int force_refresh)
     if (rc < 0)
         return rc;
     curl_easy_setopt(b->easy, CURLOPT_PRIVATE, b);
+    /* Large receive buffers: one write callback and one socket read per
+     * 512 KiB instead of per 16 KiB (the default) cut the per-byte cost
+     * of a download several times. */
+    curl_easy_setopt(b->easy, CURLOPT_BUFFERSIZE, 512L << 10);
     if (curl_multi_add_handle(s->multi, b->easy) != CURLM_OK)
         return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: libcurl could not start a transfer",
                           s->name);
