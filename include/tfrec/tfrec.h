@@ -9,6 +9,7 @@
 #include "record.h"
 #include "batch.h"
 #include "dataset.h"
+#include "task.h"
 #include "example.h"
 /* The optional parts' headers are installed with their part (tfrec-image,
  * tfrec-bigtable): include those that are there. */
