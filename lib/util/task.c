@@ -17,8 +17,7 @@ static uint64_t share_start(uint64_t units, uint64_t index, uint64_t count)
     return q * index + r * index / count;
 }
 
-int tfrec_task_share(uint64_t units, uint32_t index, uint32_t count, uint64_t *begin,
-                     uint64_t *end)
+int tfrec_task_share(uint64_t units, uint32_t index, uint32_t count, uint64_t *begin, uint64_t *end)
 {
     if (!begin || !end)
         return tfrec_fail(NULL, TFREC_E_INVALID, "task share: NULL output");
@@ -81,8 +80,8 @@ int tfrec_task_from_env(uint32_t *index, uint32_t *count)
     if (rc == TFREC_OK)
         rc = env_number(TFREC_TASK_INDEX_ENV, i_text, TFREC_TASK_MAX, &i);
     if (rc == TFREC_OK && i >= n)
-        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s=%u is not below %s=%u", TFREC_TASK_INDEX_ENV,
-                        i, TFREC_TASK_COUNT_ENV, n);
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "%s=%u is not below %s=%u", TFREC_TASK_INDEX_ENV, i,
+                        TFREC_TASK_COUNT_ENV, n);
     if (rc != TFREC_OK)
         return rc;
     *index = i;

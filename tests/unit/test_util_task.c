@@ -105,9 +105,12 @@ static void test_task_from_env(void)
     CHECK_EQ(n, 8);
 
     static const char *const bad[][3] = {
-        { "3", NULL, "TFREC_NUM_TASKS" },   { NULL, "4", "JOB_COMPLETION_INDEX" },
-        { "8", "8", "not below" },          { "-1", "8", "JOB_COMPLETION_INDEX=\"-1\"" },
-        { "1x", "8", "not a number" },      { "0", "0", "at least one task" },
+        { "3", NULL, "TFREC_NUM_TASKS" },
+        { NULL, "4", "JOB_COMPLETION_INDEX" },
+        { "8", "8", "not below" },
+        { "-1", "8", "JOB_COMPLETION_INDEX=\"-1\"" },
+        { "1x", "8", "not a number" },
+        { "0", "0", "at least one task" },
         { "0", "99999999999", "TFREC_NUM_TASKS" },
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {

@@ -21,8 +21,8 @@ int cli_task_resolve(const cli_cmdline *cl, cli_task *t)
     if (t->count < 1)
         t->count = 1;
     if (t->index >= t->count) {
-        cli_usage_error(cl, "--task_index=%lld must be below --num_tasks=%lld",
-                        (long long)t->index, (long long)t->count);
+        cli_usage_error(cl, "--task_index=%lld must be below --num_tasks=%lld", (long long)t->index,
+                        (long long)t->count);
         return EXIT_USAGE;
     }
     return CLI_PARSED;

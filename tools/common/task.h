@@ -22,12 +22,12 @@ typedef struct cli_task {
       .min = 0,                                                                                \
       .max = 999999,                                                                           \
       .value_name = "I",                                                                       \
-      .section = "Tasks (one share of the job; docs/scale-out.md)",                           \
-      .help = "this task's share, 0 .. num_tasks-1 [$JOB_COMPLETION_INDEX, else 0]" },        \
+      .section = "Tasks (one share of the job; docs/scale-out.md)",                            \
+      .help = "this task's share, 0 .. num_tasks-1 [$JOB_COMPLETION_INDEX, else 0]" },         \
     {                                                                                          \
         .name = "num_tasks", .type = CLI_INT64, .dest = &(t)->count, .min = 1, .max = 1000000, \
         .value_name = "N",                                                                     \
-        .help = "tasks the job is split into, each running this command with\n"               \
+        .help = "tasks the job is split into, each running this command with\n"                \
                 "its own --task_index [$TFREC_NUM_TASKS, else 1]"                              \
     }
 
