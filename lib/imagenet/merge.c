@@ -119,6 +119,15 @@ static int load_part(merge *m, const char *name)
                           "%s: not the manifest part of a finished task (no \"task\" fields, "
                           "or status is not ok)",
                           name);
+    /* A part copied under another task's name would hide that task. */
+    char want[64];
+    snprintf(want, sizeof want, IN_PART_PREFIX "%05llu-of-%05llu.json",
+             (unsigned long long)p->index, (unsigned long long)p->count);
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    if (strcmp(base, want) != 0)
+        return tfrec_fail(&m->res->err, TFREC_E_STATE,
+                          "%s holds the part of task %llu of %llu, which is named %s", name,
+                          (unsigned long long)p->index, (unsigned long long)p->count, want);
     uint64_t b, e;
     size_t listed = 0;
     for (const ij *s = shards->child; s; s = s->next)
