@@ -293,6 +293,7 @@ static void build(merge *m)
     tfrec_imagenet_counts *c = &m->res->counts;
     c->images_total = count_of(p0, "images_total");
     c->classes = (uint32_t)count_of(p0, "classes");
+    c->shards_planned = c->shards_end = (uint32_t)p0->total;
     for (uint64_t t = 0; t < count; t++) {
         const part *p = m->by_index[t];
         c->images_written += count_of(p, "images_written");
