@@ -20,7 +20,7 @@
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_merge_options)
 
-#define MAX_PART_BYTES ((size_t)256 * 1024 * 1024)
+#define MAX_PART_BYTES ((size_t)64 * 1024 * 1024)
 
 typedef struct part {
     char *name;

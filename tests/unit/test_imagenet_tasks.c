@@ -356,5 +356,58 @@ static void test_bad_task_options(void)
     CHECK(access(harness_path("bad"), F_OK) != 0);
 }
 
-TESTS(TEST(test_tasks_union_is_the_one_process_output),
+/* The part reader is strict and gives back what the writer wrote,
+ * including bytes that are not UTF-8 (\udcXX) and 64-bit values. */
+static void test_part_reader(void)
+{
+    static const char *const bad[] = { "", "{", "{\"a\":}", "[1,]", "{\"a\":1,}", "\"\\x\"",
+                                       "\"\\ud800\"", "\"\x01\"", "01", "1.", "[1] 2",
+                                       "tru", "{\"a\" 1}" };
+    char why[128];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ij *v = NULL;
+        CHECKF(tfrec_ij_parse(bad[i], strlen(bad[i]), &v, why, sizeof why) == -1 && !v,
+               "accepted %s", bad[i]);
+        CHECK(strstr(why, "at byte") != NULL);
+    }
+    char deep[200];
+    memset(deep, '[', sizeof deep);
+    ij *v = NULL;
+    CHECK(tfrec_ij_parse(deep, sizeof deep, &v, why, sizeof why) == -1);
+    CHECKF(strstr(why, "nested too deeply") != NULL, "%s", why);
+
+    const char *text = "{\"p\":\"a\\udcffb\\u00e9\\ud83d\\ude00\",\"n\":18446744073709551615,"
+                       "\"m\":-3,\"s\":1.250,\"t\":[true,false,null,{}]}";
+    CHECK(tfrec_ij_parse(text, strlen(text), &v, why, sizeof why) == 0);
+    const ij *pv = tfrec_ij_get(v, "p");
+    CHECK(pv && pv->slen == 9 && !memcmp(pv->str, "a\xff" "b\xc3\xa9\xf0\x9f\x98\x80", 9));
+    uint64_t n = 0;
+    CHECK(tfrec_ij_u64(v, "n", &n) == 0 && n == UINT64_MAX);
+    CHECK(tfrec_ij_u64(v, "m", &n) == -1);
+    tfrec_json j;
+    tfrec_json_init(&j, NULL);
+    tfrec_ij_emit(&j, v);
+    char *back = tfrec_json_take(&j);
+    CHECKF(back && !strcmp(back, "{\"p\":\"a\\udcffb\xc3\xa9\xf0\x9f\x98\x80\",\"n\":"
+                                 "18446744073709551615,\"m\":-3,\"s\":1.250,\"t\":[true,"
+                                 "false,null,{}]}"),
+           "%s", back);
+    free(back);
+    tfrec_ij_free(v);
+
+    /* A part cut short is refused naming the file. */
+    char out[600];
+    snprintf(out, sizeof out, "%s/tasks-cut", harness_tmpdir());
+    CHECK_EQ(run_task(out, 0, 1, 11), TFREC_OK);
+    char *p0 = part_path(out, 0, 1);
+    CHECK(truncate(p0, 100) == 0);
+    tfrec_imagenet_result *r = NULL;
+    CHECK_EQ(merge(out, &r), TFREC_E_PARSE);
+    CHECKF(strstr(tfrec_imagenet_result_errmsg(r), p0) != NULL, "%s",
+           tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    free(p0);
+}
+
+TESTS(TEST(test_part_reader), TEST(test_tasks_union_is_the_one_process_output),
       TEST(test_merge_refuses_missing_and_foreign_parts), TEST(test_bad_task_options))
