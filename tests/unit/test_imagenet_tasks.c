@@ -342,6 +342,47 @@ static void test_merge_refuses_missing_and_foreign_parts(void)
     free(saved);
 }
 
+/* A task reads only the images of its shards: a bad image in the last
+ * validation shard fails the task that writes it and no other. */
+static void test_task_reads_only_its_images(void)
+{
+    char raw[600], out[600], p[800];
+    snprintf(raw, sizeof raw, "%s/raw-bad", harness_tmpdir());
+    snprintf(out, sizeof out, "%s/tasks-bad", harness_tmpdir());
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", tree(), raw);
+    CHECK(system(cmd) == 0);
+    snprintf(p, sizeof p, "%s/validation/v3.jpg", raw);
+    FILE *f = fopen(p, "wb");
+    CHECK(f != NULL);
+    fputs("not a JPEG at all", f);
+    fclose(f);
+    for (uint32_t i = 0; i < 2; i++) {
+        tfrec_imagenet_options o;
+        options(&o, out, i, 2);
+        o.raw_data_dir = raw;
+        tfrec_imagenet_result *r = NULL;
+        int rc = tfrec_imagenet_convert(&o, &r);
+        tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
+        tfrec_imagenet_result_counts(r, &c);
+        if (i == 0) { /* shards 0..2: train only */
+            CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+            CHECK_EQ(c.shards_begin, 0);
+            CHECK_EQ(c.shards_end, 3);
+            CHECK_EQ(c.shards_planned, NSHARDS);
+        } else {
+            CHECK(rc != TFREC_OK);
+            CHECKF(strstr(tfrec_imagenet_result_errmsg(r), "v3.jpg") != NULL, "%s",
+                   tfrec_imagenet_result_errmsg(r));
+            char *part = part_path(out, 1, 2);
+            CHECK(access(part, F_OK) != 0); /* a failed task leaves no part */
+            free(part);
+            CHECK(!exists(out, shard_file(3)));
+        }
+        tfrec_imagenet_result_free(r);
+    }
+}
+
 static void test_bad_task_options(void)
 {
     tfrec_imagenet_options o;
@@ -410,4 +451,5 @@ static void test_part_reader(void)
 }
 
 TESTS(TEST(test_part_reader), TEST(test_tasks_union_is_the_one_process_output),
-      TEST(test_merge_refuses_missing_and_foreign_parts), TEST(test_bad_task_options))
+      TEST(test_merge_refuses_missing_and_foreign_parts), TEST(test_task_reads_only_its_images),
+      TEST(test_bad_task_options))
