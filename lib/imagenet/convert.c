@@ -342,8 +342,8 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
 static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
 {
     const tfrec_imagenet_options *x = &o->o;
-    for (size_t k = p->share_begin; x->remove_output && k < p->share_begin + done && k < p->share_end;
-         k++) {
+    for (size_t k = p->share_begin;
+         x->remove_output && k < p->share_begin + done && k < p->share_end; k++) {
         char *f = tfrec_in_path2(x->output_dir, p->shards[k].file);
         if (f)
             x->remove_output(x->sink_ctx, f);

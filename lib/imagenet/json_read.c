@@ -288,7 +288,10 @@ static int value(rd *r, ij *v, int depth)
         r->s++;
         v->type = IJ_STR;
         return string(r, &v->str, &v->slen);
-    case 't': v->type = IJ_BOOL; v->boolean = 1; return literal(r, "true");
+    case 't':
+        v->type = IJ_BOOL;
+        v->boolean = 1;
+        return literal(r, "true");
     case 'f': v->type = IJ_BOOL; return literal(r, "false");
     case 'n': v->type = IJ_NULL; return literal(r, "null");
     default: return number(r, v);

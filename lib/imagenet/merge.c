@@ -108,8 +108,8 @@ static int load_part(merge *m, const char *name)
     p->counts = tfrec_ij_get(p->root, "counts");
     p->fingerprint = tfrec_ij_str(p->task, "fingerprint");
     const ij *shards = tfrec_ij_get(p->root, "shards");
-    if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts ||
-        !shards || shards->type != IJ_ARR || tfrec_ij_u64(p->task, "index", &p->index) ||
+    if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts || !shards ||
+        shards->type != IJ_ARR || tfrec_ij_u64(p->task, "index", &p->index) ||
         tfrec_ij_u64(p->task, "count", &p->count) ||
         tfrec_ij_u64(p->task, "shards_begin", &p->begin) ||
         tfrec_ij_u64(p->task, "shards_end", &p->end) ||
@@ -193,8 +193,7 @@ static int check_parts(merge *m)
         part *p = &m->v[i];
         if (m->by_index[p->index])
             return tfrec_fail(&m->res->err, TFREC_E_STATE, "%s and %s are both task %llu",
-                              m->by_index[p->index]->name, p->name,
-                              (unsigned long long)p->index);
+                              m->by_index[p->index]->name, p->name, (unsigned long long)p->index);
         m->by_index[p->index] = p;
     }
     for (uint64_t t = 0; t < first->count; t++) {
@@ -207,8 +206,8 @@ static int check_parts(merge *m)
         tfrec_fail(&m->res->err, TFREC_E_NOT_FOUND,
                    "task %llu of %llu has no manifest part (%s): re-run it with "
                    "--task_index=%llu%s",
-                   (unsigned long long)t, (unsigned long long)first->count,
-                   want ? want : "?", (unsigned long long)t,
+                   (unsigned long long)t, (unsigned long long)first->count, want ? want : "?",
+                   (unsigned long long)t,
                    missing > 1 ? " (and the other tasks without a part)" : "");
         free(want);
         return TFREC_E_NOT_FOUND;
@@ -241,8 +240,7 @@ static int check_shards(merge *m)
             if (rc)
                 rc = tfrec_fail(&m->res->err, TFREC_E_STATE,
                                 "shard %s (task %llu) is missing: %s; re-run task %llu", path,
-                                (unsigned long long)t, tfrec_last_errmsg(),
-                                (unsigned long long)t);
+                                (unsigned long long)t, tfrec_last_errmsg(), (unsigned long long)t);
             else if (size < 0)
                 rc = tfrec_fail(&m->res->err, TFREC_E_UNSUPPORTED,
                                 "shard %s: its size cannot be read here", path);

@@ -211,7 +211,8 @@ static int part_lists_share(const char *out, uint32_t i, uint32_t n)
     const ij *s = tfrec_ij_get(root, "shards")->child;
     for (uint64_t k = b; ok && k < e; k++, s = s->next) {
         uint64_t crc = 0;
-        ok = s && !strcmp(tfrec_ij_str(s, "file"), shard_file(k)) && !tfrec_ij_u64(s, "crc32c", &crc);
+        ok = s && !strcmp(tfrec_ij_str(s, "file"), shard_file(k)) &&
+             !tfrec_ij_u64(s, "crc32c", &crc);
         char f[1024];
         snprintf(f, sizeof f, "%s/%s", out, shard_file(k));
         size_t flen;
@@ -401,9 +402,9 @@ static void test_bad_task_options(void)
  * including bytes that are not UTF-8 (\udcXX) and 64-bit values. */
 static void test_part_reader(void)
 {
-    static const char *const bad[] = { "", "{", "{\"a\":}", "[1,]", "{\"a\":1,}", "\"\\x\"",
-                                       "\"\\ud800\"", "\"\x01\"", "01", "1.", "[1] 2",
-                                       "tru", "{\"a\" 1}" };
+    static const char *const bad[] = { "",        "{",           "{\"a\":}", "[1,]", "{\"a\":1,}",
+                                       "\"\\x\"", "\"\\ud800\"", "\"\x01\"", "01",   "1.",
+                                       "[1] 2",   "tru",         "{\"a\" 1}" };
     char why[128];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ij *v = NULL;
@@ -421,7 +422,11 @@ static void test_part_reader(void)
                        "\"m\":-3,\"s\":1.250,\"t\":[true,false,null,{}]}";
     CHECK(tfrec_ij_parse(text, strlen(text), &v, why, sizeof why) == 0);
     const ij *pv = tfrec_ij_get(v, "p");
-    CHECK(pv && pv->slen == 9 && !memcmp(pv->str, "a\xff" "b\xc3\xa9\xf0\x9f\x98\x80", 9));
+    CHECK(pv && pv->slen == 9 &&
+          !memcmp(pv->str,
+                  "a\xff"
+                  "b\xc3\xa9\xf0\x9f\x98\x80",
+                  9));
     uint64_t n = 0;
     CHECK(tfrec_ij_u64(v, "n", &n) == 0 && n == UINT64_MAX);
     CHECK(tfrec_ij_u64(v, "m", &n) == -1);
