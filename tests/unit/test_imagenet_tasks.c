@@ -263,15 +263,30 @@ static void test_tasks_union_is_the_one_process_output(void)
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         uint32_t n = counts[c];
         char out[600];
+        ino_t inodes[NSHARDS] = { 0 };
         snprintf(out, sizeof out, "%s/tasks-%u", harness_tmpdir(), n);
         for (uint32_t i = 0; i < n; i++) {
             CHECK_EQ(run_task(out, i, n, 11), TFREC_OK);
             uint64_t b, e;
             tfrec_task_share(NSHARDS, i, n, &b, &e);
-            /* Only shards of tasks 0..i exist: no task writes another's. */
-            for (size_t k = 0; k < NSHARDS; k++)
+            /* Only shards of tasks 0..i exist, and those of earlier tasks
+             * are the files they renamed into place (same inode): no task
+             * writes another's. */
+            for (size_t k = 0; k < NSHARDS; k++) {
                 CHECKF(exists(out, shard_file(k)) == (k < e), "%u tasks, after task %u: %s", n, i,
                        shard_file(k));
+                if (k >= e)
+                    continue;
+                char f[800];
+                struct stat st;
+                snprintf(f, sizeof f, "%s/%s", out, shard_file(k));
+                CHECK(stat(f, &st) == 0);
+                if (k >= b)
+                    inodes[k] = st.st_ino;
+                else
+                    CHECKF(inodes[k] == st.st_ino, "task %u of %u replaced %s", i, n,
+                           shard_file(k));
+            }
             CHECKF(part_lists_share(out, i, n), "part of task %u of %u", i, n);
         }
         for (size_t k = 0; k < NSHARDS; k++)
