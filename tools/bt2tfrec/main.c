@@ -12,6 +12,7 @@
 #include "../common/flags.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
+#include "../common/task.h"
 #include "tfrec/tfrec.h"
 
 static const char usage[] =
@@ -22,8 +23,10 @@ static const char usage[] =
     "--parallel_scans=N splits the prefix into N ranges of about equal size\n"
     "(SampleRowKeys) read by N concurrent streams; with --output_shards each\n"
     "range goes to its own file FILE-iiiii-of-nnnnn, else the one file is still\n"
-    "in key order. --shard_index/--num_shards: worker i of n reads only its\n"
-    "share. A stream that breaks is resumed after its last row.\n"
+    "in key order. --task_index/--num_tasks (or JOB_COMPLETION_INDEX and\n"
+    "TFREC_NUM_TASKS; --shard_index/--num_shards are the same): task i of n\n"
+    "reads only its share of the ranges, into FILE-iiiii-of-nnnnn unless\n"
+    "--output_shards. A stream that breaks is resumed after its last row.\n"
     "The outputs appear only when every row was read (written under a\n"
     "temporary name and renamed); SIGINT/SIGTERM removes the partial output\n"
     "and exits with status 130.\n";
@@ -42,6 +45,33 @@ typedef struct bt2_flags {
 
 static int run(const bt2_flags *f);
 
+/* --task_index/--num_tasks (defaults from the environment) and the older
+ * names --shard_index/--num_shards for the same share: one pair or the
+ * other. The shard flags, when given, leave the environment unread. */
+static int resolve_task(const cli_cmdline *cl, bt2_flags *f, cli_task *task)
+{
+    int shards = cli_flag_seen(cl, "shard_index") || cli_flag_seen(cl, "num_shards");
+    int tasks = cli_flag_seen(cl, "task_index") || cli_flag_seen(cl, "num_tasks");
+    if (shards && tasks) {
+        cli_usage_error(cl, "--shard_index/--num_shards and --task_index/--num_tasks name the "
+                            "same share: give one pair");
+        return EXIT_USAGE;
+    }
+    if (shards)
+        return CLI_PARSED;
+    int st = cli_task_resolve(cl, task);
+    if (st != CLI_PARSED)
+        return st;
+    if (task->count > 65536) {
+        cli_usage_error(cl, "--num_tasks=%lld: at most 65536 tasks read one table",
+                        (long long)task->count);
+        return EXIT_USAGE;
+    }
+    f->shard_index = (int)task->index;
+    f->num_shards = (int)task->count;
+    return CLI_PARSED;
+}
+
 int main(int argc, char **argv)
 {
     bt2_flags f = { 0 };
@@ -51,6 +81,7 @@ int main(int argc, char **argv)
     f.parallel_scans = 1;
     f.num_shards = 1;
     f.retry_timeout_s = 600;
+    cli_task task = { 0, 1 };
     cli_flag flags[] = {
         { .name = "bigtable_instance",
           .type = CLI_STRING,
@@ -122,14 +153,14 @@ int main(int argc, char **argv)
           .min = 0,
           .max = 65535,
           .value_name = "I",
-          .help = "this worker's share of the rows, 0 .. num_shards-1 [0]" },
+          .help = "the same as --task_index (not both) [0]" },
         { .name = "num_shards",
           .type = CLI_INT,
           .dest = &f.num_shards,
           .min = 1,
           .max = 65536,
           .value_name = "N",
-          .help = "workers sharing the scan [1]" },
+          .help = "the same as --num_tasks (not both) [1]" },
         { .name = "split_keys_file",
           .type = CLI_PATH,
           .dest = &f.split_keys_path,
@@ -144,6 +175,7 @@ int main(int argc, char **argv)
           .value_name = "SECONDS",
           .help = "give up on a broken stream after this long without a row [600]" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
+        CLI_TASK_FLAGS(&task),
         { 0 }
     };
     cli_cmdline cl = { .prog = "bt2tfrec",
@@ -152,6 +184,8 @@ int main(int argc, char **argv)
                        .max_args = 0,
                        .footer = "BIGTABLE_EMULATOR_HOST=host:port selects the emulator.\n" };
     int st = cli_parse(&cl, argc, argv);
+    if (st == CLI_PARSED)
+        st = resolve_task(&cl, &f, &task);
     if (st == CLI_PARSED) {
         if (!f.instance || !f.table || !f.output) {
             cli_usage_error(&cl, "--bigtable_instance, --bigtable_table and --output are required");
@@ -293,6 +327,22 @@ static void split_keys_free(split_keys *sk)
     free(sk->lens);
 }
 
+/* Output i of this task: OUTPUT-iiiii-of-nnnnn numbered over every task's
+ * ranges with --output_shards; else one file, OUTPUT itself, or for a task
+ * of a split job OUTPUT-iiiii-of-nnnnn numbered by task, so that the tasks
+ * of one command line do not write the same file. */
+static void output_name(const bt2_flags *f, size_t i, char *buf, size_t cap)
+{
+    if (f->output_shards)
+        snprintf(buf, cap, "%s-%05ld-of-%05ld", f->output,
+                 (long)f->shard_index * f->parallel_scans + (long)i,
+                 (long)f->num_shards * f->parallel_scans);
+    else if (f->num_shards > 1 && strcmp(f->output, "-") != 0)
+        snprintf(buf, cap, "%s-%05d-of-%05d", f->output, f->shard_index, f->num_shards);
+    else
+        snprintf(buf, cap, "%s", f->output);
+}
+
 static int open_outputs(const bt2_flags *f, outputs *out)
 {
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
@@ -304,16 +354,11 @@ static int open_outputs(const bt2_flags *f, outputs *out)
         fprintf(stderr, "bt2tfrec: out of memory\n");
         return EXIT_IO;
     }
-    long total = (long)f->num_shards * f->parallel_scans;
     for (size_t i = 0; i < out->n; i++) {
         size_t len = strlen(f->output) + 32;
         if (!(out->names[i] = malloc(len)))
             return EXIT_IO;
-        if (f->output_shards)
-            snprintf(out->names[i], len, "%s-%05ld-of-%05ld", f->output,
-                     (long)f->shard_index * f->parallel_scans + (long)i, total);
-        else
-            snprintf(out->names[i], len, "%s", f->output);
+        output_name(f, i, out->names[i], len);
         int rc = cli_writer_open(&out->w[i], out->names[i], &wo);
         if (rc) {
             fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
@@ -350,8 +395,8 @@ static int close_outputs(outputs *out, int status)
     return status;
 }
 
-static void summary(const bt2_flags *f, const outputs *out, tfrec_bt_reader *rd, uint64_t rows,
-                    uint64_t bytes, double secs)
+static void summary(const bt2_flags *f, const outputs *out, const char *name, tfrec_bt_reader *rd,
+                    uint64_t rows, uint64_t bytes, double secs)
 {
     tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
     tfrec_bt_reader_stats_get(rd, &st);
@@ -362,17 +407,19 @@ static void summary(const bt2_flags *f, const outputs *out, tfrec_bt_reader *rd,
     fprintf(stderr,
             "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
             "%.1f MB/s\n",
-            (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : f->output,
+            (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : name,
             secs, secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
     if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
-        fprintf(stderr, "bt2tfrec: %llu ranges (shard %d of %d), %llu streams, %llu resumed\n",
+        fprintf(stderr, "bt2tfrec: %llu ranges (task %d of %d), %llu streams, %llu resumed\n",
                 (unsigned long long)st.ranges, f->shard_index, f->num_shards,
                 (unsigned long long)st.streams, (unsigned long long)st.resumed);
 }
 
 static int run(const bt2_flags *f)
 {
-    int status = check_output(f->output);
+    char name[4200]; /* the one output file's name, for messages */
+    output_name(f, 0, name, sizeof name);
+    int status = check_output(name);
     if (status)
         return status;
     split_keys sk = { 0 };
@@ -428,13 +475,13 @@ static int run(const bt2_flags *f)
         status = cli_worst(status, EXIT_IO);
     status = close_outputs(&out, status);
     if (status == EXIT_INTERRUPTED)
-        fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", f->output);
+        fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", name);
     if (!status && rows == 0)
         fprintf(stderr, "bt2tfrec: warning: no row of table %s %s%s%s; %s holds no records\n",
                 f->table, *f->prefix ? "has a key starting with '" : "was found",
-                *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", f->output);
+                *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", name);
     if (!status && !f->quiet)
-        summary(f, &out, rd, rows, bytes, cli_now() - t0);
+        summary(f, &out, name, rd, rows, bytes, cli_now() - t0);
     tfrec_bt_reader_free(rd);
     tfrec_bt_client_free(cl);
     split_keys_free(&sk);
