@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../tools/common/flags.h"
+#include "../../tools/common/task.h"
 #include "harness.h"
 
 typedef struct opts {
@@ -499,7 +500,67 @@ static void test_edit_distance(void)
     CHECK_EQ(cli_edit_distance("kitten", "sitting"), 3);
 }
 
+/* --task_index/--num_tasks resolved against JOB_COMPLETION_INDEX and
+ * TFREC_NUM_TASKS: a flag wins over its variable, one by one. Returns the
+ * status (CLI_PARSED or EXIT_USAGE); messages land in out. */
+static int resolve_task(const char *env_index, const char *env_count, const char *a1,
+                        const char *a2, cli_task *t)
+{
+    env_index ? setenv("JOB_COMPLETION_INDEX", env_index, 1) : unsetenv("JOB_COMPLETION_INDEX");
+    env_count ? setenv("TFREC_NUM_TASKS", env_count, 1) : unsetenv("TFREC_NUM_TASKS");
+    static cli_flag table[3];
+    *t = (cli_task){ 0, 1 };
+    cli_flag flags[] = { CLI_TASK_FLAGS(t), { 0 } };
+    memcpy(table, flags, sizeof flags);
+    cli_cmdline cl = { .prog = "tool", .usage = "usage: tool\n", .flags = table };
+    char *argv[] = { "tool", (char *)a1, (char *)a2, NULL };
+    int argc = a1 ? (a2 ? 3 : 2) : 1;
+    fflush(stderr);
+    int save_err = dup(2);
+    FILE *tmp = tmpfile();
+    dup2(fileno(tmp), 2);
+    int rc = cli_parse(&cl, argc, argv);
+    if (rc == CLI_PARSED)
+        rc = cli_task_resolve(&cl, t);
+    fflush(stderr);
+    dup2(save_err, 2);
+    close(save_err);
+    rewind(tmp);
+    size_t n = fread(out, 1, sizeof out - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    cli_cmdline_free(&cl);
+    unsetenv("JOB_COMPLETION_INDEX");
+    unsetenv("TFREC_NUM_TASKS");
+    return rc;
+}
+
+static void test_task_flags_and_environment(void)
+{
+    cli_task t;
+    CHECK_EQ(resolve_task(NULL, NULL, NULL, NULL, &t), CLI_PARSED);
+    CHECK(t.index == 0 && t.count == 1);
+    CHECK_EQ(resolve_task("2", "4", NULL, NULL, &t), CLI_PARSED);
+    CHECK(t.index == 2 && t.count == 4);
+    /* Kubernetes: the count on the command line, the index from the pod. */
+    CHECK_EQ(resolve_task("5", NULL, "--num_tasks=8", NULL, &t), CLI_PARSED);
+    CHECK(t.index == 5 && t.count == 8);
+    /* Flags win over the environment. */
+    CHECK_EQ(resolve_task("5", "8", "--task_index=1", "--num_tasks=2", &t), CLI_PARSED);
+    CHECK(t.index == 1 && t.count == 2);
+    CHECK_EQ(resolve_task("3", NULL, NULL, NULL, &t), EXIT_USAGE);
+    CHECK(strstr(out, "neither --num_tasks nor TFREC_NUM_TASKS"));
+    CHECK_EQ(resolve_task("4", "4", NULL, NULL, &t), EXIT_USAGE);
+    CHECK(strstr(out, "JOB_COMPLETION_INDEX=4 is not below TFREC_NUM_TASKS=4"));
+    CHECK_EQ(resolve_task(NULL, "4", "--task_index=4", NULL, &t), EXIT_USAGE);
+    CHECK(strstr(out, "--task_index=4 is not below TFREC_NUM_TASKS=4"));
+    CHECK_EQ(resolve_task("x", "4", NULL, NULL, &t), EXIT_USAGE);
+    CHECK(strstr(out, "JOB_COMPLETION_INDEX=\"x\": not a number"));
+    CHECK_EQ(resolve_task(NULL, "0", NULL, NULL, &t), EXIT_USAGE);
+    CHECK(strstr(out, "TFREC_NUM_TASKS=\"0\""));
+}
+
 TESTS(TEST(test_value_forms), TEST(test_short_forms), TEST(test_booleans), TEST(test_numbers),
       TEST(test_sizes), TEST(test_choices_and_custom), TEST(test_unknown_flags),
       TEST(test_positional_and_double_dash), TEST(test_flagfile), TEST(test_flagfile_nesting_limit),
-      TEST(test_help_and_version), TEST(test_edit_distance))
+      TEST(test_help_and_version), TEST(test_edit_distance), TEST(test_task_flags_and_environment))
