@@ -33,9 +33,9 @@ typedef struct load {
     double t0, last_report;
     tfrec_bt_writer_stats base; /* the writer's figures when the call started */
     size_t nfiles;
-    int counting; /* the writer stopped: read on only to count what is not sent */
+    int counting;   /* the writer stopped: read on only to count what is not sent */
     int check_left; /* the load ends at num_records: find out whether input is left */
-    int first_rc; /* the put that stopped the writer, while counting */
+    int first_rc;   /* the put that stopped the writer, while counting */
     char first_msg[TFREC_ERRMSG_MAX];
 } load;
 
@@ -91,7 +91,7 @@ static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64
     ro.compression = o->compression;
     ro.max_record_size = o->max_record_size;
     tfrec_reader *rd;
-    int rc = bt_load_open_reader(o, &rd, path, &ro);
+    int rc = tfrec_bt_load_open_reader(o, &rd, path, &ro);
     if (rc)
         return rc; /* the reader's message names the file */
     const char *prefix = o->row_prefix ? o->row_prefix : "";
@@ -165,7 +165,7 @@ static int more_records(const load *l, const char *const *files, size_t from, si
         tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
         ro.compression = l->o.compression;
         tfrec_reader *rd;
-        if (bt_load_open_reader(&l->o, &rd, files[i], &ro))
+        if (tfrec_bt_load_open_reader(&l->o, &rd, files[i], &ro))
             return 1; /* unreadable, but there */
         const uint8_t *data;
         size_t len;
@@ -193,7 +193,7 @@ static int split(load *l, const char *const *files, size_t nfiles, uint64_t **co
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     uint64_t total, begin, end;
     bt_count_poll poll = { count_poll, l };
-    int rc = bt_load_total(&l->o, files, nfiles, &poll, *counts, &total, &l->st);
+    int rc = tfrec_bt_load_total(&l->o, files, nfiles, &poll, *counts, &total, &l->st);
     if (rc)
         return rc;
     uint32_t count = l->o.num_tasks ? l->o.num_tasks : 1;
@@ -258,7 +258,7 @@ int tfrec_bt_load(tfrec_bt_writer *w, const char *const *files, size_t nfiles,
     for (; !rc && i < nfiles && idx < limit && l.o.start_index < limit; i++) {
         uint64_t n = counts ? counts[i] : BT_COUNT_UNKNOWN;
         if (n == BT_COUNT_UNKNOWN && idx < l.o.start_index &&
-            bt_load_index_count(&l.o, files[i], &n) != TFREC_OK)
+            tfrec_bt_load_index_count(&l.o, files[i], &n) != TFREC_OK)
             n = BT_COUNT_UNKNOWN; /* no usable index: read over the records */
         if (n != BT_COUNT_UNKNOWN && idx + n <= l.o.start_index) {
             idx += n; /* wholly before the start: not opened */

@@ -9,8 +9,8 @@
 #include "tfrec/dataset.h"
 #include "util/errors.h"
 
-int bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
-                        const tfrec_reader_options *ro)
+int tfrec_bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
+                              const tfrec_reader_options *ro)
 {
     if (!o->open_source)
         return tfrec_reader_open(rd, path, ro);
@@ -54,7 +54,7 @@ static int remote_index_count(const tfrec_bt_load_options *o, const char *name, 
     return rc;
 }
 
-int bt_load_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
+int tfrec_bt_load_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
 {
     if (!strcmp(name, "-") || o->compression > TFREC_COMPRESSION_NONE)
         return TFREC_E_NOT_FOUND;
@@ -80,11 +80,11 @@ static int stopped(const bt_count_poll *poll, size_t file_index, const char *nam
     return tfrec_fail(NULL, TFREC_E_STATE, "load stopped while counting the records of %s", name);
 }
 
-int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, size_t file_index,
-                       const bt_count_poll *poll, uint64_t *n, int *from_index)
+int tfrec_bt_load_file_count(const tfrec_bt_load_options *o, const char *name, size_t file_index,
+                             const bt_count_poll *poll, uint64_t *n, int *from_index)
 {
     *from_index = 0;
-    int rc = bt_load_index_count(o, name, n);
+    int rc = tfrec_bt_load_index_count(o, name, n);
     if (rc == TFREC_OK) {
         *from_index = 1;
         return rc;
@@ -99,7 +99,7 @@ int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, size_t 
     ro.compression = o->compression;
     ro.max_record_size = o->max_record_size;
     tfrec_reader *rd;
-    rc = bt_load_open_reader(o, &rd, name, &ro);
+    rc = tfrec_bt_load_open_reader(o, &rd, name, &ro);
     if (rc)
         return rc; /* the reader's message names the file */
     const uint8_t *data;
@@ -118,9 +118,9 @@ int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, size_t 
     return rc;
 }
 
-int bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size_t nfiles,
-                  const bt_count_poll *poll, uint64_t *counts, uint64_t *total,
-                  tfrec_bt_load_stats *stats)
+int tfrec_bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size_t nfiles,
+                        const bt_count_poll *poll, uint64_t *counts, uint64_t *total,
+                        tfrec_bt_load_stats *stats)
 {
     for (size_t i = 0; i < nfiles; i++)
         counts[i] = BT_COUNT_UNKNOWN;
@@ -135,7 +135,7 @@ int bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size
         int from_index;
         int rc = stopped(poll, i, files[i]);
         if (!rc)
-            rc = bt_load_file_count(o, files[i], i, poll, &counts[i], &from_index);
+            rc = tfrec_bt_load_file_count(o, files[i], i, poll, &counts[i], &from_index);
         if (rc)
             return rc;
         if (from_index)

@@ -513,8 +513,8 @@ static void test_growable_structs(void)
 }
 
 /* Load task t of n over files with the given counts; the rows it wrote. */
-static fake *load_task(const char **files, int nfiles, uint64_t num_records, uint32_t t,
-                       uint32_t n, uint64_t start, tfrec_bt_load_stats *st, int *rc)
+static fake *load_task(const char **files, int nfiles, uint64_t num_records, uint32_t t, uint32_t n,
+                       uint64_t start, tfrec_bt_load_stats *st, int *rc)
 {
     fake *f = calloc(1, sizeof *f);
     f->refuse_from = -1;
@@ -562,8 +562,7 @@ static void test_tasks_cover_the_load_once(void)
                 snprintf(want, sizeof want, "train_%010llu", (unsigned long long)next);
                 snprintf(val, sizeof val, "value-%llu", (unsigned long long)next);
                 CHECKF(!strcmp(f->keys[i], want) && !strcmp(f->values[i], val),
-                       "%u tasks, task %u: %s = %s, want %s", n, t, f->keys[i], f->values[i],
-                       want);
+                       "%u tasks, task %u: %s = %s, want %s", n, t, f->keys[i], f->values[i], want);
             }
             CHECK_EQ(st.input_left, 0);
             free(f);

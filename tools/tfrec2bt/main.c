@@ -288,9 +288,10 @@ static void task_report(const run *r, const tfrec_bt_load_stats *st)
     const cli_task *t = &r->f.task;
     if (t->count <= 1 || st->total_source == TFREC_BT_TOTAL_NONE)
         return;
-    const char *from = st->total_source == TFREC_BT_TOTAL_GIVEN     ? "--num_records"
-                       : st->total_source == TFREC_BT_TOTAL_INDEXES ? "counted from fresh .idx files"
-                                                                    : "counted by reading files";
+    const char *from = st->total_source == TFREC_BT_TOTAL_GIVEN ? "--num_records"
+                       : st->total_source == TFREC_BT_TOTAL_INDEXES
+                           ? "counted from fresh .idx files"
+                           : "counted by reading files";
     char counted[160] = "";
     if (st->total_source == TFREC_BT_TOTAL_READ)
         snprintf(counted, sizeof counted, "; %llu of %llu files read to count them",

@@ -80,8 +80,7 @@ int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index
     unsigned long long v;
     int ok = fscanf(fp, "next_index %llu\n", &v) == 1, bad = 0;
     char line[4096], table[1024], task[64];
-    snprintf(task, sizeof task, "%lld of %lld", (long long)f->task.index,
-             (long long)f->task.count);
+    snprintf(task, sizeof task, "%lld of %lld", (long long)f->task.index, (long long)f->task.count);
     snprintf(table, sizeof table, "%s/%s", f->instance ? f->instance : "",
              f->table ? f->table : "");
     while (ok && !bad && fgets(line, sizeof line, fp)) {
