@@ -102,13 +102,13 @@ typedef struct result {
 #define RUN(res, label, secs, body)                  \
     do {                                             \
         long iters_ = 0;                             \
-        double t0_ = bench_now(), t_;                      \
+        double t0_ = bench_now(), t_;                \
         do {                                         \
             for (int k_ = 0; k_ < 64; k_++) {        \
                 body;                                \
             }                                        \
             iters_ += 64;                            \
-        } while ((t_ = bench_now()) - t0_ < (secs));       \
+        } while ((t_ = bench_now()) - t0_ < (secs)); \
         (res).name = (label);                        \
         (res).per_sec = (double)iters_ / (t_ - t0_); \
     } while (0)
