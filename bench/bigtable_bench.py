@@ -70,6 +70,20 @@ def proc_cpu(pid):
     return (int(f[11]) + int(f[12])) / TICK  # utime + stime
 
 
+def timed(cmd, env, emu_pid):
+    """Run cmd to its end: (CompletedProcess, wall s, its CPU s, the
+    emulator's CPU s meanwhile)."""
+    emu0 = proc_cpu(emu_pid)
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    emu = proc_cpu(emu_pid) - emu0
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return p, wall, cpu, emu
+
+
 class Contender:
     def __init__(self, name, cmd, env=None, go=False):
         self.name, self.cmd, self.env, self.go = name, cmd, env or {}, go
@@ -85,16 +99,9 @@ def run_once(c, n):
         for args in (["createtable", "t"], ["createfamily", "t", "tfexample"]):
             subprocess.run(CBT + args, env=env, check=True, capture_output=True)
         cmd = [a.replace("@PID@", str(pid)) for a in c.cmd]
-        emu0 = proc_cpu(pid)
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.monotonic()
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        wall = time.monotonic() - t0
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        emu = proc_cpu(pid) - emu0
+        p, wall, cpu, emu = timed(cmd, env, pid)
         if p.returncode != 0:
             raise SystemExit("load failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         if c.go:  # the peer's own figures for its timed part
             f = dict(kv.split("=") for kv in p.stdout.split())
             wall, cpu, emu = float(f["wall"]), float(f["cpu"]), float(f["emu_cpu"])

@@ -7,22 +7,5 @@
 # bench/bigtable_read_bench.py). BENCH_QUICK=1: a quarter of the rows.
 # needs: tfrec-bigtable
 set -u
-cd "$(dirname "$0")/.."
-ROOT=$(pwd)
-export TFREC_ROOT=$ROOT
-export TFREC_BUILD=${TFREC_BUILD:-$ROOT/build}
-WORK=$(mktemp -d /tmp/tfrec-bt-read-bench.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-
-if command -v go >/dev/null && [ -d /usr/share/gocode/src/cloud.google.com/go/bigtable ]; then
-    if (cd bench/go/btpeer && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
-            GOCACHE="$WORK/gocache" go build -o "$WORK/btpeer" .) 2>"$WORK/go.log"; then
-        export BTPEER=$WORK/btpeer
-    else
-        echo "Go peer did not build:"; cat "$WORK/go.log"
-    fi
-else
-    echo "Go peer unavailable: install golang-go and golang-google-cloud-dev"
-fi
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); emulator and client share them"
+. "$(dirname "$0")/lib/bigtable.sh" tfrec-bt-read-bench
 /usr/bin/python3 bench/bigtable_read_bench.py "$WORK"

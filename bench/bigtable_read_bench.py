@@ -18,7 +18,6 @@ most half of (d)'s client CPU per GB (printed as d/a >= 2).
 """
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -26,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bigtable_bench import make, proc_cpu  # noqa: E402
+from bigtable_bench import make, timed  # noqa: E402
 
 ROOT = os.environ.get("TFREC_ROOT", os.getcwd())
 BUILD = os.environ.get("TFREC_BUILD", os.path.join(ROOT, "build"))
@@ -44,17 +43,10 @@ def run(name, cmd, env, n, pid, go):
     out = os.path.join(SHM, "tfrec-bt-read-%d" % os.getpid())
     os.makedirs(out, exist_ok=True)
     cmd = [a.replace("@OUT@", out) for a in cmd]
-    emu0 = proc_cpu(pid)
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    emu = proc_cpu(pid) - emu0
+    p, wall, cpu, emu = timed(cmd, env, pid)
     shutil.rmtree(out, ignore_errors=True)
     if p.returncode != 0:
         raise SystemExit("%s failed: %s\n%s" % (name, " ".join(cmd), p.stderr[-2000:]))
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if go:
         f = dict(kv.split("=") for kv in p.stdout.split())
         rows, nbytes = int(f["rows"]), int(f["bytes"])

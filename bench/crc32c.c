@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "tfrec/crc32c.h"
 #include "tfrec/error.h"
 
@@ -52,13 +52,6 @@ typedef struct candidate {
 static unsigned char *region, *dst;
 static size_t region_len;
 static volatile uint32_t sink;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void select_impl(const candidate *c)
 {
@@ -92,10 +85,10 @@ static inline uint32_t call(const candidate *c, uint32_t acc, const unsigned cha
 static double burst(const candidate *c, size_t len, long iters, int chained)
 {
     uint32_t acc = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (long i = 0; i < iters; i++)
         acc = call(c, acc, region, len, chained);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     sink = acc;
     return t;
 }
@@ -194,9 +187,9 @@ static void streamed_round(int r, size_t *pos, int calls)
             int c = order[i];
             select_impl(&cands[c]);
             const unsigned char *p = region + *pos;
-            double t0 = now();
+            double t0 = bench_now();
             sink ^= call(&cands[c], 0, p, STREAM_LEN, 0);
-            rate[c][k] = (double)STREAM_LEN / (now() - t0) / 1e9;
+            rate[c][k] = (double)STREAM_LEN / (bench_now() - t0) / 1e9;
             *pos += STREAM_LEN;
             if (*pos + STREAM_LEN > region_len)
                 *pos = 0;

@@ -13,27 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "tfrec/tfrec.h"
 
 enum { REPS = 3 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static volatile uint64_t sink;
 
@@ -45,12 +29,12 @@ static double sequential(const char *path, uint64_t *n)
     const uint8_t *d;
     size_t len;
     uint64_t k = 0, s = 0;
-    double t0 = now();
+    double t0 = bench_now();
     while (tfrec_reader_next(r, &d, &len) == TFREC_OK) {
         s += d[len / 2];
         k++;
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     tfrec_reader_free(r);
     sink += s;
     *n = k;
@@ -60,7 +44,7 @@ static double sequential(const char *path, uint64_t *n)
 static double random_reads(const char *path, const uint64_t *order, uint64_t n)
 {
     tfrec_random_reader *r;
-    double t0 = now(); /* the open (index load) counts too */
+    double t0 = bench_now(); /* the open (index load) counts too */
     if (tfrec_random_reader_open(&r, path) != TFREC_OK) {
         fprintf(stderr, "%s\n", tfrec_last_errmsg());
         exit(1);
@@ -75,7 +59,7 @@ static double random_reads(const char *path, const uint64_t *order, uint64_t n)
         }
         s += d[len / 2];
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     tfrec_random_reader_free(r);
     sink += s;
     return t;
@@ -87,7 +71,7 @@ static double dataset(const char *path, uint64_t n)
     o.shuffle = 1;
     o.seed = 1;
     tfrec_dataset *ds;
-    double t0 = now();
+    double t0 = bench_now();
     if (tfrec_dataset_open(&ds, &path, 1, &o) != TFREC_OK)
         exit(1);
     const uint8_t *d;
@@ -97,7 +81,7 @@ static double dataset(const char *path, uint64_t n)
         s += d[len / 2];
         k++;
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     tfrec_dataset_free(ds);
     if (k != n)
         exit(1);
@@ -118,7 +102,7 @@ static void one_size(const char *dir, size_t rec, const char *label, uint64_t mi
     uint64_t n = (mib << 20) / (rec + 16);
     for (uint64_t i = 0; i < n; i++) {
         for (size_t j = 0; j < rec; j += 8) {
-            uint64_t v = next_rand();
+            uint64_t v = bench_rand();
             memcpy(buf + j, &v, rec - j < 8 ? rec - j : 8);
         }
         if (tfrec_writer_write(w, buf, rec) != TFREC_OK)
@@ -132,7 +116,7 @@ static void one_size(const char *dir, size_t rec, const char *label, uint64_t mi
     for (uint64_t i = 0; i < n; i++)
         order[i] = i;
     for (uint64_t i = n; i > 1; i--) {
-        uint64_t j = next_rand() % i, t = order[i - 1];
+        uint64_t j = bench_rand() % i, t = order[i - 1];
         order[i - 1] = order[j];
         order[j] = t;
     }

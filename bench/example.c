@@ -9,19 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "tensorflow/core/example/example.pb-c.h"
+#include "bench_util.h"
 #include "tfrec/example.h"
 
 #define IMAGE_BYTES (110 * 1024)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint8_t image[IMAGE_BYTES];
 static uint8_t out[IMAGE_BYTES + 4096];
@@ -109,13 +102,13 @@ typedef struct result {
 #define RUN(res, label, secs, body)                  \
     do {                                             \
         long iters_ = 0;                             \
-        double t0_ = now(), t_;                      \
+        double t0_ = bench_now(), t_;                \
         do {                                         \
             for (int k_ = 0; k_ < 64; k_++) {        \
                 body;                                \
             }                                        \
             iters_ += 64;                            \
-        } while ((t_ = now()) - t0_ < (secs));       \
+        } while ((t_ = bench_now()) - t0_ < (secs)); \
         (res).name = (label);                        \
         (res).per_sec = (double)iters_ / (t_ - t0_); \
     } while (0)

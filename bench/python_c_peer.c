@@ -10,18 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "tfrec/tfrec.h"
-
-/* CPU time (user + system) of this process, like the Python side measures:
- * on a shared machine wall time mostly measures the other jobs. */
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int fail(const char *what, const char *msg)
 {
@@ -45,7 +36,7 @@ static int do_write(const char *path, long count, size_t size, int compression)
     tfrec_writer_options opts = TFREC_WRITER_OPTIONS_INIT;
     opts.compression = compression;
     tfrec_writer *w;
-    double t0 = now();
+    double t0 = bench_cpu_now();
     if (tfrec_writer_open(&w, path, &opts) < 0) {
         free(pool);
         return fail(path, tfrec_last_errmsg());
@@ -55,7 +46,7 @@ static int do_write(const char *path, long count, size_t size, int compression)
             break;
     }
     int rc = tfrec_writer_close(w);
-    double t = now() - t0;
+    double t = bench_cpu_now() - t0;
     if (rc < 0) {
         int r = fail(path, tfrec_writer_errmsg(w));
         tfrec_writer_free(w);
@@ -71,7 +62,7 @@ static int do_write(const char *path, long count, size_t size, int compression)
 static int do_read(const char *path)
 {
     tfrec_reader *r;
-    double t0 = now();
+    double t0 = bench_cpu_now();
     if (tfrec_reader_open(&r, path, NULL) < 0)
         return fail(path, tfrec_last_errmsg());
     const uint8_t *data;
@@ -85,7 +76,7 @@ static int do_read(const char *path)
         if (len)
             sink += data[len - 1]; /* touch the record, as a consumer would */
     }
-    double t = now() - t0;
+    double t = bench_cpu_now() - t0;
     if (rc != TFREC_END) {
         int res = fail(path, tfrec_reader_errmsg(r));
         tfrec_reader_free(r);

@@ -14,31 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bench_util.h"
 #include "tfrec/tfrec.h"
 
 enum { POOL = 64, CHUNK = 256 * 1024, REPS = 3 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /* Feature-like bytes: keys, small numbers and some raw floats. */
 static void fill_texty(uint8_t *p, size_t n)
@@ -50,7 +34,7 @@ static void fill_texty(uint8_t *p, size_t n)
     };
     size_t i = 0;
     while (i < n) {
-        uint64_t r = next_rand();
+        uint64_t r = bench_rand();
         if ((r & 3) != 0) {
             const char *t = tok[(r >> 8) % (sizeof tok / sizeof tok[0])];
             for (size_t k = 0; t[k] && i < n; k++)
@@ -67,7 +51,7 @@ static void fill_image(uint8_t *p, size_t n)
     size_t head = n < 300 ? n : 300;
     fill_texty(p, head);
     for (size_t i = head; i < n; i++)
-        p[i] = (uint8_t)(next_rand() >> 24);
+        p[i] = (uint8_t)(bench_rand() >> 24);
 }
 
 typedef struct result {
@@ -86,7 +70,7 @@ static result write_ours(const char *path, int comp, uint8_t **pool, size_t size
     tfrec_writer_options o = { .struct_size = sizeof o, .compression = comp };
     tfrec_writer *w;
     uint64_t count = total / size ? total / size : 1;
-    double t = now();
+    double t = bench_now();
     if (tfrec_writer_open(&w, path, &o))
         die("open for writing");
     for (uint64_t i = 0; i < count; i++)
@@ -94,7 +78,7 @@ static result write_ours(const char *path, int comp, uint8_t **pool, size_t size
             die("write");
     if (tfrec_writer_close(w))
         die("close");
-    t = now() - t;
+    t = bench_now() - t;
     tfrec_writer_free(w);
     return (result){ t, count, count * size };
 }
@@ -105,7 +89,7 @@ static result read_ours(const char *path)
     const uint8_t *d;
     size_t len;
     uint64_t n = 0, bytes = 0, sum = 0;
-    double t = now();
+    double t = bench_now();
     if (tfrec_reader_open(&r, path, NULL))
         die("open for reading");
     int rc;
@@ -117,7 +101,7 @@ static result read_ours(const char *path)
     if (rc != TFREC_END)
         die("read");
     tfrec_reader_free(r);
-    t = now() - t;
+    t = bench_now() - t;
     if (sum == 1)
         puts("");
     return (result){ t, n, bytes };
@@ -132,10 +116,10 @@ static result run_cat(const char *path, uint64_t bytes, uint64_t records)
 {
     char cmd[4400];
     snprintf(cmd, sizeof cmd, "cat '%s' > /dev/null", path);
-    double t = now();
+    double t = bench_now();
     if (system(cmd) != 0)
         die("cat");
-    return (result){ now() - t, records, bytes };
+    return (result){ bench_now() - t, records, bytes };
 }
 
 static int run_python(result *out, const char *args)
@@ -180,7 +164,7 @@ static result zlib_deflate(const uint8_t *in, size_t len, uint64_t records, cons
     static uint8_t out[CHUNK];
     z_stream z;
     memset(&z, 0, sizeof z);
-    double t = now();
+    double t = bench_now();
     int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         die(out_path);
@@ -204,7 +188,7 @@ static result zlib_deflate(const uint8_t *in, size_t len, uint64_t records, cons
     } while (at < len || rc != Z_STREAM_END);
     deflateEnd(&z);
     close(fd);
-    return (result){ now() - t, records, len };
+    return (result){ bench_now() - t, records, len };
 }
 
 /* ... and what its reader does: read the file in 256 KiB steps and inflate
@@ -215,7 +199,7 @@ static result zlib_inflate(const char *path)
     z_stream z;
     memset(&z, 0, sizeof z);
     uint64_t produced = 0;
-    double t = now();
+    double t = bench_now();
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         die(path);
@@ -238,7 +222,7 @@ static result zlib_inflate(const char *path)
     }
     inflateEnd(&z);
     close(fd);
-    return (result){ now() - t, 0, produced };
+    return (result){ bench_now() - t, 0, produced };
 }
 
 static void line(const char *label, const char *impl, result r, const char *note)

@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "tfrec/error.h"
 #include "tfrec/io.h"
 #include "tfrec/record.h"
@@ -40,13 +40,6 @@ typedef struct shared {
     unsigned long long bytes, nrecords; /* under lock */
     int failed;                         /* under lock */
 } shared;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static const char *io_message(const tfrec_io *io)
 {
@@ -269,7 +262,7 @@ int main(int argc, char **argv)
         return 1;
     }
     pthread_mutex_init(&sh.lock, NULL);
-    double t0 = now();
+    double t0 = bench_now();
     pthread_t *tids = calloc(threads, sizeof *tids);
     unsigned started = 0;
     for (; tids && started < threads; started++)
@@ -279,7 +272,7 @@ int main(int argc, char **argv)
         worker(&sh);
     for (unsigned k = 0; k < started; k++)
         pthread_join(tids[k], NULL);
-    double secs = now() - t0;
+    double secs = bench_now() - t0;
     free(tids);
     tfrec_storage_free(sh.st);
     if (sh.jobs != &single) {

@@ -1,5 +1,6 @@
-/* A small strict JSON reader for the replies of the JSON API: object
- * metadata, listing pages, error bodies. Strict (RFC 8259, no comments, no
+/* The one JSON reader of lib/storage: replies of the JSON API (object
+ * metadata, listing pages, error bodies) and, through auth_json.c, key
+ * files and token replies. Strict (RFC 8259, no comments, no
  * trailing commas, valid escapes and UTF-8 surrogates) so a garbled reply is
  * an error instead of a wrong listing, and bounded (depth, element count,
  * input size) so a hostile server cannot make it use more than a small
@@ -136,6 +137,11 @@ static int string(jp *p, char **out, size_t *outlen)
                 }
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
+            /* Decoded strings end up in C strings: a NUL would cut them. */
+            if (cp == 0) {
+                free(o);
+                return bad(p, "NUL character in string");
+            }
             /* 6 or 12 escaped bytes always cover the 1-4 decoded ones. */
             n += put_utf8(o + n, cp);
             break;
@@ -246,7 +252,7 @@ static int value(jp *p, gj *v, int depth)
                 p->s++;
                 return 0;
             }
-            return bad(p, "expected ',' or a closing bracket");
+            return bad(p, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
         }
     }
     if (c == '"') {
@@ -290,7 +296,7 @@ int tfrec_gj_parse(const char *text, size_t len, gj **out, char *why, size_t why
             *out = root;
             return TFREC_OK;
         }
-        bad(&p, "trailing characters");
+        bad(&p, root->type == GJ_OBJ ? "text after the object" : "text after the value");
     }
     tfrec_gj_free(root);
     return TFREC_E_PARSE;
@@ -325,23 +331,37 @@ const char *tfrec_gj_str(const gj *o, const char *key)
     return v && v->type == GJ_STR ? v->str : NULL;
 }
 
-int tfrec_gj_u64(const gj *o, const char *key, uint64_t *out)
+/* A member holding an integer: a JSON number, or a decimal string (the
+ * JSON API sends 64-bit values as strings). *neg and *mag get its sign and
+ * magnitude; -1 when absent or not an integer. */
+static int integer(const gj *o, const char *key, int *neg, uint64_t *mag)
 {
     const gj *v = tfrec_gj_get(o, key);
     if (!v)
         return -1;
     if (v->type == GJ_NUM) {
-        if (v->num < 0 || v->num > 9007199254740992.0 || v->num != (double)(uint64_t)v->num)
+        /* Doubles are exact integers up to 2^53 only. */
+        double a = v->num < 0 ? -v->num : v->num;
+        if (a > 9007199254740992.0 || a != (double)(uint64_t)a)
             return -1;
-        *out = (uint64_t)v->num;
+        *neg = v->num < 0;
+        *mag = (uint64_t)a;
         return 0;
     }
-    /* The JSON API sends 64-bit values as decimal strings. */
-    if (v->type != GJ_STR || v->slen == 0 || v->slen > 20)
+    if (v->type != GJ_STR)
+        return -1;
+    const char *s = v->str;
+    size_t len = v->slen;
+    *neg = len > 0 && s[0] == '-';
+    if (*neg) {
+        s++;
+        len--;
+    }
+    if (len == 0 || len > 20)
         return -1;
     uint64_t n = 0;
-    for (size_t i = 0; i < v->slen; i++) {
-        char c = v->str[i];
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
         if (c < '0' || c > '9')
             return -1;
         unsigned d = (unsigned)(c - '0');
@@ -349,6 +369,27 @@ int tfrec_gj_u64(const gj *o, const char *key, uint64_t *out)
             return -1;
         n = n * 10 + d;
     }
-    *out = n;
+    *mag = n;
+    return 0;
+}
+
+int tfrec_gj_u64(const gj *o, const char *key, uint64_t *out)
+{
+    int neg;
+    uint64_t mag;
+    if (integer(o, key, &neg, &mag) || neg)
+        return -1;
+    *out = mag;
+    return 0;
+}
+
+int tfrec_gj_i64(const gj *o, const char *key, int64_t *out)
+{
+    int neg;
+    uint64_t mag;
+    if (integer(o, key, &neg, &mag) || mag > (uint64_t)INT64_MAX + neg)
+        return -1;
+    /* -2^63 has no positive counterpart: negate in unsigned arithmetic. */
+    *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
     return 0;
 }

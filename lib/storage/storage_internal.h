@@ -3,7 +3,8 @@
  * client.c   handles, stat, remove, the local/remote switch
  * url.c      gs:// names, percent-encoding, base64 CRC32C
  * http.c     one libcurl request, retries, status -> error mapping
- * json.c     a small strict JSON reader for metadata and listings
+ * json.c     the one strict JSON reader: metadata, listings, and (through
+ *            auth_json.c) key files and token replies
  * list.c     objects.list pages and glob matching
  * source.c   media download (pinned generation, parallel ranges, CRC32C)
  * sink.c     uploads (one request or a resumable session)
@@ -81,7 +82,7 @@ typedef enum { GJ_NULL, GJ_BOOL, GJ_NUM, GJ_STR, GJ_ARR, GJ_OBJ } gj_type;
 typedef struct gj {
     gj_type type;
     char *key;   /* member name inside an object, else NULL */
-    char *str;   /* GJ_STR: decoded (NUL-terminated, may hold no NUL) */
+    char *str;   /* GJ_STR: decoded UTF-8, NUL-terminated (\u0000 is refused) */
     size_t slen; /* GJ_STR length */
     double num;
     int boolean;
@@ -99,6 +100,7 @@ const char *tfrec_gj_str(const gj *o, const char *key);
 /* Decimal string or number member as an unsigned / signed 64-bit value;
  * 0 on success, -1 if absent or not such a number. */
 int tfrec_gj_u64(const gj *o, const char *key, uint64_t *v);
+int tfrec_gj_i64(const gj *o, const char *key, int64_t *v);
 
 /* ------------------------------------------------------------ http.c */
 typedef struct gcs_call gcs_call;

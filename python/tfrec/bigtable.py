@@ -26,6 +26,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_
 
 from . import _args, paths as _paths
 from . import _constants as C
+from ._closing import Closing, Committing
 from ._handles import BtClientHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _Sized, _proto, lib
 from .errors import BigtableError, error_for
@@ -274,7 +275,7 @@ class _Client:
 FailedRow = namedtuple("FailedRow", "key index grpc_code grpc_status message")
 
 
-class Writer:
+class Writer(Committing):
     """Bulk-load rows into table, one cell family:column per row.
 
     project None asks the GCE metadata server (as the reference tool does).
@@ -464,14 +465,7 @@ class Writer:
             self._h = None
             self._client.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        else:
-            self.abandon()
+    _discard = abandon  # a `with` block that raised
 
     def __del__(self):
         if getattr(self, "_h", None) is not None:
@@ -570,7 +564,7 @@ def _shard(shard, task_index=None, num_tasks=None):
     return i, n
 
 
-class Reader:
+class Reader(Closing):
     """Iterate over rows in key order: all rows, those starting with prefix,
     those in [start, end), the union of ranges (pairs (start, end), or dicts
     with start_open / end_closed), or exactly the rows of keys (an empty list
@@ -691,12 +685,6 @@ class Reader:
             lib.tfrec_bt_reader_free(self._h)
             self._h = None
             self._client.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def __del__(self):
         if getattr(self, "_h", None) is not None:

@@ -19,6 +19,7 @@ from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint32, c_uint64
 
 from . import _args
 from . import _constants as C
+from ._closing import Closing
 from ._handles import DatasetHandle, IndexHandle, RandomReaderHandle
 from ._lib import _Sized, _proto, lib
 from .errors import check, error_for, open_error
@@ -76,7 +77,7 @@ def count_records(path):
     return n.value, bool(used.value)
 
 
-class RandomAccessReader:
+class RandomAccessReader(Closing):
     """Record k of one uncompressed file through its index: reader[k]."""
 
     def __init__(self, path):
@@ -113,17 +114,11 @@ class RandomAccessReader:
             lib.tfrec_random_reader_free(self._h)
             self._h = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __del__(self):
         self.close()
 
 
-class Dataset:
+class Dataset(Closing):
     """Records of many uncompressed TFRecord files, for training loops.
 
     shuffle: a global shuffle (a permutation of every (file, record) pair,
@@ -222,12 +217,6 @@ class Dataset:
         if getattr(self, "_h", None) is not None:
             lib.tfrec_dataset_free(self._h)
             self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def __del__(self):
         self.close()

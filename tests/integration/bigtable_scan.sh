@@ -91,10 +91,11 @@ else fail bad_shard_index_usage_error "exit $st: $(head -c 300 "$T/err")"; fi
 
 # A proxy resets connections after 2 MB of each, N times, then lets them be.
 start_proxy() { # cuts
-    "$PY" "$ROOT/tests/tools/bt_cut_proxy.py" "$ADDR" 2000000 "$1" "$T/cuts" >"$T/proxy.out" &
+    "$PY" "$ROOT/tests/tools/cut_proxy.py" --target "$ADDR" --then down:2000000 --max-cuts "$1" \
+        --status-file "$T/cuts" --max-seconds 3600 >"$T/proxy.out" &
     PROXY=$!
-    for _ in $(seq 50); do [ -s "$T/proxy.out" ] && break; sleep 0.1; done
-    PORT=$(head -1 "$T/proxy.out")
+    for _ in $(seq 50); do grep -q 'port=' "$T/proxy.out" && break; sleep 0.1; done
+    PORT=$(sed -n 's/.*port=\([0-9]*\) .*/\1/p' "$T/proxy.out")
 }
 stop_proxy() { kill "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=; }
 

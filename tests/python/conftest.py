@@ -7,6 +7,11 @@
   directory once per session; nothing generated is ever committed.
 - `run_tfrec(*args, input=None)`: run the tool, returning CompletedProcess
   with bytes stdout/stderr.
+- `bigtable_tfrec`: the tfrec package, failing the test when
+  libtfrec-bigtable was not built.
+- `bigtable_emulator`: one Bigtable emulator per test module
+  (scripts/emulator.sh), its address in BIGTABLE_EMULATOR_HOST while the
+  module runs; the fixture's value is that address.
 
 tfrecord_ref (next to this file) is importable from every test module.
 """
@@ -21,6 +26,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+
+from bindings_env import load_tfrec  # noqa: E402 (found through the line above)
 
 
 def locate_build_dir():
@@ -80,3 +87,28 @@ def pb2(tmp_path_factory):
                 setattr(ns, name, getattr(mod, name))
     ns.example_pb2, ns.feature_pb2 = example_pb2, feature_pb2
     return ns
+
+
+@pytest.fixture(scope="module")
+def bigtable_tfrec(build_dir):
+    t = load_tfrec(build_dir)
+    if not t.features()["bigtable"]:
+        pytest.fail("libtfrec-bigtable was not built or not found: %s" % t.parts())
+    return t
+
+
+@pytest.fixture(scope="module")
+def bigtable_emulator(tmp_path_factory):
+    script = os.path.join(REPO, "scripts", "emulator.sh")
+    log = tmp_path_factory.mktemp("emu") / "emulator.log"
+    out = subprocess.run([script, "start", str(log)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    addr, pid = out.stdout.split()
+    old = os.environ.get("BIGTABLE_EMULATOR_HOST")
+    os.environ["BIGTABLE_EMULATOR_HOST"] = addr
+    yield addr
+    if old is None:
+        del os.environ["BIGTABLE_EMULATOR_HOST"]
+    else:
+        os.environ["BIGTABLE_EMULATOR_HOST"] = old
+    subprocess.run([script, "stop", pid], timeout=60)

@@ -10,34 +10,13 @@ import subprocess
 import pytest
 
 import tfrecord_ref
-from bindings_env import REPO, load_tfrec
 
 PROJECT, INSTANCE = "pyproj", "pyinst"
 
 
 @pytest.fixture(scope="module")
-def tfrec(build_dir):
-    t = load_tfrec(build_dir)
-    if not t.features()["bigtable"]:
-        pytest.fail("libtfrec-bigtable was not built or not found: %s" % t.parts())
-    return t
-
-
-@pytest.fixture(scope="module")
-def emulator(tmp_path_factory):
-    log = tmp_path_factory.mktemp("emu") / "emulator.log"
-    out = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start", str(log)],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    addr, pid = out.stdout.split()
-    old = os.environ.get("BIGTABLE_EMULATOR_HOST")
-    os.environ["BIGTABLE_EMULATOR_HOST"] = addr
-    yield addr
-    if old is None:
-        del os.environ["BIGTABLE_EMULATOR_HOST"]
-    else:
-        os.environ["BIGTABLE_EMULATOR_HOST"] = old
-    subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+def tfrec(bigtable_tfrec):
+    return bigtable_tfrec
 
 
 def go_unquote(s):
@@ -91,7 +70,7 @@ def cbt_rows(addr, table):
     return rows
 
 
-def test_write_tfrecords_read_back_with_cbt(tfrec, emulator, tmp_path):
+def test_write_tfrecords_read_back_with_cbt(tfrec, bigtable_emulator, tmp_path):
     rnd = random.Random(11)
     files = []
     expected = []
@@ -110,7 +89,7 @@ def test_write_tfrecords_read_back_with_cbt(tfrec, emulator, tmp_path):
     stats = w.stats
     assert stats["rows_acked"] == 60 and stats["rows_failed"] == 0
     assert stats["requests"] >= 60 // 7  # batch_rows was honoured
-    rows = cbt_rows(emulator, "loaded")
+    rows = cbt_rows(bigtable_emulator, "loaded")
     # 10-digit keys when num_records is not given, like the reference loader
     assert sorted(rows) == ["train_%010d" % i for i in range(60)]
     for i, data in enumerate(expected):
@@ -122,17 +101,17 @@ def test_write_tfrecords_read_back_with_cbt(tfrec, emulator, tmp_path):
         tfrec.Example.parse(expected[5]).to_dict()["image/class/label"]
 
 
-def test_num_records_limits_and_pads(tfrec, emulator, tmp_path):
+def test_num_records_limits_and_pads(tfrec, bigtable_emulator, tmp_path):
     records = [b"r%d\x00" % i for i in range(12)]
     tfrecord_ref.write_records(str(tmp_path / "a.tfrecord"), records)
     with tfrec.bigtable.Writer(PROJECT, INSTANCE, "limited", create_table=True) as w:
         assert w.write_tfrecords(str(tmp_path / "*.tfrecord"), row_prefix="validation_",
                                  num_records=7) == 7
-    rows = cbt_rows(emulator, "limited")
+    rows = cbt_rows(bigtable_emulator, "limited")
     assert rows == {"validation_%d" % i: {"tfexample:example": records[i]} for i in range(7)}
 
 
-def test_write_tfrecords_progress_stop_and_resume(tfrec, emulator, tmp_path):
+def test_write_tfrecords_progress_stop_and_resume(tfrec, bigtable_emulator, tmp_path):
     """The load loop is the library's (tfrec_bt_load): a Python progress
     callback sees the figures, can stop the load, and start_index resumes."""
     records = [b"rec-%04d" % i for i in range(500)]
@@ -157,7 +136,7 @@ def test_write_tfrecords_progress_stop_and_resume(tfrec, emulator, tmp_path):
         assert all(a.records_read <= b.records_read for a, b in zip(seen, seen[1:]))
         assert w.write_tfrecords(pattern, row_prefix="r_", num_records=500, start_index=100) == 400
         assert w.load_stats["records_skipped"] == 100 and w.load_stats["next_index"] == 500
-    rows = cbt_rows(emulator, "resumed")
+    rows = cbt_rows(bigtable_emulator, "resumed")
     assert rows == {"r_%03d" % i: {"tfexample:example": records[i]} for i in range(500)}
 
     # an exception raised by the callback stops the load and comes through
@@ -167,13 +146,13 @@ def test_write_tfrecords_progress_stop_and_resume(tfrec, emulator, tmp_path):
     assert w.load_stats["records_read"] == 1
 
 
-def test_put_and_scan_ranges(tfrec, emulator):
+def test_put_and_scan_ranges(tfrec, bigtable_emulator):
     with tfrec.bigtable.Writer(PROJECT, INSTANCE, "puts", family="f", column="c",
                                create_table=True) as w:
         for i in range(20):
             w.put("k%02d" % i, b"v%d" % i)
         w.put(b"\x00bin", b"", column=b"other")
-    rows = cbt_rows(emulator, "puts")
+    rows = cbt_rows(bigtable_emulator, "puts")
     assert rows["k07"] == {"f:c": b"v7"} and len(rows) == 21
     scan = list(tfrec.bigtable.Reader(PROJECT, INSTANCE, "puts", start=b"k05", end=b"k09"))
     assert [r.key for r in scan] == [b"k05", b"k06", b"k07", b"k08"]
@@ -184,7 +163,7 @@ def test_put_and_scan_ranges(tfrec, emulator):
     assert first.key == b"\x00bin" and first.value("f", "other") == b""
 
 
-def test_row_limit_and_labels(tfrec, emulator):
+def test_row_limit_and_labels(tfrec, bigtable_emulator):
     with tfrec.bigtable.Writer(PROJECT, INSTANCE, "limit", family="f", column="c",
                                create_table=True) as w:
         w.put(b"a-small", b"x" * 100)
@@ -206,7 +185,7 @@ def test_row_limit_and_labels(tfrec, emulator):
     assert tfrec.bigtable.Cell("f", b"q", 1, b"v") == ("f", b"q", 1, b"v", ())
 
 
-def test_errors_raise_bigtable_error(tfrec, emulator, tmp_path):
+def test_errors_raise_bigtable_error(tfrec, bigtable_emulator, tmp_path):
     with pytest.raises(tfrec.BigtableError) as e:
         tfrec.bigtable.Writer(PROJECT, INSTANCE, "never_created")
     assert e.value.code == -11 and "never_created" in str(e.value)
@@ -224,7 +203,7 @@ def test_errors_raise_bigtable_error(tfrec, emulator, tmp_path):
     assert e.value.code == -14
 
 
-def test_closed_bigtable_objects_raise_value_error(tfrec, emulator):
+def test_closed_bigtable_objects_raise_value_error(tfrec, bigtable_emulator):
     w = tfrec.bigtable.Writer(PROJECT, INSTANCE, "closed", create_table=True)
     w.put(b"k", b"v")
     stats = w.close()
@@ -243,7 +222,7 @@ def test_closed_bigtable_objects_raise_value_error(tfrec, emulator):
         next(r)
 
 
-def test_reader_used_after_close_raises(tfrec, emulator):
+def test_reader_used_after_close_raises(tfrec, bigtable_emulator):
     with tfrec.bigtable.Writer(PROJECT, INSTANCE, "reclosed", create_table=True) as w:
         for i in range(5):
             w.put(b"k%d" % i, b"v")
@@ -255,7 +234,7 @@ def test_reader_used_after_close_raises(tfrec, emulator):
             call()
 
 
-def test_messages_name_python_arguments(tfrec, emulator):
+def test_messages_name_python_arguments(tfrec, bigtable_emulator):
     """The library's messages name no CLI flag; the binding adds its own."""
     with pytest.raises(tfrec.BigtableError) as e:
         tfrec.bigtable.Writer(PROJECT, INSTANCE, "no_such_table")
@@ -287,7 +266,7 @@ def test_messages_name_python_arguments(tfrec, emulator):
     assert "no project given" in msg and "pass the project" in msg and "--" not in msg, msg
 
 
-def test_bad_arguments_are_refused_before_c(tfrec, emulator, tmp_path):
+def test_bad_arguments_are_refused_before_c(tfrec, bigtable_emulator, tmp_path):
     """NUL bytes in names and paths, negative sizes: refused, not truncated
     or wrapped around."""
     for kwargs in ({"table": "a\0b"}, {"family": "f\0"}, {"column": "c\0"},

@@ -1,46 +1,27 @@
 """tfrec.bigtable.Reader's row sets and parallel scans, and
 tfrec.bigtable.Dataset, against the official Bigtable emulator."""
 # needs: tfrec-bigtable
-import os
-import subprocess
-
 import pytest
-
-from bindings_env import REPO, load_tfrec
 
 PROJECT, INSTANCE = "scanproj", "scaninst"
 ROWS = 600
 
 
 @pytest.fixture(scope="module")
-def tfrec(build_dir):
-    t = load_tfrec(build_dir)
-    if not t.features()["bigtable"]:
-        pytest.fail("libtfrec-bigtable was not built or not found: %s" % t.parts())
-    return t
+def tfrec(bigtable_tfrec):
+    return bigtable_tfrec
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory, tfrec):
-    log = tmp_path_factory.mktemp("emu") / "emulator.log"
-    out = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start", str(log)],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    addr, pid = out.stdout.split()
-    old = os.environ.get("BIGTABLE_EMULATOR_HOST")
-    os.environ["BIGTABLE_EMULATOR_HOST"] = addr
-    # rows k000..k599 holding Examples {"i": [i]}, and rows of another prefix
+def emulator(bigtable_emulator, tfrec):
+    """The module's emulator holding rows k000..k599 (Examples {"i": [i]})
+    and rows of another prefix."""
     with tfrec.bigtable.Writer(PROJECT, INSTANCE, "t", create_table=True) as w:
         for i in range(ROWS):
             w.put(b"k%03d" % i, tfrec.Example({"i": [i]}).serialize())
         for i in range(10):
             w.put(b"other%d" % i, tfrec.Example({"i": [-1]}).serialize())
-    yield addr
-    if old is None:
-        del os.environ["BIGTABLE_EMULATOR_HOST"]
-    else:
-        os.environ["BIGTABLE_EMULATOR_HOST"] = old
-    subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+    return bigtable_emulator
 
 
 def keys(reader):

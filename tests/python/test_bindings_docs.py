@@ -1,6 +1,6 @@
-"""The tf.data-style example in docs/python.md runs as written and prints
-what the document says it prints."""
-# needs: tfrec-image tfrec-bigtable
+"""The examples in docs/python.md that show their output run as written and
+print what the document says they print."""
+# needs: tfrec-image tfrec-bigtable tfrec-storage
 import ast
 import inspect
 import os
@@ -11,35 +11,73 @@ import sys
 from bindings_env import PYTHON_DIR, REPO, load_tfrec
 
 
+def doc_text():
+    return open(os.path.join(REPO, "docs", "python.md"), encoding="utf-8").read()
+
+
 def doc_blocks():
-    text = open(os.path.join(REPO, "docs", "python.md"), encoding="utf-8").read()
-    code = re.findall(r"```python\n(.*?)```", text, re.S)
-    output = re.findall(r"Its output:\n\n```text\n(.*?)```", text, re.S)
-    return code, output
+    return re.findall(r"```python\n(.*?)```", doc_text(), re.S)
+
+
+def runnable_examples():
+    """(code, output) of every Python block followed by "Its output:"."""
+    block = r"```%s\n((?:(?!```).)*)```"  # one fenced block, not running into the next
+    return re.findall(block % "python" + r"\n\nIts output:\n\n" + block % "text", doc_text(), re.S)
+
+
+def run_example(build_dir, tmp_path, code):
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR,
+               TFREC_LIBRARY=os.path.join(build_dir, "libtfrec.so"))
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
 
 
 def test_every_python_block_is_valid_syntax():
-    code, _ = doc_blocks()
+    code = doc_blocks()
     assert len(code) >= 5
     for block in code:
         ast.parse(block)
 
 
 def test_pipeline_example_runs_as_documented(build_dir, tmp_path):
-    code, output = doc_blocks()
-    script = tmp_path / "example.py"
-    script.write_text(code[-1])
-    env = dict(os.environ, PYTHONPATH=PYTHON_DIR,
-               TFREC_LIBRARY=os.path.join(build_dir, "libtfrec.so"))
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout == output[0]
+    pipeline = [(c, o) for c, o in runnable_examples() if "ThreadPoolExecutor" in c]
+    assert len(pipeline) == 1
+    code, output = pipeline[0]
+    stdout = run_example(build_dir, tmp_path, code)
+    assert stdout == output
     # facts that do not depend on our code: 8 images per class, sizes as drawn
-    lines = res.stdout.splitlines()
+    lines = stdout.splitlines()
     labels = [int(x) for line in lines[1:] for x in re.findall(r"\d+", line.split("labels")[1])]
     assert sorted(labels) == [1] * 8 + [2] * 8
     assert all("(64, 48)" in line for line in lines[1:])
+
+
+def test_api_examples_run_as_documented(build_dir, tmp_path):
+    """The Dataset and storage examples: their printed output as shown."""
+    examples = [(c, o) for c, o in runnable_examples() if "ThreadPoolExecutor" not in c]
+    apis = {api for c, _ in examples for api in ("tfrec.Dataset(", "tfrec.storage.") if api in c}
+    assert apis == {"tfrec.Dataset(", "tfrec.storage."}
+    for i, (code, output) in enumerate(examples):
+        d = tmp_path / str(i)
+        d.mkdir()
+        assert run_example(build_dir, d, code) == output, code
+
+
+def test_dataset_example_output_is_a_shuffled_sharded_epoch(build_dir, tmp_path):
+    """What the documented Dataset output must hold whatever the shuffle:
+    each epoch is 15 distinct ids of the 30 written, and the epochs differ."""
+    code = [c for c, _ in runnable_examples() if "tfrec.Dataset(" in c][0]
+    epochs = [ast.literal_eval(line.split(" ", 2)[2])
+              for line in run_example(build_dir, tmp_path, code).splitlines()
+              if line.startswith("epoch ")]
+    assert len(epochs) == 2
+    for ids in epochs:
+        assert len(ids) == len(set(ids)) == 15 and set(ids) <= set(range(30))
+    assert epochs[0] != epochs[1]
 
 
 def readme_python_block():

@@ -14,9 +14,16 @@ close), or "/stall" (stop forwarding, keep both sockets open until the
 client gives up or the proxy stops: for timeout tests; the other
 direction keeps flowing).
 
+--max-cuts K makes at most K cuts in all: a connection that reaches its
+limit after that is forwarded untouched. With --then down:N it cuts the
+first K connections that carry N bytes, however many others come and go
+(a client that resumes then gets its data). --status-file PATH is
+rewritten with the number of cuts made so far.
+
 Command line (prints "cut_proxy port=P control=C" once it listens):
   cut_proxy.py --target 127.0.0.1:PORT [--port 0] [--cuts down:1000,none]
-               [--then none] [--max-seconds 300]
+               [--then none] [--max-cuts K] [--status-file PATH]
+               [--max-seconds 300]
 The control port (loopback HTTP) changes the schedule while it runs:
   POST /cuts   body "up:5,none"   replaces the entries not used yet
   GET  /stats                     JSON: connections, cuts, bytes each way
@@ -30,6 +37,7 @@ import argparse
 import http.server
 import ipaddress
 import json
+import os
 import socket
 import struct
 import sys
@@ -82,9 +90,12 @@ def hard_close(sock):
 
 
 class CutProxy:
-    def __init__(self, target, cuts=(), then="none", port=0, max_seconds=300):
+    def __init__(self, target, cuts=(), then="none", port=0, max_seconds=300, max_cuts=None,
+                 status_file=None):
         require_loopback(target[0])
         self.target = target
+        self.max_cuts = max_cuts
+        self.status_file = status_file
         self.schedule = parse_schedule(cuts)
         self.then = parse_entry(then)
         self.deadline = time.monotonic() + max_seconds
@@ -96,6 +107,7 @@ class CutProxy:
         self.port = self.listener.getsockname()[1]
         self.listener.settimeout(0.2)
         self.thread = threading.Thread(target=self._accept_loop, daemon=True)
+        self._write_status()
 
     # -- schedule
     def set_cuts(self, cuts):
@@ -107,6 +119,22 @@ class CutProxy:
         with self.lock:
             self.stats["connections"] += 1
             return self.schedule.pop(0) if self.schedule else self.then
+
+    def _claim_cut(self):
+        """True (and counted) when one more cut is allowed."""
+        with self.lock:
+            if self.max_cuts is not None and self.stats["cuts"] >= self.max_cuts:
+                return False
+            self.stats["cuts"] += 1
+            self._write_status()
+            return True
+
+    def _write_status(self):
+        # Replaced whole, so a reader never sees a half-written number.
+        if self.status_file:
+            with open(self.status_file + ".tmp", "w") as f:
+                f.write("%d\n" % self.stats["cuts"])
+            os.replace(self.status_file + ".tmp", self.status_file)
 
     def snapshot(self):
         with self.lock:
@@ -177,7 +205,6 @@ class CutProxy:
                 if state["cut"]:
                     return
                 state["cut"] = True
-                self.stats["cuts"] += 1
             if mode == "stall":
                 # Until the client gives up (the other direction ends) or the proxy stops.
                 while not cut_done.wait(0.2) and not self.stopping.is_set() and time.monotonic() < self.deadline:
@@ -208,6 +235,8 @@ class CutProxy:
                             except OSError:
                                 pass
                         return
+                    if budget is not None and sent + len(data) >= budget and not self._claim_cut():
+                        budget = None  # no cuts left: forward the rest untouched
                     if budget is not None and sent + len(data) >= budget:
                         keep = budget - sent
                         if keep:
@@ -284,10 +313,13 @@ def main():
     ap.add_argument("--cuts", default="", help="comma-separated schedule, one entry per connection")
     ap.add_argument("--then", default="none", help="entry for connections after the schedule")
     ap.add_argument("--max-seconds", type=float, default=300, help="stop after this long (default 300)")
+    ap.add_argument("--max-cuts", type=int, default=None, help="cut at most this many times in all")
+    ap.add_argument("--status-file", default=None, help="rewritten with the number of cuts so far")
     a = ap.parse_args()
     host, _, port = a.target.rpartition(":")
     try:
-        proxy = CutProxy((host or "127.0.0.1", int(port)), a.cuts, a.then, a.port, a.max_seconds)
+        proxy = CutProxy((host or "127.0.0.1", int(port)), a.cuts, a.then, a.port, a.max_seconds,
+                         a.max_cuts, a.status_file)
     except ValueError as e:
         print(f"cut_proxy: {e}", file=sys.stderr)
         return 2

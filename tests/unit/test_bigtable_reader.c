@@ -380,6 +380,50 @@ static int all_once(const unsigned *seen, size_t a, size_t b)
     return 1;
 }
 
+/* Cut the fake's calls after `after` messages with code and msg, `cuts`
+ * times in all. */
+static fake *fake_cuts(fake *f, int cuts, size_t after, int code, const char *msg)
+{
+    f->cuts_left = cuts;
+    f->cut_after = after;
+    f->cut_code = code;
+    f->cut_msg = msg;
+    return f;
+}
+
+/* One reader over a fake, read to the end (see drain). */
+typedef struct scan {
+    fake *f;
+    tfrec_bt_reader *r;
+    unsigned seen[ROWS]; /* times each row came */
+    int order;           /* keys rose throughout */
+    size_t rows;
+} scan;
+
+/* Open a reader over f (which the scan then owns) and read it all; returns
+ * the open failure or drain()'s final code (TFREC_END on success). */
+static int scan_run(scan *s, fake *f, const tfrec_bt_read_options *o)
+{
+    memset(s, 0, sizeof *s);
+    s->f = f;
+    int rc = open_reader(f, &s->r, o);
+    return rc != TFREC_OK ? rc : drain(s->r, s->seen, &s->order, &s->rows);
+}
+
+static tfrec_bt_read_stats scan_stats(const scan *s)
+{
+    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
+    if (tfrec_bt_reader_stats_get(s->r, &st) != TFREC_OK)
+        harness_fail(__FILE__, __LINE__, "tfrec_bt_reader_stats_get failed");
+    return st;
+}
+
+static void scan_free(scan *s)
+{
+    tfrec_bt_reader_free(s->r);
+    fake_free(s->f);
+}
+
 /* Each retryable status, ten cuts apiece, a row in progress at each cut:
  * every row once, in order, every resumed call starting after the last row. */
 static void test_resume_every_retryable_code(void)
@@ -392,90 +436,60 @@ static void test_resume_every_retryable_code(void)
                   { BT_DEADLINE_EXCEEDED, "Deadline Exceeded" },
                   { BT_INTERNAL, "Received RST_STREAM with error code 2" } };
     for (size_t c = 0; c < sizeof codes / sizeof codes[0]; c++) {
-        fake *f = fake_new(ROWS);
-        f->cuts_left = 10;
-        f->cut_after = 9;
-        f->cut_code = codes[c].code;
-        f->cut_msg = codes[c].msg;
         tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
         o.retry_initial_ms = 1;
-        tfrec_bt_reader *r;
-        CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-        unsigned seen[ROWS] = { 0 };
-        int order;
-        size_t n;
-        CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-        CHECK(all_once(seen, 0, ROWS));
-        CHECK(order);
-        tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
-        CHECK_EQ(tfrec_bt_reader_stats_get(r, &st), TFREC_OK);
+        scan s;
+        CHECK_EQ(scan_run(&s, fake_cuts(fake_new(ROWS), 10, 9, codes[c].code, codes[c].msg), &o),
+                 TFREC_END);
+        CHECK(all_once(s.seen, 0, ROWS));
+        CHECK(s.order);
+        tfrec_bt_read_stats st = scan_stats(&s);
         CHECK_EQ(st.rows, ROWS);
         CHECK_EQ(st.resumed, 10);
         CHECK_EQ(st.streams, 11);
-        CHECK_EQ(f->empty_rowsets, 0);
+        CHECK_EQ(s.f->empty_rowsets, 0);
         /* each call resumed where the one before stopped: first rows rise */
-        for (int i = 1; i < f->ncalls; i++)
-            CHECKF(f->first_row[i] > f->first_row[i - 1] && f->first_row[i] != (size_t)-1,
-                   "code %d call %d starts at row %zu after %zu", codes[c].code, i, f->first_row[i],
-                   f->first_row[i - 1]);
-        tfrec_bt_reader_free(r);
-        fake_free(f);
+        for (int i = 1; i < s.f->ncalls; i++)
+            CHECKF(s.f->first_row[i] > s.f->first_row[i - 1] && s.f->first_row[i] != (size_t)-1,
+                   "code %d call %d starts at row %zu after %zu", codes[c].code, i,
+                   s.f->first_row[i], s.f->first_row[i - 1]);
+        scan_free(&s);
     }
 }
 
 /* N streams at once; rows still come in key order over all ranges. */
 static void test_parallel_ordered_with_cuts(void)
 {
-    fake *f = fake_new(ROWS);
-    f->cuts_left = 12;
-    f->cut_after = 4;
-    f->cut_code = BT_UNAVAILABLE;
-    f->cut_msg = "Socket closed";
     tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
     o.parallel_scans = 4;
     o.retry_initial_ms = 1;
-    tfrec_bt_reader *r;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    unsigned seen[ROWS] = { 0 };
-    int order;
-    size_t n;
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-    CHECK(all_once(seen, 0, ROWS));
-    CHECK(order);
-    CHECK_EQ(f->samples_asked, 1);
-    CHECK_EQ(f->max_live, 4); /* four streams at once */
-    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
-    tfrec_bt_reader_stats_get(r, &st);
+    scan s;
+    CHECK_EQ(scan_run(&s, fake_cuts(fake_new(ROWS), 12, 4, BT_UNAVAILABLE, "Socket closed"), &o),
+             TFREC_END);
+    CHECK(all_once(s.seen, 0, ROWS));
+    CHECK(s.order);
+    CHECK_EQ(s.f->samples_asked, 1);
+    CHECK_EQ(s.f->max_live, 4); /* four streams at once */
+    tfrec_bt_read_stats st = scan_stats(&s);
     CHECK_EQ(st.ranges, 4);
     CHECK_EQ(st.resumed, 12);
-    CHECK_EQ(st.samples, f->samples.n);
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+    CHECK_EQ(st.samples, s.f->samples.n);
+    scan_free(&s);
 }
 
 /* Rows as they arrive: every row once, the streams interleaved. */
 static void test_parallel_unordered(void)
 {
-    fake *f = fake_new(ROWS);
-    f->cuts_left = 5;
-    f->cut_after = 3;
-    f->cut_code = BT_ABORTED;
-    f->cut_msg = "aborted";
     tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
     o.parallel_scans = 3;
     o.unordered = 1;
     o.retry_initial_ms = 1;
-    tfrec_bt_reader *r;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    unsigned seen[ROWS] = { 0 };
-    int order;
-    size_t n;
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-    CHECK(all_once(seen, 0, ROWS));
-    CHECK(!order); /* interleaved, so not in global key order */
-    CHECK_EQ(f->max_live, 3);
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+    scan s;
+    CHECK_EQ(scan_run(&s, fake_cuts(fake_new(ROWS), 5, 3, BT_ABORTED, "aborted"), &o), TFREC_END);
+    CHECK(all_once(s.seen, 0, ROWS));
+    CHECK(!s.order); /* interleaved, so not in global key order */
+    CHECK_EQ(s.f->max_live, 3);
+    scan_free(&s);
 }
 
 /* Workers 0..n-1 with the same split points: disjoint shares covering all. */
@@ -489,7 +503,6 @@ static void test_shards_disjoint_and_covering(void)
         for (int par = 1; par <= 3; par++) {
             unsigned seen[ROWS] = { 0 };
             for (int w = 0; w < shards; w++) {
-                fake *f = fake_new(ROWS);
                 tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
                 o.prefix = "row_";
                 o.parallel_scans = par;
@@ -498,15 +511,13 @@ static void test_shards_disjoint_and_covering(void)
                 o.split_keys = (const void *const *)splits;
                 o.split_key_lens = lens;
                 o.n_split_keys = 5;
-                tfrec_bt_reader *r;
-                CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-                int order;
-                size_t n;
-                CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-                CHECK(order);
-                CHECK_EQ(f->samples_asked, 0);
-                tfrec_bt_reader_free(r);
-                fake_free(f);
+                scan s;
+                CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_END);
+                CHECK(s.order);
+                CHECK_EQ(s.f->samples_asked, 0);
+                for (size_t i = 0; i < ROWS; i++)
+                    seen[i] += s.seen[i];
+                scan_free(&s);
             }
             CHECKF(all_once(seen, 0, ROWS), "%d shards x %d scans", shards, par);
         }
@@ -517,7 +528,6 @@ static void test_shards_disjoint_and_covering(void)
  * which must not reach the server (an empty RowSet reads the whole table). */
 static void test_row_sets(void)
 {
-    fake *f = fake_new(ROWS);
     tfrec_bt_range ranges[2] = {
         { "row_000010", 10, "row_000020", 10, 1, 1 }, /* (10, 20] */
         { "row_000500", 10, "row_000600", 10, 0, 0 }, /* [500, 600) */
@@ -525,19 +535,13 @@ static void test_row_sets(void)
     tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
     o.ranges = ranges;
     o.n_ranges = 2;
-    tfrec_bt_reader *r;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    unsigned seen[ROWS] = { 0 };
-    int order;
-    size_t n;
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-    CHECK_EQ(n, 10 + 100);
+    scan s;
+    CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_END);
+    CHECK_EQ(s.rows, 10 + 100);
     for (size_t i = 0; i < ROWS; i++)
-        CHECK_EQ(seen[i], (i > 10 && i <= 20) || (i >= 500 && i < 600));
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+        CHECK_EQ(s.seen[i], (i > 10 && i <= 20) || (i >= 500 && i < 600));
+    scan_free(&s);
 
-    f = fake_new(ROWS);
     const char *keys[] = { "row_000042", "row_000007", "row_000042", "row_001199", "nope" };
     size_t klens[5];
     for (int i = 0; i < 5; i++)
@@ -547,74 +551,51 @@ static void test_row_sets(void)
     o.key_lens = klens;
     o.n_keys = 5;
     o.parallel_scans = 2;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    memset(seen, 0, sizeof seen);
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-    CHECK_EQ(n, 3);
-    CHECK(seen[7] == 1 && seen[42] == 1 && seen[1199] == 1);
-    CHECK(order);
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+    CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_END);
+    CHECK_EQ(s.rows, 3);
+    CHECK(s.seen[7] == 1 && s.seen[42] == 1 && s.seen[1199] == 1);
+    CHECK(s.order);
+    scan_free(&s);
 
-    f = fake_new(ROWS);
     o.n_keys = 0;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-    CHECK_EQ(n, 0);
-    CHECK_EQ(f->ncalls, 0);
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+    CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_END);
+    CHECK_EQ(s.rows, 0);
+    CHECK_EQ(s.f->ncalls, 0);
+    scan_free(&s);
 }
 
 /* A row limit holds across resumes: each resumed call asks for what is left. */
 static void test_limit_across_resumes(void)
 {
-    fake *f = fake_new(ROWS);
-    f->cuts_left = 3;
-    f->cut_after = 5;
-    f->cut_code = BT_UNAVAILABLE;
-    f->cut_msg = "x";
     tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
     o.rows_limit = 250;
     o.retry_initial_ms = 1;
-    tfrec_bt_reader *r;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    unsigned seen[ROWS] = { 0 };
-    int order;
-    size_t n;
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-    CHECK_EQ(n, 250);
-    CHECK(all_once(seen, 0, 250));
-    CHECK_EQ(f->ncalls, 4);
-    CHECK_EQ(f->limits[0], 250);
+    scan s;
+    CHECK_EQ(scan_run(&s, fake_cuts(fake_new(ROWS), 3, 5, BT_UNAVAILABLE, "x"), &o), TFREC_END);
+    CHECK_EQ(s.rows, 250);
+    CHECK(all_once(s.seen, 0, 250));
+    CHECK_EQ(s.f->ncalls, 4);
+    CHECK_EQ(s.f->limits[0], 250);
     for (int i = 1; i < 4; i++)
-        CHECK_EQ(f->limits[i], 250 - (int64_t)f->first_row[i]);
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+        CHECK_EQ(s.f->limits[i], 250 - (int64_t)s.f->first_row[i]);
+    scan_free(&s);
 }
 
 /* Ranges ahead of the one being returned fill their buffer, are paused and
  * resumed later: still every row once, in order. */
 static void test_pause_full_buffers(void)
 {
-    fake *f = fake_new(ROWS);
     tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
     o.parallel_scans = 4;
     o.max_buffer_bytes = 4000;
-    tfrec_bt_reader *r;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    unsigned seen[ROWS] = { 0 };
-    int order;
-    size_t n;
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
-    CHECK(all_once(seen, 0, ROWS));
-    CHECK(order);
-    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
-    tfrec_bt_reader_stats_get(r, &st);
+    scan s;
+    CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_END);
+    CHECK(all_once(s.seen, 0, ROWS));
+    CHECK(s.order);
+    tfrec_bt_read_stats st = scan_stats(&s);
     CHECK(st.paused >= 3);
     CHECK_EQ(st.resumed, 0); /* a pause is not a failure */
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+    scan_free(&s);
 }
 
 /* "Latest cell of family:column": a chain of family, qualifier and
@@ -686,28 +667,21 @@ static void test_errors_not_retried(void)
  * cancelled after the stall time and resumed like a broken one. */
 static void test_silent_stream_resumed(void)
 {
-    fake *f = fake_new(ROWS);
-    f->hang_calls = 2;
-    f->hang_after = 6;
+    scan s = { .f = fake_new(ROWS) };
+    s.f->hang_calls = 2;
+    s.f->hang_after = 6;
     tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
     o.retry_initial_ms = 1;
-    tfrec_bt_reader *r;
-    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
-    r->stall_ms = 100;
-    unsigned seen[ROWS] = { 0 };
-    int order;
-    size_t n;
+    CHECK_EQ(open_reader(s.f, &s.r, &o), TFREC_OK);
+    s.r->stall_ms = 100; /* not an option: set between open and the first read */
     int64_t t0 = tfrec_bt_now_ms();
-    CHECK_EQ(drain(r, seen, &order, &n), TFREC_END);
+    CHECK_EQ(drain(s.r, s.seen, &s.order, &s.rows), TFREC_END);
     CHECK(tfrec_bt_now_ms() - t0 >= 200);
-    CHECK(all_once(seen, 0, ROWS));
-    CHECK(order);
-    CHECK_EQ(f->ncalls, 3);
-    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
-    tfrec_bt_reader_stats_get(r, &st);
-    CHECK_EQ(st.resumed, 2);
-    tfrec_bt_reader_free(r);
-    fake_free(f);
+    CHECK(all_once(s.seen, 0, ROWS));
+    CHECK(s.order);
+    CHECK_EQ(s.f->ncalls, 3);
+    CHECK_EQ(scan_stats(&s).resumed, 2);
+    scan_free(&s);
 }
 
 static void test_bad_options(void)

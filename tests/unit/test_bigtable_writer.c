@@ -206,6 +206,11 @@ static void fake_cancel_all(void *ctx)
     f->nheld = 0;
 }
 
+static fake *fake_new(void)
+{
+    return calloc(1, sizeof(fake));
+}
+
 static void fake_free(fake *f)
 {
     free(f->ev);
@@ -239,6 +244,29 @@ static int put_rows(tfrec_bt_writer *w, int from, int to, size_t value_len)
     return rc;
 }
 
+/* The writer's figures (zeros if it cannot give them: the checks then fail). */
+static tfrec_bt_writer_stats stats_of(tfrec_bt_writer *w)
+{
+    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
+    tfrec_bt_writer_stats_get(w, &st);
+    return st;
+}
+
+/* Rows 0..n-1 each acknowledged exactly once. */
+static int all_acked(const fake *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (f->acks[i] != 1)
+            return 0;
+    return 1;
+}
+
+static void done(tfrec_bt_writer *w, fake *f)
+{
+    tfrec_bt_writer_free(w);
+    fake_free(f);
+}
+
 /* ------------------------------------------------------------ tests */
 
 /* tfrec_bt_writer_stop (what a SIGINT handler calls): put refuses rows, and
@@ -247,7 +275,7 @@ static int put_rows(tfrec_bt_writer *w, int from, int to, size_t value_len)
  * never sent, and the acknowledged prefix stays exact. */
 static void test_stop_bounds_the_wait_for_calls_in_flight(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->hang_from_call = 3; /* rows 0..19 answered, 20..39 hang */
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 10;
@@ -264,8 +292,7 @@ static void test_stop_bounds_the_wait_for_calls_in_flight(void)
     int64_t took = tfrec_bt_now_ms() - t0;
     CHECKF(took >= 90 && took < 3000, "flush after stop took %lld ms", (long long)took);
     CHECK_EQ(f->cancels, 1);
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(w, &st);
+    tfrec_bt_writer_stats st = stats_of(w);
     CHECK_EQ(st.rows_acked, 20);
     CHECK_EQ(st.rows_failed, 40);
     CHECK_EQ(st.acked_prefix, 20);
@@ -275,13 +302,12 @@ static void test_stop_bounds_the_wait_for_calls_in_flight(void)
     CHECK_EQ(idx, 20);
     CHECK_EQ(f->sends[45], 0); /* queued, never sent after the stop */
     CHECK_EQ(tfrec_bt_writer_close(w) != TFREC_OK, 1);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_request_encoding_decodes(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.timestamp_micros = 1234567000;
     tfrec_bt_writer *w = open_writer(f, &o);
@@ -303,13 +329,12 @@ static void test_request_encoding_decodes(void)
     CHECK_EQ(m->set_cell->timestamp_micros, 1234567000);
     CHECK_EQ(m->set_cell->value.len, 300);
     CHECK(m->set_cell->value.data[0] == 'c' && m->set_cell->value.data[299] == 'c');
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_server_timestamp_encodes_minus_one(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.timestamp_micros = -1;
     tfrec_bt_writer *w = open_writer(f, &o);
@@ -317,13 +342,12 @@ static void test_server_timestamp_encodes_minus_one(void)
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK_EQ(f->first_request->entries[0]->mutations[0]->set_cell->timestamp_micros, -1);
     CHECK_EQ(tfrec_bt_writer_timestamp(w), -1);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_default_timestamp_is_whole_milliseconds(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
     int64_t ts = tfrec_bt_writer_timestamp(w);
@@ -333,13 +357,12 @@ static void test_default_timestamp_is_whole_milliseconds(void)
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     for (size_t i = 0; i < f->first_request->n_entries; i++)
         CHECK_EQ(f->first_request->entries[i]->mutations[0]->set_cell->timestamp_micros, ts);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_batches_bounded_by_rows_bytes_mutations(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 100;
     tfrec_bt_writer *w = open_writer(f, &o);
@@ -347,10 +370,9 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK_EQ(f->calls, 3);
     CHECK_EQ(f->max_rows_in_request, 100);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 
-    f = calloc(1, sizeof *f);
+    f = fake_new();
     tfrec_bt_writer_options_init(&o);
     o.batch_bytes = 4096;
     w = open_writer(f, &o);
@@ -358,12 +380,10 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK(f->max_bytes_accepted <= 4096);
     CHECK(f->calls >= 25); /* ~3 rows of ~1 KB per 4 KiB request */
-    for (int i = 0; i < 100; i++)
-        CHECK_EQ(f->acks[i], 1);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    CHECK(all_acked(f, 100));
+    done(w, f);
 
-    f = calloc(1, sizeof *f);
+    f = fake_new();
     tfrec_bt_writer_options_init(&o);
     o.batch_mutations = 10;
     w = open_writer(f, &o);
@@ -376,8 +396,7 @@ static void test_batches_bounded_by_rows_bytes_mutations(void)
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK(f->max_mutations <= 10);
     CHECK_EQ(f->max_rows_in_request, 3);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 /* Every 7th row fails UNAVAILABLE on its first send; row 10 is rejected
@@ -404,7 +423,7 @@ static int fail_row5_once(void *ctx, uint64_t index, unsigned attempt, int code)
 
 static void test_only_failed_entries_are_retried(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->entry_code = flaky_entries;
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 16;
@@ -424,8 +443,7 @@ static void test_only_failed_entries_are_retried(void)
             CHECKF(f->sends[i] == 1, "acknowledged row %d re-sent (%u sends)", i, f->sends[i]);
         }
     }
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(w, &st);
+    tfrec_bt_writer_stats st = stats_of(w);
     CHECK_EQ(st.rows_acked, 199);
     CHECK_EQ(st.rows_failed, 1);
     CHECK_EQ(st.retried_entries, 28 + 1); /* 29 rows with k%7==3, minus row 10, plus row 5 */
@@ -442,13 +460,12 @@ static void test_only_failed_entries_are_retried(void)
     CHECK_EQ(code, BT_INVALID_ARGUMENT);
     CHECK(strstr(msg, "INVALID_ARGUMENT"));
     CHECK(strstr(tfrec_bt_writer_errmsg(w), "row_000010"));
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_broken_stream_resends_only_unanswered(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->fail_call_no = 1;
     f->fail_call_code = BT_UNAVAILABLE;
     f->fail_after = 40; /* first 40 entries of call 1 answered OK, then the stream dies */
@@ -457,21 +474,18 @@ static void test_broken_stream_resends_only_unanswered(void)
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 100, 30), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 100; i++)
         CHECKF(f->sends[i] == (i < 40 ? 1u : 2u), "row %d sent %u times", i, f->sends[i]);
-        CHECK_EQ(f->acks[i], 1);
-    }
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(w, &st);
+    CHECK(all_acked(f, 100));
+    tfrec_bt_writer_stats st = stats_of(w);
     CHECK_EQ(st.stream_failures, 1);
     CHECK_EQ(st.acked_prefix, 100);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_non_retryable_stream_failure_stops_writer(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->fail_call_no = 1;
     f->fail_call_code = BT_NOT_FOUND;
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
@@ -482,38 +496,33 @@ static void test_non_retryable_stream_failure_stops_writer(void)
     CHECK_EQ(rc, TFREC_E_NETWORK); /* put refuses once the table is known missing */
     CHECK(strstr(tfrec_bt_writer_errmsg(w), "NOT_FOUND"));
     CHECK(tfrec_bt_writer_close(w) != 0);
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(w, &st);
+    tfrec_bt_writer_stats st = stats_of(w);
     CHECK_EQ(st.rows_acked, 0);
     CHECK_EQ(st.rows_failed, st.rows_put); /* every row accounted for */
     CHECK_EQ(tfrec_bt_writer_failed_count(w), st.rows_put);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_too_large_request_is_split(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->max_request = 3000;
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 40, 500), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
-    for (int i = 0; i < 40; i++)
-        CHECK_EQ(f->acks[i], 1);
+    CHECK(all_acked(f, 40));
     CHECK(f->max_bytes_accepted <= 3000);
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(w, &st);
+    tfrec_bt_writer_stats st = stats_of(w);
     CHECK(st.splits >= 3);
     CHECK_EQ(st.rows_failed, 0);
     CHECK_EQ(st.retried_entries, 0); /* a split is not a retry with backoff */
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_single_row_too_large_is_reported(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->max_request = 3000;
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
@@ -529,13 +538,12 @@ static void test_single_row_too_large_is_reported(void)
     CHECK(strstr(msg, "too large"));
     for (int i = 0; i < 8; i++)
         CHECK_EQ(f->acks[i], i == 3 ? 0 : 1);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_retry_deadline_fails_every_row(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->fail_all_calls = 1;
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 10;
@@ -543,20 +551,18 @@ static void test_retry_deadline_fails_every_row(void)
     tfrec_bt_writer *w = open_writer(f, &o);
     CHECK_EQ(put_rows(w, 0, 25, 10), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), TFREC_E_NETWORK);
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(w, &st);
+    tfrec_bt_writer_stats st = stats_of(w);
     CHECK_EQ(st.rows_failed, 25);
     CHECK_EQ(st.acked_prefix, 0);
     CHECK(st.retried_entries >= 10);
     CHECK(strstr(tfrec_bt_writer_errmsg(w), "25 of 25 rows not written"));
     CHECK(tfrec_bt_writer_put(w, "row_000099", 10, "q", 1, "v", 1, 99) != 0);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_server_timestamps_are_not_retried(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     f->entry_code = flaky_entries;
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.timestamp_micros = -1;
@@ -565,17 +571,15 @@ static void test_server_timestamps_are_not_retried(void)
     CHECK(tfrec_bt_writer_close(w) != 0);
     CHECK_EQ(f->sends[3], 1);
     CHECK_EQ(f->sends[17], 1);
-    tfrec_bt_writer_stats st = TFREC_BT_WRITER_STATS_INIT;
-    tfrec_bt_writer_stats_get(w, &st);
+    tfrec_bt_writer_stats st = stats_of(w);
     CHECK_EQ(st.rows_failed, 3); /* rows 3, 10, 17 */
     CHECK_EQ(st.retried_entries, 0);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_inflight_bounded(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 5;
     o.max_inflight = 3;
@@ -584,15 +588,13 @@ static void test_inflight_bounded(void)
     CHECK_EQ(put_rows(w, 0, 200, 10), 0);
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK(f->max_outstanding <= 3);
-    for (int i = 0; i < 200; i++)
-        CHECK_EQ(f->acks[i], 1);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    CHECK(all_acked(f, 200));
+    done(w, f);
 }
 
 static void test_invalid_rows_refused_at_put(void)
 {
-    fake *f = calloc(1, sizeof *f);
+    fake *f = fake_new();
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_bt_writer *w = open_writer(f, &o);
     static char big[5000];
@@ -601,8 +603,7 @@ static void test_invalid_rows_refused_at_put(void)
     CHECK(strstr(tfrec_bt_writer_errmsg(w), "record 7"));
     CHECK_EQ(tfrec_bt_writer_close(w), 0);
     CHECK_EQ(f->calls, 0);
-    tfrec_bt_writer_free(w);
-    fake_free(f);
+    done(w, f);
 }
 
 static void test_row_keys_like_the_reference(void)

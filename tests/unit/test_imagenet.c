@@ -8,36 +8,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <jpeglib.h>
-
+#include "../fixtures/jpeg_file.h"
 #include "harness.h"
 #include "imagenet/plan.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
 
+/* A black RGB picture at path. */
 static void write_jpeg(const char *path, int w, int h)
 {
-    FILE *f = fopen(path, "wb");
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr e;
-    c.err = jpeg_std_error(&e);
-    jpeg_create_compress(&c);
-    jpeg_stdio_dest(&c, f);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_start_compress(&c, TRUE);
     JSAMPLE *row = calloc((size_t)w, 3);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW r[1] = { row };
-        jpeg_write_scanlines(&c, r, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
+    if (!row || write_jpeg_file(path, w, h, JCS_RGB, 3, JCS_UNKNOWN, 0, row) != 0)
+        harness_fail(__FILE__, __LINE__, "cannot write %s", path);
     free(row);
-    fclose(f);
 }
 
 /* RAW/train/{nA,nB}/ with 3 images each, RAW/validation with 2. */

@@ -78,6 +78,8 @@ static void test_json_hostile_text_is_refused(void)
         { "{\"a\": \"unterminated}", "unterminated string" },
         { "{\"a\": \"tab\there\"}", "control character" },
         { "{\"a\": \"\\u0000\"}", "NUL character" },
+        { "{\"a\": \"\\ud800x\"}", "lone high surrogate" },
+        { "{\"a\": \"\\udc00\"}", "lone low surrogate" },
         { "{\"a\": \"\\uZZZZ\"}", "bad \\u escape" },
         { "{\"a\": \"\\q\"}", "bad escape" },
         { "{\"a\": tru}", "unexpected character" },

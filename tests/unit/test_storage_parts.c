@@ -130,12 +130,52 @@ static void test_json_reads_replies(void)
     tfrec_gj_free(doc);
 }
 
+static void test_json_signed_integers(void)
+{
+    const char *text = "{\"min\":\"-9223372036854775808\",\"max\":\"9223372036854775807\","
+                       "\"over\":\"9223372036854775808\",\"neg\":-3600,\"exact\":9007199254740992,"
+                       "\"inexact\":9007199254740994,\"frac\":1.5,\"minus\":\"-\",\"t\":true}";
+    gj *doc;
+    char why[128];
+    CHECK_EQ(tfrec_gj_parse(text, strlen(text), &doc, why, sizeof why), TFREC_OK);
+    int64_t v;
+    CHECK(tfrec_gj_i64(doc, "min", &v) == 0 && v == INT64_MIN);
+    CHECK(tfrec_gj_i64(doc, "max", &v) == 0 && v == INT64_MAX);
+    CHECK(tfrec_gj_i64(doc, "neg", &v) == 0 && v == -3600);
+    CHECK(tfrec_gj_i64(doc, "exact", &v) == 0 && v == 9007199254740992);
+    CHECK_EQ(tfrec_gj_i64(doc, "over", &v), -1);
+    CHECK_EQ(tfrec_gj_i64(doc, "inexact", &v), -1); /* past 2^53 a double is not exact */
+    CHECK_EQ(tfrec_gj_i64(doc, "frac", &v), -1);
+    CHECK_EQ(tfrec_gj_i64(doc, "minus", &v), -1);
+    CHECK_EQ(tfrec_gj_i64(doc, "t", &v), -1);
+    uint64_t u;
+    CHECK_EQ(tfrec_gj_u64(doc, "neg", &u), -1); /* no sign for unsigned values */
+    CHECK_EQ(tfrec_gj_u64(doc, "min", &u), -1);
+    tfrec_gj_free(doc);
+}
+
 static void test_json_is_strict(void)
 {
     static const char *bad[] = {
-        "",         "{",     "{\"a\":1,}", "[1,]",           "{'a':1}",     "{\"a\" 1}",
-        "[01]",     "[1.]",  "[-]",        "\"\\x\"",        "\"\\ud800\"", "\"\\udc00\"",
-        "\"a\nb\"", "[1] x", "tru",        "\"unterminated", "\"\\",        "{\"a\":1 /* c */}",
+        "",
+        "{",
+        "{\"a\":1,}",
+        "[1,]",
+        "{'a':1}",
+        "{\"a\" 1}",
+        "[01]",
+        "[1.]",
+        "[-]",
+        "\"\\x\"",
+        "\"\\ud800\"",
+        "\"\\udc00\"",
+        "\"a\nb\"",
+        "[1] x",
+        "tru",
+        "\"unterminated",
+        "\"\\",
+        "{\"a\":1 /* c */}",
+        "\"\\u0000\"",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         gj *doc = (gj *)1;
@@ -441,7 +481,7 @@ static void test_unreachable_server_is_a_network_error(void)
 }
 
 TESTS(TEST(test_parse_names), TEST(test_escape_and_urls), TEST(test_crc_base64),
-      TEST(test_json_reads_replies), TEST(test_json_is_strict), TEST(test_glob_matches_like_glob3),
-      TEST(test_glob_local_paths), TEST(test_local_round_trip), TEST(test_retry_policy),
-      TEST(test_status_errors_name_things), TEST(test_endpoint_and_options),
-      TEST(test_unreachable_server_is_a_network_error))
+      TEST(test_json_reads_replies), TEST(test_json_signed_integers), TEST(test_json_is_strict),
+      TEST(test_glob_matches_like_glob3), TEST(test_glob_local_paths), TEST(test_local_round_trip),
+      TEST(test_retry_policy), TEST(test_status_errors_name_things),
+      TEST(test_endpoint_and_options), TEST(test_unreachable_server_is_a_network_error))
