@@ -1,0 +1,29 @@
+"""Task-start hooks for tests/python/test_distributed.py, in a module of
+their own so that Dask workers import them by name (the workers get this
+directory on PYTHONPATH from the test).
+
+HoldOnce(dir, kind, index): the first attempt of task `index` writes
+dir/started-<pid>-<n> and waits until dir/go exists, so the test can kill
+that worker while the task is running; later attempts record themselves
+and go straight on. Waiting is on a file the test creates, not on time."""
+import os
+import time
+
+
+class HoldOnce:
+    def __init__(self, directory, kind, index, give_up=300.0):
+        self.directory, self.kind, self.index, self.give_up = directory, kind, index, give_up
+
+    def attempts(self):
+        return sorted(n for n in os.listdir(self.directory) if n.startswith("started-"))
+
+    def __call__(self, kind, index, count):
+        if kind != self.kind or index != self.index:
+            return
+        n = len(self.attempts())
+        with open(os.path.join(self.directory, "started-%d-%d" % (os.getpid(), n)), "w") as f:
+            f.write("%d of %d\n" % (index, count))
+        go = os.path.join(self.directory, "go")
+        deadline = time.monotonic() + self.give_up  # a test that died must not hang workers
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.02)
