@@ -53,7 +53,27 @@ typedef struct tfrec_bt_load_stats {
      * are exactly the records from next_index on that were not acknowledged. */
     uint64_t records_not_sent;
     int input_left; /* 1: num_records ended the load before the end of the input */
+    /* The records this call was to load: [share_begin, share_end) of the
+     * global sequence (the whole load: 0 and num_records, or UINT64_MAX
+     * when num_records is 0), and total_records, the count the task
+     * shares were cut from (0 when not split into tasks). */
+    uint64_t share_begin, share_end;
+    uint64_t total_records;
+    int total_source;       /* enum tfrec_bt_load_total: where total_records came from */
+    uint64_t files_indexed; /* files whose record count came from a fresh FILE.idx */
+    uint64_t files_counted; /* files read through only to count their records */
+    /* Files passed over whole, unopened, because their records (counted,
+     * or listed by a fresh index) all lie below the first one to load. */
+    uint64_t files_skipped;
 } tfrec_bt_load_stats;
+
+/* Where a split load's total_records came from. */
+enum tfrec_bt_load_total {
+    TFREC_BT_TOTAL_NONE = 0,    /* not split into tasks */
+    TFREC_BT_TOTAL_GIVEN = 1,   /* num_records */
+    TFREC_BT_TOTAL_INDEXES = 2, /* counted: every file had a fresh FILE.idx */
+    TFREC_BT_TOTAL_READ = 3     /* counted: at least one file read through to count it */
+};
 
 #define TFREC_BT_LOAD_STATS_INIT TFREC_STRUCT_INIT(tfrec_bt_load_stats)
 void tfrec_bt_load_stats_init(tfrec_bt_load_stats *s);
@@ -101,6 +121,17 @@ typedef struct tfrec_bt_load_options {
      * tfrec_last_errmsg() [NULL: tfrec_io_open_source, local paths and "-"]. */
     int (*open_source)(void *open_ctx, tfrec_io *io, const char *name);
     void *open_ctx;
+    /* Split the load into num_tasks tasks (include/tfrec/task.h) and load
+     * only task task_index's share: records [begin, end) of
+     * tfrec_task_share(total, task_index, num_tasks), total being
+     * num_records when set, else the records of all the files (counted
+     * from fresh FILE.idx indexes where there are, else by reading the
+     * files). Keys are the ones a single call writes for the same records
+     * (width from num_records, not from the share); start_index still
+     * skips (a resume point inside the share). Files wholly before the
+     * share are not opened when their counts are known. [0 or 1: one task] */
+    uint32_t task_index;
+    uint32_t num_tasks;
 } tfrec_bt_load_options;
 
 #define TFREC_BT_LOAD_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_load_options)

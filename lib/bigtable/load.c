@@ -6,8 +6,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bigtable/load_share.h"
 #include "tfrec/bigtable_load.h"
 #include "tfrec/record.h"
+#include "tfrec/task.h"
 #include "util/errors.h"
 #include "util/struct_size.h"
 
@@ -32,6 +34,7 @@ typedef struct load {
     tfrec_bt_writer_stats base; /* the writer's figures when the call started */
     size_t nfiles;
     int counting; /* the writer stopped: read on only to count what is not sent */
+    int check_left; /* the load ends at num_records: find out whether input is left */
     int first_rc; /* the put that stopped the writer, while counting */
     char first_msg[TFREC_ERRMSG_MAX];
 } load;
@@ -79,17 +82,6 @@ static void throttle(load *l)
     }
 }
 
-/* A reader of one input, through the caller's open_source when set. */
-static int open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
-                       const tfrec_reader_options *ro)
-{
-    if (!o->open_source)
-        return tfrec_reader_open(rd, path, ro);
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = o->open_source(o->open_ctx, &io, path);
-    return rc < 0 ? rc : tfrec_reader_open_io(rd, &io, path, ro);
-}
-
 /* Read one file, putting its records; *idx is the global record index. */
 static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64_t limit, int width,
                      char *key, size_t keycap)
@@ -99,7 +91,7 @@ static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64
     ro.compression = o->compression;
     ro.max_record_size = o->max_record_size;
     tfrec_reader *rd;
-    int rc = open_reader(o, &rd, path, &ro);
+    int rc = bt_load_open_reader(o, &rd, path, &ro);
     if (rc)
         return rc; /* the reader's message names the file */
     const char *prefix = o->row_prefix ? o->row_prefix : "";
@@ -157,7 +149,7 @@ static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64
             break;
         }
     }
-    if (rc == TFREC_OK && *idx >= limit && !l->st.input_left) {
+    if (rc == TFREC_OK && *idx >= limit && l->check_left && !l->st.input_left) {
         const uint8_t *data;
         size_t len;
         l->st.input_left = tfrec_reader_next(rd, &data, &len) == TFREC_OK;
@@ -173,7 +165,7 @@ static int more_records(const load *l, const char *const *files, size_t from, si
         tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
         ro.compression = l->o.compression;
         tfrec_reader *rd;
-        if (open_reader(&l->o, &rd, files[i], &ro))
+        if (bt_load_open_reader(&l->o, &rd, files[i], &ro))
             return 1; /* unreadable, but there */
         const uint8_t *data;
         size_t len;
@@ -183,6 +175,30 @@ static int more_records(const load *l, const char *const *files, size_t from, si
             return 1;
     }
     return 0;
+}
+
+/* The share of task task_index: the total counted (or num_records), cut
+ * with tfrec_task_share. *counts gets each file's count when counted. */
+static int split(load *l, const char *const *files, size_t nfiles, uint64_t **counts,
+                 uint64_t *limit)
+{
+    *counts = malloc((nfiles ? nfiles : 1) * sizeof **counts);
+    if (!*counts)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    uint64_t total, begin, end;
+    int rc = bt_load_total(&l->o, files, nfiles, *counts, &total, &l->st);
+    if (rc)
+        return rc;
+    uint32_t count = l->o.num_tasks ? l->o.num_tasks : 1;
+    rc = tfrec_task_share(total, l->o.task_index, count, &begin, &end);
+    if (rc)
+        return rc;
+    l->st.share_begin = begin;
+    l->st.share_end = end;
+    *limit = end;
+    /* only the last share ends where num_records cuts the input */
+    l->check_left = l->o.num_records && end == l->o.num_records;
+    return TFREC_OK;
 }
 
 int tfrec_bt_load(tfrec_bt_writer *w, const char *const *files, size_t nfiles,
@@ -215,16 +231,39 @@ int tfrec_bt_load(tfrec_bt_writer *w, const char *const *files, size_t nfiles,
 
     int width = l.o.key_width ? l.o.key_width : tfrec_bt_key_width(l.o.num_records);
     uint64_t limit = l.o.num_records ? l.o.num_records : UINT64_MAX;
+    l.check_left = l.o.num_records != 0;
+    l.st.share_end = limit;
+    uint64_t *counts = NULL;
+    if (l.o.num_tasks > 1 || l.o.task_index)
+        rc = split(&l, files, nfiles, &counts, &limit);
+    /* Below the share is below the start: the keys keep their index. */
+    if (l.o.start_index < l.st.share_begin)
+        l.o.start_index = l.st.share_begin;
+    l.st.next_index = l.o.start_index;
+
     size_t keycap = (l.o.row_prefix ? strlen(l.o.row_prefix) : 0) + MAX_KEY_WIDTH + 24;
-    char *key = malloc(keycap);
-    if (!key)
-        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    char *key = rc ? NULL : malloc(keycap);
+    if (!rc && !key)
+        rc = tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     uint64_t idx = 0;
     size_t i = 0;
-    for (; i < nfiles && idx < limit && !rc; i++)
+    /* start_index >= limit: a finished share, or an empty one; nothing to read */
+    for (; !rc && i < nfiles && idx < limit && l.o.start_index < limit; i++) {
+        uint64_t n = counts ? counts[i] : BT_COUNT_UNKNOWN;
+        if (n == BT_COUNT_UNKNOWN && idx < l.o.start_index &&
+            bt_load_index_count(&l.o, files[i], &n) != TFREC_OK)
+            n = BT_COUNT_UNKNOWN; /* no usable index: read over the records */
+        if (n != BT_COUNT_UNKNOWN && idx + n <= l.o.start_index) {
+            idx += n; /* wholly before the start: not opened */
+            l.st.records_skipped += n;
+            l.st.files_skipped++;
+            continue;
+        }
         rc = load_file(&l, i, files[i], &idx, limit, width, key, keycap);
+    }
     free(key);
-    if (!rc && idx >= limit && !l.st.input_left && i < nfiles)
+    free(counts);
+    if (!rc && idx >= limit && l.check_left && !l.st.input_left && i < nfiles)
         l.st.input_left = more_records(&l, files, i, nfiles);
     if (l.counting) { /* the counted rest done (or cut short): the failure is the cause */
         rc = l.first_rc;

@@ -512,8 +512,164 @@ static void test_growable_structs(void)
     CHECK_EQ(tfrec_bt_load(NULL, files, 1, &o, NULL), TFREC_E_INVALID);
 }
 
+/* Load task t of n over files with the given counts; the rows it wrote. */
+static fake *load_task(const char **files, int nfiles, uint64_t num_records, uint32_t t,
+                       uint32_t n, uint64_t start, tfrec_bt_load_stats *st, int *rc)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->refuse_from = -1;
+    tfrec_bt_writer *w = open_writer(f);
+    tfrec_bt_load_options o = TFREC_BT_LOAD_OPTIONS_INIT;
+    o.row_prefix = "train_";
+    o.num_records = num_records;
+    o.task_index = t;
+    o.num_tasks = n;
+    o.start_index = start;
+    tfrec_bt_load_stats_init(st);
+    *rc = tfrec_bt_load(w, files, (size_t)nfiles, &o, st);
+    tfrec_bt_writer_free(w);
+    return f;
+}
+
+/* The union of every task's rows is the one-call load, each row once, in
+ * order when the tasks are taken by index; the shares are balanced. */
+static void test_tasks_cover_the_load_once(void)
+{
+    static const int counts[] = { 13, 0, 9, 21 }; /* 43 records */
+    const char **files = make_files("tasks", counts, 4);
+    static const uint32_t task_counts[] = { 1, 2, 4, 5, 43, 50 };
+    for (size_t c = 0; c < sizeof task_counts / sizeof *task_counts; c++) {
+        uint32_t n = task_counts[c];
+        uint64_t next = 0;
+        for (uint32_t t = 0; t < n; t++) {
+            tfrec_bt_load_stats st;
+            int rc;
+            fake *f = load_task(files, 4, 0, t, n, 0, &st, &rc);
+            CHECK_EQ(rc, TFREC_OK);
+            CHECK_EQ(st.total_records, n > 1 ? 43 : 0);
+            CHECK_EQ(st.share_begin, next);
+            /* one task is the plain load: to the end of the input */
+            if (n == 1)
+                CHECK_EQ(st.share_end, UINT64_MAX);
+            uint64_t size = (n > 1 ? st.share_end : 43) - st.share_begin;
+            CHECKF(size == 43 / n || size == 43 / n + 1, "%u tasks: task %u has %llu", n, t,
+                   (unsigned long long)size);
+            CHECK_EQ(st.records_read, size);
+            CHECK_EQ(f->nrows, size);
+            CHECK_EQ(st.next_index, st.share_begin + size);
+            for (size_t i = 0; i < f->nrows; i++, next++) {
+                char want[48], val[32];
+                snprintf(want, sizeof want, "train_%010llu", (unsigned long long)next);
+                snprintf(val, sizeof val, "value-%llu", (unsigned long long)next);
+                CHECKF(!strcmp(f->keys[i], want) && !strcmp(f->values[i], val),
+                       "%u tasks, task %u: %s = %s, want %s", n, t, f->keys[i], f->values[i],
+                       want);
+            }
+            CHECK_EQ(st.input_left, 0);
+            free(f);
+        }
+        CHECK_EQ(next, 43);
+    }
+}
+
+/* num_records given: the total is not counted, the keys keep its width,
+ * the last task alone says whether input is left. */
+static void test_tasks_with_num_records(void)
+{
+    static const int counts[] = { 10, 10, 10 };
+    const char **files = make_files("tasks_n", counts, 3);
+    uint64_t next = 0;
+    for (uint32_t t = 0; t < 3; t++) {
+        tfrec_bt_load_stats st;
+        int rc;
+        fake *f = load_task(files, 3, 25, t, 3, 0, &st, &rc);
+        CHECK_EQ(rc, TFREC_OK);
+        CHECK_EQ(st.total_source, TFREC_BT_TOTAL_GIVEN);
+        CHECK_EQ(st.files_counted + st.files_indexed, 0);
+        for (size_t i = 0; i < f->nrows; i++, next++) {
+            char want[48];
+            snprintf(want, sizeof want, "train_%02llu", (unsigned long long)next);
+            CHECKF(!strcmp(f->keys[i], want), "task %u: %s, want %s", t, f->keys[i], want);
+        }
+        CHECK_EQ(st.input_left, t == 2);
+        free(f);
+    }
+    CHECK_EQ(next, 25);
+}
+
+/* Counting: from fresh indexes without reading, else by reading; whole
+ * files before the share are not opened when their counts are known. */
+static void test_tasks_count_and_skip_files(void)
+{
+    static const int counts[] = { 10, 10, 10, 10 };
+    const char **files = make_files("tasks_c", counts, 4);
+    tfrec_bt_load_stats st;
+    int rc;
+    fake *f = load_task(files, 4, 0, 3, 4, 0, &st, &rc);
+    CHECK_EQ(rc, TFREC_OK);
+    CHECK_EQ(st.total_source, TFREC_BT_TOTAL_READ);
+    CHECK_EQ(st.files_counted, 4);
+    CHECK_EQ(st.files_skipped, 3);
+    CHECK_EQ(st.records_skipped, 30);
+    CHECK(f->nrows == 10 && !strcmp(f->keys[0], "train_0000000030"));
+    free(f);
+
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(tfrec_index_file(files[i], NULL), TFREC_OK);
+    f = load_task(files, 4, 0, 2, 4, 0, &st, &rc);
+    CHECK_EQ(rc, TFREC_OK);
+    CHECK_EQ(st.total_source, TFREC_BT_TOTAL_INDEXES);
+    CHECK_EQ(st.files_indexed, 4);
+    CHECK_EQ(st.files_skipped, 2);
+    CHECK(f->nrows == 10 && !strcmp(f->keys[0], "train_0000000020"));
+    free(f);
+
+    /* num_records given: the fresh indexes still let the task pass over
+     * files; a resume point (start_index) inside the share is honoured */
+    f = load_task(files, 4, 40, 1, 2, 33, &st, &rc);
+    CHECK_EQ(rc, TFREC_OK);
+    CHECK_EQ(st.files_skipped, 3);
+    CHECK_EQ(st.records_skipped, 33);
+    CHECK(f->nrows == 7 && !strcmp(f->keys[0], "train_33") && !strcmp(f->keys[6], "train_39"));
+    CHECK_EQ(st.next_index, 40);
+    free(f);
+
+    /* a resume point at the share's end: nothing read, nothing written */
+    f = load_task(files, 4, 40, 0, 2, 20, &st, &rc);
+    CHECK_EQ(rc, TFREC_OK);
+    CHECK(f->nrows == 0 && st.records_read == 0 && st.next_index == 20);
+    free(f);
+}
+
+/* Bad task identities and unreadable input are errors naming the cause. */
+static void test_tasks_refused(void)
+{
+    static const int counts[] = { 4 };
+    const char **files = make_files("tasks_bad", counts, 1);
+    tfrec_bt_load_stats st;
+    int rc;
+    fake *f = load_task(files, 1, 0, 4, 4, 0, &st, &rc);
+    CHECK_EQ(rc, TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "task index 4"));
+    CHECK_EQ(f->nrows, 0);
+    free(f);
+    const char *missing[] = { files[0], harness_path("tasks_no_such_file") };
+    f = load_task(missing, 2, 0, 0, 2, 0, &st, &rc);
+    CHECK(rc < 0);
+    CHECK(strstr(tfrec_last_errmsg(), "tasks_no_such_file"));
+    CHECK_EQ(f->nrows, 0);
+    free(f);
+    const char *stdin_files[] = { "-" };
+    f = load_task(stdin_files, 1, 0, 0, 2, 0, &st, &rc);
+    CHECK_EQ(rc, TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "standard input"));
+    free(f);
+}
+
 TESTS(TEST(test_reference_keys_over_all_files), TEST(test_num_records_start_index_reversed),
       TEST(test_progress_and_cancel), TEST(test_corrupt_input_named),
       TEST(test_refused_rows_stop_the_resume_point), TEST(test_dry_run),
       TEST(test_growable_structs), TEST(test_rows_not_sent_are_counted),
-      TEST(test_num_records_before_the_end_is_reported), TEST(test_open_source_callback))
+      TEST(test_num_records_before_the_end_is_reported), TEST(test_open_source_callback),
+      TEST(test_tasks_cover_the_load_once), TEST(test_tasks_with_num_records),
+      TEST(test_tasks_count_and_skip_files), TEST(test_tasks_refused))

@@ -1,0 +1,137 @@
+/* Record counts for a load split into tasks: every task must cut the same
+ * global record sequence, so the total is num_records or a count of all
+ * the files; the counts also let a task pass over whole files before its
+ * share without opening them. */
+#include "bigtable/load_share.h"
+
+#include <string.h>
+
+#include "tfrec/dataset.h"
+#include "util/errors.h"
+
+int bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
+                        const tfrec_reader_options *ro)
+{
+    if (!o->open_source)
+        return tfrec_reader_open(rd, path, ro);
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = o->open_source(o->open_ctx, &io, path);
+    return rc < 0 ? rc : tfrec_reader_open_io(rd, &io, path, ro);
+}
+
+/* An object behind open_source (gs://...): its index is NAME.idx beside it,
+ * fresh when its records tile the data's size exactly (no modification
+ * times to compare). */
+static int remote_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
+{
+    size_t len = strlen(name);
+    char iname[4200];
+    if (len + 5 > sizeof iname)
+        return TFREC_E_NOT_FOUND;
+    memcpy(iname, name, len);
+    memcpy(iname + len, ".idx", 5);
+    tfrec_io d = TFREC_IO_INIT, i = TFREC_IO_INIT;
+    if (o->open_source(o->open_ctx, &i, iname) < 0)
+        return TFREC_E_NOT_FOUND; /* none (or unreachable: reading the data will say) */
+    int64_t size = -1;
+    if (o->open_source(o->open_ctx, &d, name) >= 0) {
+        size = d.size ? d.size(d.ctx) : -1;
+        d.close(d.ctx, 0);
+    }
+    if (size < 0) {
+        i.close(i.ctx, 0);
+        return TFREC_E_NOT_FOUND;
+    }
+    tfrec_index *ix = NULL;
+    int rc = tfrec_index_load_io(&ix, &i, iname, size);
+    if (rc != TFREC_OK)
+        return rc;
+    if (tfrec_index_data_size(ix) != (uint64_t)size)
+        rc = TFREC_E_NOT_FOUND; /* stale */
+    else
+        *n = tfrec_index_records(ix);
+    tfrec_index_free(ix);
+    return rc;
+}
+
+int bt_load_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
+{
+    if (!strcmp(name, "-") || o->compression > TFREC_COMPRESSION_NONE)
+        return TFREC_E_NOT_FOUND;
+    if (o->open_source && strstr(name, "://"))
+        return remote_index_count(o, name, n);
+    tfrec_index *ix = NULL;
+    int rc = tfrec_index_load_fresh(&ix, name);
+    if (rc == TFREC_OK) {
+        *n = tfrec_index_records(ix);
+        tfrec_index_free(ix);
+    }
+    /* no index, a stale one, or no such file (reading it will say) */
+    return rc == TFREC_E_STATE || rc == TFREC_E_IO ? TFREC_E_NOT_FOUND : rc;
+}
+
+int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n,
+                       int *from_index)
+{
+    *from_index = 0;
+    int rc = bt_load_index_count(o, name, n);
+    if (rc == TFREC_OK) {
+        *from_index = 1;
+        return rc;
+    }
+    if (rc != TFREC_E_NOT_FOUND)
+        return rc;
+    if (!strcmp(name, "-"))
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "a load split into tasks cannot count the records of standard input "
+                          "(reading them would consume it): give num_records");
+    tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
+    ro.compression = o->compression;
+    ro.max_record_size = o->max_record_size;
+    tfrec_reader *rd;
+    rc = bt_load_open_reader(o, &rd, name, &ro);
+    if (rc)
+        return rc; /* the reader's message names the file */
+    const uint8_t *data;
+    size_t len;
+    uint64_t k = 0;
+    while ((rc = tfrec_reader_next(rd, &data, &len)) == TFREC_OK)
+        k++;
+    if (rc == TFREC_END) {
+        *n = k;
+        rc = TFREC_OK;
+    } else {
+        rc = tfrec_fail(NULL, rc, "counting the records: %s", tfrec_reader_errmsg(rd));
+    }
+    tfrec_reader_free(rd);
+    return rc;
+}
+
+int bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size_t nfiles,
+                  uint64_t *counts, uint64_t *total, tfrec_bt_load_stats *stats)
+{
+    for (size_t i = 0; i < nfiles; i++)
+        counts[i] = BT_COUNT_UNKNOWN;
+    if (o->num_records) {
+        *total = o->num_records;
+        stats->total_source = TFREC_BT_TOTAL_GIVEN;
+        stats->total_records = *total;
+        return TFREC_OK;
+    }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        int from_index;
+        int rc = bt_load_file_count(o, files[i], &counts[i], &from_index);
+        if (rc)
+            return rc;
+        if (from_index)
+            stats->files_indexed++;
+        else
+            stats->files_counted++;
+        sum += counts[i];
+    }
+    *total = sum;
+    stats->total_records = sum;
+    stats->total_source = stats->files_counted ? TFREC_BT_TOTAL_READ : TFREC_BT_TOTAL_INDEXES;
+    return TFREC_OK;
+}

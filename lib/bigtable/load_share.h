@@ -1,0 +1,36 @@
+/* Splitting a load into tasks: record counts of the input files (from
+ * fresh indexes, or by reading) and the share of one task. */
+#ifndef TFREC_BIGTABLE_LOAD_SHARE_H
+#define TFREC_BIGTABLE_LOAD_SHARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfrec/bigtable_load.h"
+#include "tfrec/record.h"
+
+/* Unknown count in a counts array. */
+#define BT_COUNT_UNKNOWN UINT64_MAX
+
+/* A reader of one input, through o->open_source when set. */
+int bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
+                        const tfrec_reader_options *ro);
+
+/* The record count of name from a fresh index (name.idx), without reading
+ * the data: TFREC_OK; TFREC_E_NOT_FOUND when there is none or it is stale
+ * (standard input and forced compression never have one); another code
+ * when the index is there but garbled (the message names its line). */
+int bt_load_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n);
+
+/* The count from the index, else by reading the file through (CRCs
+ * checked). *from_index says which. */
+int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n,
+                       int *from_index);
+
+/* The total of a split load and each file's count: num_records when set
+ * (counts[] then BT_COUNT_UNKNOWN), else every file counted. stats gets
+ * total_records, total_source, files_indexed and files_counted. */
+int bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size_t nfiles,
+                  uint64_t *counts, uint64_t *total, tfrec_bt_load_stats *stats);
+
+#endif
