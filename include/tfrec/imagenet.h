@@ -116,6 +116,22 @@ typedef struct tfrec_imagenet_options {
     int (*open_sink)(void *sink_ctx, tfrec_io *io, const char *name);
     int (*remove_output)(void *sink_ctx, const char *name);
     void *sink_ctx;
+    /* One task of a conversion split over num_tasks tasks (processes,
+     * machines, the pods of a Kubernetes Indexed Job; include/tfrec/task.h).
+     * Every task plans the whole set (same scan, labels, shuffle and shard
+     * names) and writes only the shards tfrec_task_share(shards of all
+     * splits, task_index, num_tasks) gives it, in plan order (train shards,
+     * then validation, then the other splits), reading only their images.
+     * It writes its manifest part OUTPUT/manifest-task-IIIII-of-NNNNN.json
+     * (through open_sink when set) listing its shards with their CRC32C and
+     * a fingerprint of the plan, which tfrec_imagenet_merge_manifests turns
+     * into the manifest of the whole set. Shards other tasks wrote are
+     * neither conflicts nor removed; stale staging directories of other
+     * tasks are left alone. The union of the tasks' shards is the output of
+     * one process with the same options, byte for byte [0: one process, no
+     * part; 1: the whole set as task 0 of 1, with its part]. */
+    uint32_t task_index;
+    uint32_t num_tasks;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)
@@ -170,6 +186,38 @@ int tfrec_imagenet_result_stale(const tfrec_imagenet_result *r, size_t i, const 
  * directory ("train/train-00000-of-01024"). Documented in docs/imagenet.md. */
 const char *tfrec_imagenet_result_json(const tfrec_imagenet_result *r);
 void tfrec_imagenet_result_free(tfrec_imagenet_result *r);
+
+/* Merging the manifest parts of a conversion split into tasks. */
+typedef struct tfrec_imagenet_merge_options {
+    size_t struct_size;
+    const char *output_dir;    /* where the tasks wrote (required) */
+    const char *manifest_path; /* the merged manifest [OUTPUT/manifest.json] */
+    /* The parts to merge [NULL: every manifest-task-*-of-*.json in a local
+     * output_dir]; a caller listing a bucket passes the names it found. */
+    const char *const *parts;
+    size_t nparts;
+    /* Reading the parts and the shard sizes, writing the manifest [NULL:
+     * local files]; e.g. tfrec_storage_open_source / _open_sink for gs://.
+     * The source of a shard must report its size (tfrec_io.size). */
+    int (*open_source)(void *io_ctx, tfrec_io *io, const char *name);
+    int (*open_sink)(void *io_ctx, tfrec_io *io, const char *name);
+    void *io_ctx;
+} tfrec_imagenet_merge_options;
+
+#define TFREC_IMAGENET_MERGE_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_merge_options)
+void tfrec_imagenet_merge_options_init(tfrec_imagenet_merge_options *opts);
+
+/* Check the parts and write the manifest of the whole set: every task
+ * 0..N-1 has exactly one part (a missing one is TFREC_E_NOT_FOUND naming
+ * the task to re-run), all parts have the same plan fingerprint and task
+ * count (else TFREC_E_STATE), every planned shard is listed once and its
+ * file has the recorded size (else TFREC_E_STATE naming it). The manifest
+ * has the shape of a one-process run's (tfrec_imagenet_result_json): counts
+ * summed (seconds: the longest task), shards in plan order, fixed and
+ * rejected images in plan order. *out as for tfrec_imagenet_convert: its
+ * JSON is the merged manifest, its counts the sums. */
+int tfrec_imagenet_merge_manifests(const tfrec_imagenet_merge_options *opts,
+                                   tfrec_imagenet_result **out);
 
 TFREC_END_DECLS
 #endif

@@ -37,6 +37,7 @@ typedef struct conv {
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
     size_t next_claim, next_write, window;
+    size_t item_begin, item_end; /* the plan positions this run converts */
     uint64_t inflight, budget;
     int stop;
     /* Who sleeps, so wake-ups (context switches, the main cost per image
@@ -69,7 +70,7 @@ static void *worker_main(void *arg)
     in_buf buf = { 0 }, rec = { 0 };
     if (tfrec_example_builder_new(&b) != TFREC_OK)
         b = NULL; /* every image then fails with "out of memory" */
-    size_t n = c->plan->nitems;
+    size_t n = c->item_end;
     for (;;) {
         pthread_mutex_lock(&c->mu);
         size_t i;
@@ -126,8 +127,9 @@ static int report_progress(wstate *w, size_t done, int force)
     if (!force && t - w->last_progress < 0.2)
         return 0;
     w->last_progress = t;
-    return x->progress(x->progress_ctx, done, w->c->plan->nitems, w->res->counts.bytes_in,
-                       w->res->counts.bytes_out);
+    /* A task counts its own images: done is a plan position. */
+    return x->progress(x->progress_ctx, done - w->c->item_begin, w->c->item_end - w->c->item_begin,
+                       w->res->counts.bytes_in, w->res->counts.bytes_out);
 }
 
 /* Wait for plan position i; the result moves out of the ring. */
@@ -226,11 +228,14 @@ static int write_shard(wstate *w, in_shard *sh)
     wo.compression = x->compression;
     tfrec_writer *tw = NULL;
     int rc;
-    if (w->staging) {
+    if (w->staging && !x->num_tasks) {
         rc = tfrec_writer_open(&tw, path, &wo);
     } else {
+        /* A task's part records each shard's CRC32C for the merge. */
         tfrec_io io = TFREC_IO_INIT;
-        rc = x->open_sink(x->sink_ctx, &io, path);
+        rc = w->staging ? tfrec_io_open_sink(&io, path) : x->open_sink(x->sink_ctx, &io, path);
+        if (!rc && x->num_tasks)
+            rc = tfrec_in_crc_sink(&io, &sh->crc32c);
         if (!rc)
             rc = tfrec_writer_open_io(&tw, &io, path, &wo);
     }
@@ -274,6 +279,8 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
     c.o = o;
     c.plan = p;
     c.budget = o->o.max_inflight_bytes;
+    tfrec_in_share_items(p, &c.item_begin, &c.item_end);
+    c.next_claim = c.next_write = c.item_begin;
     /* Enough look-ahead to keep every worker busy behind a slow image. */
     c.window = (size_t)o->o.num_threads * 16 + 16;
     c.ring = calloc(c.window, sizeof *c.ring);
@@ -301,10 +308,10 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
      * list starts with what the scan left out. */
     wstate w = { &c, res, { 0 }, *rejected, staging, 0.0 };
     memset(rejected, 0, sizeof *rejected);
-    for (size_t k = 0; !rc && k < p->nshards; k++)
+    for (size_t k = p->share_begin; !rc && k < p->share_end; k++)
         rc = write_shard(&w, &p->shards[k]);
     if (!rc)
-        report_progress(&w, p->nitems, 1);
+        report_progress(&w, c.item_end, 1);
 
     pthread_mutex_lock(&c.mu);
     c.stop = 1;
@@ -335,7 +342,8 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
 static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
 {
     const tfrec_imagenet_options *x = &o->o;
-    for (uint32_t k = 0; x->remove_output && k < done && k < p->nshards; k++) {
+    for (size_t k = p->share_begin; x->remove_output && k < p->share_begin + done && k < p->share_end;
+         k++) {
         char *f = tfrec_in_path2(x->output_dir, p->shards[k].file);
         if (f)
             x->remove_output(x->sink_ctx, f);
@@ -358,6 +366,8 @@ static int plan_run(const in_opts *o, in_plan *p, tfrec_err *err)
         rc = tfrec_in_assign_labels(p, o, err);
     if (!rc)
         rc = tfrec_in_plan_finish(p, o, err);
+    if (!rc)
+        rc = tfrec_in_plan_share(p, o, err);
     return rc;
 }
 
@@ -378,20 +388,26 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     if (!rc)
         rc = plan_run(&o, &plan, &res->err);
     /* Tarball members the scan left out (--on_error=skip) come first among
-     * the rejected, and count as rejected images. */
-    for (size_t i = 0; i < plan.skipped.n; i++)
+     * the rejected, and count as rejected images (of task 0 only, so that
+     * merged parts count them once). */
+    for (size_t i = 0; o.o.task_index == 0 && i < plan.skipped.n; i++)
         if (tfrec_in_notes_add(&rejected, plan.skipped.v[i], plan.skipped_why.v[i]) == TFREC_OK)
             res->counts.images_rejected++;
     res->counts.images_total = plan.nitems + plan.skipped.n;
     res->counts.classes = (uint32_t)plan.nclasses;
     int direct = !rc && o.o.open_sink;
+    /* A task re-run first drops its old part: a run that fails then leaves
+     * none, and the merge names the task to run again. */
+    if (!rc && o.o.num_tasks)
+        tfrec_in_remove_part(&o);
+    long task = o.o.num_tasks ? (long)o.o.task_index : -1;
     if (direct) {
         rc = run_pool(&o, &plan, NULL, res, &fixed, &rejected);
         if (rc)
             remove_direct(&o, &plan, res->counts.shards);
     }
     if (!rc && !direct)
-        rc = tfrec_in_remove_stale(o.o.output_dir, &res->stale, &res->err);
+        rc = tfrec_in_remove_stale(o.o.output_dir, task, &res->stale, &res->err);
     res->counts.stale_removed = (uint32_t)res->stale.n;
     if (!rc && !direct) {
         rc = tfrec_in_check_conflicts(o.o.output_dir, &plan, &conflicts, &res->err);
@@ -401,7 +417,7 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     if (!rc && !direct)
         rc = tfrec_in_mkdir_p(o.o.output_dir, &res->err);
     if (!rc && !direct) {
-        staging = tfrec_in_staging_path(o.o.output_dir);
+        staging = tfrec_in_staging_path(o.o.output_dir, task);
         if (!staging)
             rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
         else if (mkdir(staging, 0777) != 0)
@@ -424,6 +440,11 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     }
     res->counts.seconds = now_s() - t0;
     tfrec_in_manifest_build(res, &o, &plan, &fixed, &rejected);
+    if (!rc && o.o.num_tasks) {
+        rc = res->json ? tfrec_in_write_part(&o, res->json, &res->err)
+                       : tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
+        res->status = rc;
+    }
     /* A failed run's manifest never replaces an existing one: that one
      * describes the shards still in place (a refused rerun, a run that
      * failed on one image). */

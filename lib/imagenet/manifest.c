@@ -86,6 +86,22 @@ static void notes(tfrec_json *j, const char *key, const char *field, const in_no
     tfrec_json_array_end(j);
 }
 
+/* A task's part: who wrote it, its share, and the plan it belongs to. */
+static void task_fields(tfrec_json *j, const in_opts *o, const in_plan *p)
+{
+    char fp[17];
+    tfrec_in_plan_fingerprint(p, o, fp);
+    tfrec_json_key(j, "task");
+    tfrec_json_object_begin(j);
+    tfrec_json_field_uint(j, "index", o->o.task_index);
+    tfrec_json_field_uint(j, "count", o->o.num_tasks);
+    tfrec_json_field_str(j, "fingerprint", fp);
+    tfrec_json_field_uint(j, "shards_begin", p->share_begin);
+    tfrec_json_field_uint(j, "shards_end", p->share_end);
+    tfrec_json_field_uint(j, "shards_total", p->nshards);
+    tfrec_json_object_end(j);
+}
+
 void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
                              const in_notes *fixed, const in_notes *rejected)
 {
@@ -124,13 +140,15 @@ void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const i
     tfrec_json_key(&j, "shards");
     tfrec_json_array_begin(&j);
     /* Shards are listed only when the run committed them. */
-    for (size_t i = 0; r->status == TFREC_OK && i < p->nshards; i++) {
+    for (size_t i = p->share_begin; r->status == TFREC_OK && i < p->share_end; i++) {
         const in_shard *s = &p->shards[i];
         tfrec_json_object_begin(&j);
         tfrec_json_field_str(&j, "split", p->splits[s->split].name);
         tfrec_json_field_str(&j, "file", s->file);
         tfrec_json_field_uint(&j, "records", s->records);
         tfrec_json_field_uint(&j, "bytes", s->bytes);
+        if (o->o.num_tasks)
+            tfrec_json_field_uint(&j, "crc32c", s->crc32c);
         tfrec_json_object_end(&j);
     }
     tfrec_json_array_end(&j);
@@ -144,6 +162,8 @@ void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const i
         tfrec_json_object_end(&j);
     }
     tfrec_json_array_end(&j);
+    if (o->o.num_tasks)
+        task_fields(&j, o, p);
     tfrec_json_object_end(&j);
     tfrec_json_newline(&j);
     r->json = tfrec_json_take(&j); /* NULL when memory ran out */

@@ -9,6 +9,7 @@
 
 #include "tfrec/image.h"
 #include "tfrec/record.h"
+#include "tfrec/task.h"
 #include "util/struct_size.h"
 
 #define IN_DEFAULT_TRAIN_SHARDS 1024
@@ -51,6 +52,11 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
                           x->layout == TFREC_LAYOUT_CSV
                               ? "a CSV file (--csv) is required"
                               : "an input directory (--raw_data_dir) is required");
+    if (x->num_tasks > TFREC_TASK_MAX || (x->num_tasks && x->task_index >= x->num_tasks) ||
+        (!x->num_tasks && x->task_index))
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "task_index %u must be below num_tasks %u (at most %u tasks)",
+                          x->task_index, x->num_tasks, TFREC_TASK_MAX);
     if (!x->train_shards)
         x->train_shards = IN_DEFAULT_TRAIN_SHARDS;
     if (!x->validation_shards)

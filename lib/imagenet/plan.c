@@ -124,5 +124,7 @@ int tfrec_in_plan_finish(in_plan *p, const in_opts *o, tfrec_err *err)
     }
     p->nitems = total;
     p->nshards = nshards;
+    p->share_begin = 0;
+    p->share_end = nshards;
     return TFREC_OK;
 }

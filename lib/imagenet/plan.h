@@ -45,6 +45,7 @@ typedef struct in_shard {
     char file[2 * IN_SPLIT_NAME_MAX + 32]; /* in the output: "train/train-..." or name */
     size_t first, count;                   /* range in plan order */
     uint64_t records, bytes;               /* filled by the writer */
+    uint32_t crc32c;                       /* of the file's bytes (task runs) */
 } in_shard;
 
 typedef struct in_plan {
@@ -61,6 +62,8 @@ typedef struct in_plan {
     int nfds;
     /* Members the tarball scan left out (--on_error=skip), with why. */
     tfrec_strlist skipped, skipped_why;
+    /* The shards this run writes: all, or a task's share (tasks.c). */
+    size_t share_begin, share_end;
 } in_plan;
 
 /* Resolved options (defaults applied). */

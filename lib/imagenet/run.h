@@ -36,12 +36,16 @@ void tfrec_in_free_options(in_opts *o);
 /* staging.c */
 int tfrec_in_mkdir_p(const char *path, tfrec_err *err);
 char *tfrec_in_path2(const char *dir, const char *name); /* "dir/name", malloc'ed */
-char *tfrec_in_staging_path(const char *out);            /* OUT/.tfrec-staging-<pid>, malloc'ed */
+/* OUT/.tfrec-staging-<pid>, or OUT/.tfrec-staging-task-IIIII-<pid> for a
+ * task (tasks < 0: none), malloc'ed. */
+char *tfrec_in_staging_path(const char *out, long task);
 /* Remove the staging directory and everything in it. */
 void tfrec_in_discard_staging(const char *staging);
-/* Remove OUT/.tfrec-staging-<pid> directories whose process is gone,
- * adding each to removed. */
-int tfrec_in_remove_stale(const char *out, in_notes *removed, tfrec_err *err);
+/* Remove the staging directories of the same kind (task < 0: runs without
+ * tasks; else that task's, including one named for this very pid: a task
+ * re-run in a new container may get the pid of the old one) whose process
+ * is gone, adding each to removed. */
+int tfrec_in_remove_stale(const char *out, long task, in_notes *removed, tfrec_err *err);
 /* Shard files in OUT and OUT/<dir>/ (names "*-NNNNN-of-NNNNN") that the
  * plan does not write, added to found; with any, TFREC_E_STATE naming them. */
 int tfrec_in_check_conflicts(const char *out, const in_plan *p, in_notes *found, tfrec_err *err);
@@ -50,6 +54,24 @@ int tfrec_in_check_conflicts(const char *out, const in_plan *p, in_notes *found,
 int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan *p,
                             const in_notes *replace, tfrec_err *err);
 int tfrec_in_write_manifest_file(const char *path, const char *json, tfrec_err *err);
+
+/* tasks.c: a task's share of the shards (all of them without tasks) into
+ * p->share_begin/end, and the plan positions of their images. */
+int tfrec_in_plan_share(in_plan *p, const in_opts *o, tfrec_err *err);
+void tfrec_in_share_items(const in_plan *p, size_t *begin, size_t *end);
+/* 16 hex digits over the listing, the shard layout and the options that
+ * change the bytes. */
+void tfrec_in_plan_fingerprint(const in_plan *p, const in_opts *o, char out[17]);
+#define IN_PART_PREFIX "manifest-task-"
+/* OUT/manifest-task-IIIII-of-NNNNN.json, malloc'ed. */
+char *tfrec_in_part_path(const char *out, uint32_t index, uint32_t count);
+/* The task's part, a local file or through open_sink; removed with
+ * remove_output (or unlink) before a task rewrites its shards. */
+int tfrec_in_write_part(const in_opts *o, const char *json, tfrec_err *err);
+void tfrec_in_remove_part(const in_opts *o);
+/* Wrap a sink so that *crc is the CRC32C of every byte written through it
+ * (on failure the sink is closed without commit). */
+int tfrec_in_crc_sink(tfrec_io *io, uint32_t *crc);
 
 /* Build the manifest JSON into r->json. */
 void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,

@@ -50,10 +50,21 @@ char *tfrec_in_path2(const char *dir, const char *name)
     return s;
 }
 
-char *tfrec_in_staging_path(const char *out)
+/* The name prefix of the staging directories of one kind (the pid
+ * follows): ".tfrec-staging-" or ".tfrec-staging-task-00003-". */
+static void staging_prefix(char *buf, size_t cap, long task)
 {
-    char name[64];
-    snprintf(name, sizeof name, STAGING_PREFIX "%ld", (long)getpid());
+    if (task < 0)
+        snprintf(buf, cap, STAGING_PREFIX);
+    else
+        snprintf(buf, cap, STAGING_PREFIX "task-%05ld-", task);
+}
+
+char *tfrec_in_staging_path(const char *out, long task)
+{
+    char name[96];
+    staging_prefix(name, 64, task);
+    snprintf(name + strlen(name), sizeof name - strlen(name), "%ld", (long)getpid());
     return tfrec_in_path2(out, name);
 }
 
@@ -82,29 +93,34 @@ void tfrec_in_discard_staging(const char *staging)
     remove_flat_dir(staging);
 }
 
-/* The pid of a staging directory's name, or 0. */
-static long staging_pid(const char *name)
+/* The pid of a staging directory's name with that prefix, or 0. */
+static long staging_pid(const char *name, const char *prefix)
 {
-    size_t n = strlen(STAGING_PREFIX);
-    if (strncmp(name, STAGING_PREFIX, n) != 0 || !name[n])
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0 || !name[n])
         return 0;
     char *end;
     long pid = strtol(name + n, &end, 10);
     return *end || pid <= 0 ? 0 : pid;
 }
 
-int tfrec_in_remove_stale(const char *out, in_notes *removed, tfrec_err *err)
+int tfrec_in_remove_stale(const char *out, long task, in_notes *removed, tfrec_err *err)
 {
     DIR *d = opendir(out);
     if (!d)
         return TFREC_OK; /* not created yet: nothing stale */
+    char prefix[64];
+    staging_prefix(prefix, sizeof prefix, task);
     struct dirent *e;
     int rc = TFREC_OK;
     while (!rc && (e = readdir(d)) != NULL) {
-        long pid = staging_pid(e->d_name);
+        long pid = staging_pid(e->d_name, prefix);
         /* Only directories of processes that are gone (on this machine):
-         * a run still going in the same directory keeps its own. */
-        if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+         * a run still going in the same directory keeps its own. A task's
+         * own name is stale too: this run has not created it yet. */
+        if (!pid)
+            continue;
+        if (pid == (long)getpid() ? task < 0 : kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
         char *dir = tfrec_in_path2(out, e->d_name);
         if (!dir)
@@ -221,7 +237,7 @@ int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan 
             return tfrec_fail_errno(err, TFREC_E_IO, e, out, "cannot remove old shard %s from it",
                                     replace->v[i].path);
     }
-    for (size_t i = 0; i < p->nshards; i++) {
+    for (size_t i = p->share_begin; i < p->share_end; i++) {
         const in_shard *sh = &p->shards[i];
         if (strcmp(sh->file, sh->name) != 0) { /* OUT/<split>/ */
             char *sub = tfrec_in_path2(out, p->splits[sh->split].name);

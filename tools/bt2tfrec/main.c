@@ -12,6 +12,7 @@
 #include "../common/flags.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
+#include "../common/task.h"
 #include "tfrec/tfrec.h"
 
 static const char usage[] =
@@ -22,8 +23,9 @@ static const char usage[] =
     "--parallel_scans=N splits the prefix into N ranges of about equal size\n"
     "(SampleRowKeys) read by N concurrent streams; with --output_shards each\n"
     "range goes to its own file FILE-iiiii-of-nnnnn, else the one file is still\n"
-    "in key order. --shard_index/--num_shards: worker i of n reads only its\n"
-    "share. A stream that breaks is resumed after its last row.\n"
+    "in key order. --task_index/--num_tasks (or JOB_COMPLETION_INDEX and\n"
+    "TFREC_NUM_TASKS; --shard_index/--num_shards are the same): task i of n reads\n"
+    "only its share of the ranges. A stream that breaks is resumed after its last row.\n"
     "The outputs appear only when every row was read (written under a\n"
     "temporary name and renamed); SIGINT/SIGTERM removes the partial output\n"
     "and exits with status 130.\n";
@@ -42,6 +44,33 @@ typedef struct bt2_flags {
 
 static int run(const bt2_flags *f);
 
+/* --task_index/--num_tasks (defaults from the environment) and the older
+ * names --shard_index/--num_shards for the same share: one pair or the
+ * other. The shard flags, when given, leave the environment unread. */
+static int resolve_task(const cli_cmdline *cl, bt2_flags *f, cli_task *task)
+{
+    int shards = cli_flag_seen(cl, "shard_index") || cli_flag_seen(cl, "num_shards");
+    int tasks = cli_flag_seen(cl, "task_index") || cli_flag_seen(cl, "num_tasks");
+    if (shards && tasks) {
+        cli_usage_error(cl, "--shard_index/--num_shards and --task_index/--num_tasks name the "
+                            "same share: give one pair");
+        return EXIT_USAGE;
+    }
+    if (shards)
+        return CLI_PARSED;
+    int st = cli_task_resolve(cl, task);
+    if (st != CLI_PARSED)
+        return st;
+    if (task->count > 65536) {
+        cli_usage_error(cl, "--num_tasks=%lld: at most 65536 tasks read one table",
+                        (long long)task->count);
+        return EXIT_USAGE;
+    }
+    f->shard_index = (int)task->index;
+    f->num_shards = (int)task->count;
+    return CLI_PARSED;
+}
+
 int main(int argc, char **argv)
 {
     bt2_flags f = { 0 };
@@ -51,6 +80,7 @@ int main(int argc, char **argv)
     f.parallel_scans = 1;
     f.num_shards = 1;
     f.retry_timeout_s = 600;
+    cli_task task = { 0, 1 };
     cli_flag flags[] = {
         { .name = "bigtable_instance",
           .type = CLI_STRING,
@@ -122,14 +152,14 @@ int main(int argc, char **argv)
           .min = 0,
           .max = 65535,
           .value_name = "I",
-          .help = "this worker's share of the rows, 0 .. num_shards-1 [0]" },
+          .help = "the same as --task_index (not both) [0]" },
         { .name = "num_shards",
           .type = CLI_INT,
           .dest = &f.num_shards,
           .min = 1,
           .max = 65536,
           .value_name = "N",
-          .help = "workers sharing the scan [1]" },
+          .help = "the same as --num_tasks (not both) [1]" },
         { .name = "split_keys_file",
           .type = CLI_PATH,
           .dest = &f.split_keys_path,
@@ -144,6 +174,7 @@ int main(int argc, char **argv)
           .value_name = "SECONDS",
           .help = "give up on a broken stream after this long without a row [600]" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
+        CLI_TASK_FLAGS(&task),
         { 0 }
     };
     cli_cmdline cl = { .prog = "bt2tfrec",
@@ -152,6 +183,8 @@ int main(int argc, char **argv)
                        .max_args = 0,
                        .footer = "BIGTABLE_EMULATOR_HOST=host:port selects the emulator.\n" };
     int st = cli_parse(&cl, argc, argv);
+    if (st == CLI_PARSED)
+        st = resolve_task(&cl, &f, &task);
     if (st == CLI_PARSED) {
         if (!f.instance || !f.table || !f.output) {
             cli_usage_error(&cl, "--bigtable_instance, --bigtable_table and --output are required");
@@ -365,7 +398,7 @@ static void summary(const bt2_flags *f, const outputs *out, tfrec_bt_reader *rd,
             (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : f->output,
             secs, secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
     if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
-        fprintf(stderr, "bt2tfrec: %llu ranges (shard %d of %d), %llu streams, %llu resumed\n",
+        fprintf(stderr, "bt2tfrec: %llu ranges (task %d of %d), %llu streams, %llu resumed\n",
                 (unsigned long long)st.ranges, f->shard_index, f->num_shards,
                 (unsigned long long)st.streams, (unsigned long long)st.resumed);
 }

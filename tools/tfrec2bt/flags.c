@@ -19,7 +19,11 @@ static const char footer[] =
     "anything is loaded. On SIGINT/SIGTERM reading stops, the calls in flight get\n"
     "--stop_timeout seconds, the progress file is saved and the command that\n"
     "continues the load is printed (status 130). --resume without a progress file\n"
-    "starts at record 0, so it can always be given.\n";
+    "starts at record 0, so it can always be given.\n"
+    "--task_index=I --num_tasks=N (or JOB_COMPLETION_INDEX and TFREC_NUM_TASKS): run\n"
+    "the same command N times, task I loading the I-th of N equal slices of the\n"
+    "records (counted first unless --num_records is given) under the keys one\n"
+    "process would write; each task has its own progress file.\n";
 
 static const char *const key_orders[] = { "sequential", "reversed", NULL };
 
@@ -174,6 +178,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .dest = &f->dry_run,
           .help = "read and frame-check the files, show the keys; write nothing" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f->quiet, .help = "no progress display" },
+        CLI_TASK_FLAGS(&f->task),
         { 0 }
     };
     memset(cl, 0, sizeof *cl);
@@ -183,6 +188,8 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
     cl->flags = flags;
     cl->max_args = 0; /* like the reference: no positional arguments */
     int st = cli_parse(cl, argc, argv);
+    if (st == CLI_PARSED) /* which flags were given: the table is still here */
+        st = cli_task_resolve(cl, &f->task);
     cl->flags = NULL; /* the table lives on this stack frame */
     if (st != CLI_PARSED)
         return st;

@@ -219,8 +219,11 @@ static int is_flag(const char *arg, const char *name, int boolean, int *takes_ne
 }
 
 /* The command that continues this load: the same arguments without
- * --start_index/--resume/--progress_file, plus --resume and the absolute
- * progress file path (the default one depends on the working directory). */
+ * --start_index/--resume/--progress_file/--task_index/--num_tasks, plus
+ * --resume, the absolute progress file path (the default one depends on
+ * the working directory) and, for a split load, the task flags (the task
+ * may have come from the environment, which a person re-running it by
+ * hand does not have). */
 static void print_resume_command(const run *r)
 {
     fprintf(stderr, "tfrec2bt: to continue, run:\n  ");
@@ -231,7 +234,9 @@ static void print_resume_command(const run *r)
             break;
         } else if (is_flag(r->argv[i], "start_index", 0, &next) ||
                    is_flag(r->argv[i], "progress_file", 0, &next) ||
-                   is_flag(r->argv[i], "resume", 1, &next)) {
+                   is_flag(r->argv[i], "resume", 1, &next) ||
+                   is_flag(r->argv[i], "task_index", 0, &next) ||
+                   is_flag(r->argv[i], "num_tasks", 0, &next)) {
             i += next;
             continue;
         }
@@ -245,6 +250,9 @@ static void print_resume_command(const run *r)
         snprintf(abs, sizeof abs, "%s/%s", cwd, p);
         p = abs;
     }
+    if (r->f.task.count > 1)
+        fprintf(stderr, " --task_index=%lld --num_tasks=%lld", (long long)r->f.task.index,
+                (long long)r->f.task.count);
     fputs(" --resume ", stderr);
     char flag[8300];
     snprintf(flag, sizeof flag, "--progress_file=%s", p);
@@ -261,15 +269,45 @@ static void dry_run_report(const run *r, const tfrec_bt_load_stats *st)
     int width = tfrec_bt_key_width(f->num_records);
     char key[4200];
     if (st->records_read) {
-        tfrec_bt_row_key(key, sizeof key, f->row_prefix, f->start_index, width, f->reversed_keys);
+        /* everything below the first row written was skipped: resume point, other tasks */
+        uint64_t first = st->records_skipped;
+        tfrec_bt_row_key(key, sizeof key, f->row_prefix, first, width, f->reversed_keys);
         printf("first row: %s\n", key);
-        tfrec_bt_row_key(key, sizeof key, f->row_prefix, f->start_index + st->records_read - 1,
-                         width, f->reversed_keys);
+        tfrec_bt_row_key(key, sizeof key, f->row_prefix, first + st->records_read - 1, width,
+                         f->reversed_keys);
         printf("last row: %s\n", key);
     }
     printf("dry run: %llu records (%llu bytes) would be written, %llu skipped\n",
            (unsigned long long)st->records_read, (unsigned long long)st->bytes_read,
            (unsigned long long)st->records_skipped);
+}
+
+/* A split load: which records this task had, and where the total came from. */
+static void task_report(const run *r, const tfrec_bt_load_stats *st)
+{
+    const cli_task *t = &r->f.task;
+    if (t->count <= 1 || st->total_source == TFREC_BT_TOTAL_NONE)
+        return;
+    const char *from = st->total_source == TFREC_BT_TOTAL_GIVEN     ? "--num_records"
+                       : st->total_source == TFREC_BT_TOTAL_INDEXES ? "counted from fresh .idx files"
+                                                                    : "counted by reading files";
+    char counted[160] = "";
+    if (st->total_source == TFREC_BT_TOTAL_READ)
+        snprintf(counted, sizeof counted, "; %llu of %llu files read to count them",
+                 (unsigned long long)st->files_counted,
+                 (unsigned long long)(st->files_counted + st->files_indexed));
+    if (st->share_end == st->share_begin)
+        fprintf(stderr,
+                "tfrec2bt: task %lld of %lld: no records (%llu in all, %s, fewer than the "
+                "tasks): nothing to load\n",
+                (long long)t->index, (long long)t->count, (unsigned long long)st->total_records,
+                from);
+    else
+        fprintf(stderr, "tfrec2bt: task %lld of %lld: records %llu..%llu (%llu of %llu, %s%s)\n",
+                (long long)t->index, (long long)t->count, (unsigned long long)st->share_begin,
+                (unsigned long long)st->share_end - 1,
+                (unsigned long long)(st->share_end - st->share_begin),
+                (unsigned long long)st->total_records, from, counted);
 }
 
 static void warn_num_records(const run *r, const tfrec_bt_load_stats *st)
@@ -297,6 +335,7 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
     if (!interrupted)
         report_failures(r, st);
     warn_num_records(r, st);
+    task_report(r, st);
     tfrec_bt_writer_stats ws = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(r->writer, &ws);
     double secs = st->seconds;
@@ -309,7 +348,7 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
                 secs > 0 ? (double)st->bytes_acked / 1e6 / secs : 0,
                 (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
                 (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits,
-                st->records_skipped ? " (earlier records skipped)" : "");
+                st->records_skipped > st->share_begin ? " (earlier records skipped)" : "");
     if (wrc || lrc || interrupted) {
         fprintf(stderr, "tfrec2bt: %severy record below %llu is acknowledged (%s %s)\n",
                 interrupted ? "interrupted; " : "", (unsigned long long)st->next_index,
@@ -387,7 +426,22 @@ static int load(run *r, const cli_files *files)
     lo.progress_ctx = r;
     lo.progress_interval = 0.2;
     lo.open_source = cli_open_source; /* gs:// too, with the storage part */
+    lo.task_index = (uint32_t)f->task.index;
+    lo.num_tasks = (uint32_t)f->task.count;
     uint64_t total = f->num_records > f->start_index ? f->num_records - f->start_index : 0;
+    if (f->task.count > 1) {
+        uint64_t begin = 0, end = 0; /* the share of num_records; else not known yet */
+        if (f->num_records)
+            tfrec_task_share(f->num_records, lo.task_index, lo.num_tasks, &begin, &end);
+        if (f->start_index > begin)
+            begin = f->start_index < end ? f->start_index : end;
+        total = end - begin;
+        if (!f->num_records && !f->quiet)
+            fprintf(stderr,
+                    "tfrec2bt: task %lld of %lld: counting the records of %zu files (no "
+                    "--num_records)\n",
+                    (long long)f->task.index, (long long)f->task.count, files->n);
+    }
     cli_progress_start(&r->prog, "rows", total, f->quiet || f->dry_run);
     tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
     int lrc = tfrec_bt_load(r->writer, (const char *const *)files->paths, files->n, &lo, &st);
@@ -399,6 +453,8 @@ static int load(run *r, const cli_files *files)
         else if (!f->quiet)
             dry_run_report(r, &st);
         warn_num_records(r, &st);
+        if (!lrc)
+            task_report(r, &st);
         return cli_interrupted ? EXIT_INTERRUPTED : cli_exit_for(lrc);
     }
     return finish(r, lrc, lmsg, &st);

@@ -21,6 +21,7 @@ int t2b_progress_write(const char *path, uint64_t next_index, int64_t timestamp,
     fprintf(fp, "# every record below next_index is acknowledged by Bigtable\n");
     fprintf(fp, "# source_glob %s\n# table %s/%s\n# row_prefix %s\n", f->source_glob,
             f->instance ? f->instance : "", f->table ? f->table : "", f->row_prefix);
+    fprintf(fp, "# task %lld of %lld\n", (long long)f->task.index, (long long)f->task.count);
     int bad = ferror(fp);
     bad |= fflush(fp) != 0 || fsync(fileno(fp)) != 0;
     int err = errno;
@@ -39,8 +40,12 @@ void t2b_default_progress_path(char *buf, size_t cap, const t2b_flags *f)
 {
     /* The prefix is part of the name: a train_ load and a validation_ load
      * into one table keep separate resume points. */
-    snprintf(buf, cap, "tfrec2bt-%s-%s-%s.progress", f->instance ? f->instance : "dry",
-             f->table ? f->table : "run", f->row_prefix);
+    char task[64] = "";
+    if (f->task.count > 1) /* the task's place in the name: every task resumes alone */
+        snprintf(task, sizeof task, "-task-%05lld-of-%05lld", (long long)f->task.index,
+                 (long long)f->task.count);
+    snprintf(buf, cap, "tfrec2bt-%s-%s-%s%s.progress", f->instance ? f->instance : "dry",
+             f->table ? f->table : "run", f->row_prefix, task);
     for (char *p = buf + strlen("tfrec2bt-"); *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-')
             *p = '_';
@@ -74,7 +79,9 @@ int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index
     }
     unsigned long long v;
     int ok = fscanf(fp, "next_index %llu\n", &v) == 1, bad = 0;
-    char line[4096], table[1024];
+    char line[4096], table[1024], task[64];
+    snprintf(task, sizeof task, "%lld of %lld", (long long)f->task.index,
+             (long long)f->task.count);
     snprintf(table, sizeof table, "%s/%s", f->instance ? f->instance : "",
              f->table ? f->table : "");
     while (ok && !bad && fgets(line, sizeof line, fp)) {
@@ -84,6 +91,7 @@ int t2b_progress_read(const char *path, const t2b_flags *f, uint64_t *next_index
         bad |= check_line(line, "# table ", table, path, err, errcap);
         bad |= check_line(line, "# row_prefix ", f->row_prefix, path, err, errcap);
         bad |= check_line(line, "# source_glob ", f->source_glob, path, err, errcap);
+        bad |= check_line(line, "# task ", task, path, err, errcap);
     }
     int rerr = ferror(fp);
     fclose(fp);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../common/flags.h"
+#include "../common/task.h"
 
 typedef struct t2b_flags {
     /* the reference script's flags */
@@ -29,6 +30,7 @@ typedef struct t2b_flags {
     int max_failed_listed;
     double max_rows_per_sec; /* 0 = unlimited */
     double stop_timeout_s;   /* after SIGINT/SIGTERM: wait for calls in flight */
+    cli_task task;           /* this process's share of the load */
 } t2b_flags;
 
 /* Parse argv into f (strings stay valid until cli_cmdline_free(cl)).
@@ -41,6 +43,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f);
  * replaced, not given a second version), plus the table, prefix and glob
  * it belongs to (reading refuses a file written for others). Written
  * atomically (temporary file + rename); -1 with errno set on failure.
+ * A split load's file also names its task, and is refused by another.
  * Reading returns 0, T2B_PROGRESS_MISSING (no such file),
  * T2B_PROGRESS_UNREADABLE or T2B_PROGRESS_MISMATCH (written for other
  * flags, or not a progress file) with the reason in err; *timestamp is 0
@@ -52,8 +55,10 @@ int t2b_progress_write(const char *path, uint64_t next_index, int64_t timestamp,
                        const t2b_flags *f);
 
 /* The default progress file name, in the working directory:
- * tfrec2bt-<instance>-<table>-<row_prefix>.progress, characters other than
- * letters, digits, '.', '_' and '-' replaced by '_'. */
+ * tfrec2bt-<instance>-<table>-<row_prefix>.progress, or for task I of N
+ * tfrec2bt-<instance>-<table>-<row_prefix>-task-IIIII-of-NNNNN.progress
+ * (each task resumes on its own); characters other than letters, digits,
+ * '.', '_' and '-' replaced by '_'. */
 void t2b_default_progress_path(char *buf, size_t cap, const t2b_flags *f);
 
 #endif

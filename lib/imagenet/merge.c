@@ -1,0 +1,442 @@
+/* The manifest of a conversion split into tasks, from the tasks' parts:
+ * every part is checked against the others (same plan, same task count,
+ * each task once, each share where tfrec_task_share puts it) and against
+ * the shard files, then the parts become one manifest shaped like a
+ * one-process run's. */
+#include "imagenet/json_read.h"
+#include "imagenet/run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfrec/task.h"
+#include "tfrec/version.h"
+#include "util/ioerr.h"
+#include "util/struct_size.h"
+#include "util/vec.h"
+
+TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_merge_options)
+
+#define MAX_PART_BYTES ((size_t)256 * 1024 * 1024)
+
+typedef struct part {
+    char *name;
+    ij *root;
+    const ij *task, *counts;
+    uint64_t index, count, begin, end, total;
+    const char *fingerprint;
+} part;
+
+typedef struct merge {
+    tfrec_imagenet_merge_options o;
+    tfrec_imagenet_result *res;
+    part *v;
+    size_t n, cap;
+    part **by_index; /* count entries */
+} merge;
+
+static int open_source(merge *m, tfrec_io *io, const char *name)
+{
+    return m->o.open_source ? m->o.open_source(m->o.io_ctx, io, name)
+                            : tfrec_io_open_source(io, name);
+}
+
+static int read_all(merge *m, const char *name, char **out, size_t *len)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = open_source(m, &io, name);
+    if (rc)
+        return tfrec_fail(&m->res->err, rc, "%s: %s", name, tfrec_last_errmsg());
+    size_t n = 0, cap = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (tfrec_vec_reserve(&buf, &cap, n + 65536 + 1, 65536)) {
+            rc = tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+            break;
+        }
+        ptrdiff_t got = io.read(io.ctx, buf + n, 65536);
+        if (got < 0) {
+            const char *why = io.errmsg ? io.errmsg(io.ctx) : NULL;
+            rc = tfrec_fail(&m->res->err, (int)got, "%s: %s", name, why ? why : "read failed");
+            break;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+        if (n > MAX_PART_BYTES) {
+            rc = tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: larger than %zu bytes", name,
+                            MAX_PART_BYTES);
+            break;
+        }
+    }
+    io.close(io.ctx, 0);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return TFREC_OK;
+}
+
+static int load_part(merge *m, const char *name)
+{
+    if (tfrec_vec_reserve(&m->v, &m->cap, m->n + 1, 16))
+        return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    part *p = &m->v[m->n];
+    memset(p, 0, sizeof *p);
+    p->name = strdup(name);
+    if (!p->name)
+        return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    m->n++;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_all(m, name, &text, &len);
+    if (rc)
+        return rc;
+    char why[128];
+    int bad = tfrec_ij_parse(text, len, &p->root, why, sizeof why);
+    free(text);
+    if (bad)
+        return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: not a manifest part: %s", name, why);
+    const char *status = tfrec_ij_str(p->root, "status");
+    p->task = tfrec_ij_get(p->root, "task");
+    p->counts = tfrec_ij_get(p->root, "counts");
+    p->fingerprint = tfrec_ij_str(p->task, "fingerprint");
+    const ij *shards = tfrec_ij_get(p->root, "shards");
+    if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts ||
+        !shards || shards->type != IJ_ARR || tfrec_ij_u64(p->task, "index", &p->index) ||
+        tfrec_ij_u64(p->task, "count", &p->count) ||
+        tfrec_ij_u64(p->task, "shards_begin", &p->begin) ||
+        tfrec_ij_u64(p->task, "shards_end", &p->end) ||
+        tfrec_ij_u64(p->task, "shards_total", &p->total) || p->count == 0 ||
+        p->count > TFREC_TASK_MAX || p->index >= p->count)
+        return tfrec_fail(&m->res->err, TFREC_E_PARSE,
+                          "%s: not the manifest part of a finished task (no \"task\" fields, "
+                          "or status is not ok)",
+                          name);
+    uint64_t b, e;
+    size_t listed = 0;
+    for (const ij *s = shards->child; s; s = s->next)
+        listed++;
+    tfrec_task_share(p->total, (uint32_t)p->index, (uint32_t)p->count, &b, &e);
+    if (b != p->begin || e != p->end || listed != e - b)
+        return tfrec_fail(&m->res->err, TFREC_E_PARSE,
+                          "%s: task %llu of %llu should list shards %llu..%llu of %llu, not "
+                          "%zu shards from %llu",
+                          name, (unsigned long long)p->index, (unsigned long long)p->count,
+                          (unsigned long long)b, (unsigned long long)e,
+                          (unsigned long long)p->total, listed, (unsigned long long)p->begin);
+    return TFREC_OK;
+}
+
+/* manifest-task-IIIII-of-NNNNN.json in a local output directory. */
+static int list_local(merge *m, tfrec_strlist *names)
+{
+    DIR *d = opendir(m->o.output_dir);
+    if (!d)
+        return tfrec_fail_errno(&m->res->err, TFREC_E_NOT_FOUND, errno, m->o.output_dir,
+                                "cannot list the manifest parts");
+    struct dirent *e;
+    int rc = TFREC_OK;
+    while (!rc && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), pl = strlen(IN_PART_PREFIX);
+        if (n <= pl + 5 || strncmp(e->d_name, IN_PART_PREFIX, pl) != 0 ||
+            strcmp(e->d_name + n - 5, ".json") != 0 || !strstr(e->d_name, "-of-"))
+            continue;
+        char *full = tfrec_in_path2(m->o.output_dir, e->d_name);
+        if (!full || !tfrec_strlist_take(names, full))
+            rc = tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    }
+    closedir(d);
+    if (!rc)
+        tfrec_strlist_sort(names);
+    return rc;
+}
+
+static int check_parts(merge *m)
+{
+    part *first = &m->v[0];
+    for (size_t i = 1; i < m->n; i++) {
+        part *p = &m->v[i];
+        if (p->count != first->count)
+            return tfrec_fail(&m->res->err, TFREC_E_STATE,
+                              "%s is a part of a run split into %llu tasks, %s of one split "
+                              "into %llu: remove the parts of the older run",
+                              p->name, (unsigned long long)p->count, first->name,
+                              (unsigned long long)first->count);
+        if (strcmp(p->fingerprint, first->fingerprint) != 0 || p->total != first->total)
+            return tfrec_fail(&m->res->err, TFREC_E_STATE,
+                              "%s was written for another plan than %s (fingerprint %s, not %s): "
+                              "the tasks ran with different flags or input; re-run task %llu "
+                              "with the same command line as the others",
+                              p->name, first->name, p->fingerprint, first->fingerprint,
+                              (unsigned long long)p->index);
+    }
+    m->by_index = calloc((size_t)first->count, sizeof *m->by_index);
+    if (!m->by_index)
+        return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < m->n; i++) {
+        part *p = &m->v[i];
+        if (m->by_index[p->index])
+            return tfrec_fail(&m->res->err, TFREC_E_STATE, "%s and %s are both task %llu",
+                              m->by_index[p->index]->name, p->name,
+                              (unsigned long long)p->index);
+        m->by_index[p->index] = p;
+    }
+    for (uint64_t t = 0; t < first->count; t++) {
+        if (m->by_index[t])
+            continue;
+        char *want = tfrec_in_part_path(m->o.output_dir, (uint32_t)t, (uint32_t)first->count);
+        size_t missing = 0;
+        for (uint64_t k = t; k < first->count; k++)
+            missing += !m->by_index[k];
+        tfrec_fail(&m->res->err, TFREC_E_NOT_FOUND,
+                   "task %llu of %llu has no manifest part (%s): re-run it with "
+                   "--task_index=%llu%s",
+                   (unsigned long long)t, (unsigned long long)first->count,
+                   want ? want : "?", (unsigned long long)t,
+                   missing > 1 ? " (and the other tasks without a part)" : "");
+        free(want);
+        return TFREC_E_NOT_FOUND;
+    }
+    return TFREC_OK;
+}
+
+/* Every listed shard is where its part says, with the size it says. */
+static int check_shards(merge *m)
+{
+    uint64_t count = m->v[0].count;
+    for (uint64_t t = 0; t < count; t++) {
+        const part *p = m->by_index[t];
+        for (const ij *s = tfrec_ij_get(p->root, "shards")->child; s; s = s->next) {
+            const char *file = tfrec_ij_str(s, "file");
+            uint64_t bytes;
+            if (!file || tfrec_ij_u64(s, "bytes", &bytes))
+                return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: a shard without file/bytes",
+                                  p->name);
+            char *path = tfrec_in_path2(m->o.output_dir, file);
+            if (!path)
+                return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+            tfrec_io io = TFREC_IO_INIT;
+            int rc = open_source(m, &io, path);
+            int64_t size = -1;
+            if (!rc) {
+                size = io.size ? io.size(io.ctx) : -1;
+                io.close(io.ctx, 0);
+            }
+            if (rc)
+                rc = tfrec_fail(&m->res->err, TFREC_E_STATE,
+                                "shard %s (task %llu) is missing: %s; re-run task %llu", path,
+                                (unsigned long long)t, tfrec_last_errmsg(),
+                                (unsigned long long)t);
+            else if (size < 0)
+                rc = tfrec_fail(&m->res->err, TFREC_E_UNSUPPORTED,
+                                "shard %s: its size cannot be read here", path);
+            else if ((uint64_t)size != bytes)
+                rc = tfrec_fail(&m->res->err, TFREC_E_STATE,
+                                "shard %s is %lld bytes, task %llu's part says %llu: re-run "
+                                "task %llu",
+                                path, (long long)size, (unsigned long long)t,
+                                (unsigned long long)bytes, (unsigned long long)t);
+            free(path);
+            if (rc)
+                return rc;
+        }
+    }
+    return TFREC_OK;
+}
+
+static uint64_t count_of(const part *p, const char *key)
+{
+    uint64_t v = 0;
+    tfrec_ij_u64(p->counts, key, &v);
+    return v;
+}
+
+static double seconds_of(const part *p)
+{
+    const ij *v = tfrec_ij_get(p->counts, "seconds");
+    return v && v->type == IJ_NUM ? strtod(v->str, NULL) : 0;
+}
+
+/* The elements of array member key of every part, in task order. */
+static void concat(merge *m, tfrec_json *j, const char *key)
+{
+    tfrec_json_key(j, key);
+    tfrec_json_array_begin(j);
+    for (uint64_t t = 0; t < m->v[0].count; t++) {
+        const ij *a = tfrec_ij_get(m->by_index[t]->root, key);
+        for (const ij *e = a && a->type == IJ_ARR ? a->child : NULL; e; e = e->next)
+            tfrec_ij_emit(j, e);
+    }
+    tfrec_json_array_end(j);
+}
+
+static void build(merge *m)
+{
+    const part *p0 = m->by_index[0];
+    uint64_t count = p0->count;
+    tfrec_imagenet_counts *c = &m->res->counts;
+    c->images_total = count_of(p0, "images_total");
+    c->classes = (uint32_t)count_of(p0, "classes");
+    for (uint64_t t = 0; t < count; t++) {
+        const part *p = m->by_index[t];
+        c->images_written += count_of(p, "images_written");
+        c->images_fixed += count_of(p, "images_fixed");
+        c->images_rejected += count_of(p, "images_rejected");
+        c->bytes_in += count_of(p, "bytes_in");
+        c->bytes_out += count_of(p, "bytes_out");
+        c->shards += (uint32_t)count_of(p, "shards");
+        c->stale_removed += (uint32_t)count_of(p, "stale_removed");
+        double s = seconds_of(p);
+        if (s > c->seconds)
+            c->seconds = s; /* the tasks ran side by side */
+    }
+    tfrec_json j;
+    tfrec_json_init(&j, NULL);
+    tfrec_json_object_begin(&j);
+    tfrec_json_field_str(&j, "tool", "libtfrec imagenet converter");
+    tfrec_json_field_str(&j, "version", tfrec_version());
+    tfrec_json_field_str(&j, "status", "ok");
+    tfrec_json_field_str(&j, "error", NULL);
+    const ij *opts = tfrec_ij_get(p0->root, "options");
+    if (opts)
+        tfrec_ij_emit(&j, opts);
+    tfrec_json_key(&j, "counts");
+    tfrec_json_object_begin(&j);
+    tfrec_json_field_uint(&j, "images_total", c->images_total);
+    tfrec_json_field_uint(&j, "images_written", c->images_written);
+    tfrec_json_field_uint(&j, "images_fixed", c->images_fixed);
+    tfrec_json_field_uint(&j, "images_rejected", c->images_rejected);
+    tfrec_json_field_uint(&j, "bytes_in", c->bytes_in);
+    tfrec_json_field_uint(&j, "bytes_out", c->bytes_out);
+    tfrec_json_field_uint(&j, "shards", c->shards);
+    tfrec_json_field_uint(&j, "classes", c->classes);
+    tfrec_json_field_uint(&j, "stale_removed", c->stale_removed);
+    tfrec_json_key(&j, "seconds");
+    tfrec_json_fixed(&j, c->seconds, 3);
+    tfrec_json_object_end(&j);
+    const ij *labels = tfrec_ij_get(p0->root, "labels");
+    if (labels)
+        tfrec_ij_emit(&j, labels);
+    tfrec_json_key(&j, "shards");
+    tfrec_json_array_begin(&j);
+    for (uint64_t t = 0; t < count; t++)
+        for (const ij *s = tfrec_ij_get(m->by_index[t]->root, "shards")->child; s; s = s->next) {
+            /* The one-process shape: without the part's crc32c. */
+            tfrec_json_object_begin(&j);
+            for (const ij *f = s->child; f; f = f->next)
+                if (strcmp(f->key, "crc32c") != 0)
+                    tfrec_ij_emit(&j, f);
+            tfrec_json_object_end(&j);
+        }
+    tfrec_json_array_end(&j);
+    concat(m, &j, "fixed");
+    concat(m, &j, "rejected");
+    concat(m, &j, "stale_removed");
+    tfrec_json_object_end(&j);
+    tfrec_json_newline(&j);
+    m->res->json = tfrec_json_take(&j);
+    /* tfrec_imagenet_result_rejected() as after a one-process run. */
+    for (uint64_t t = 0; t < count; t++) {
+        const ij *a = tfrec_ij_get(m->by_index[t]->root, "rejected");
+        for (const ij *e = a && a->type == IJ_ARR ? a->child : NULL; e; e = e->next)
+            tfrec_in_notes_add(&m->res->rejected, tfrec_ij_str(e, "path"),
+                               tfrec_ij_str(e, "reason"));
+    }
+}
+
+static int write_manifest(merge *m, const char *path)
+{
+    const char *json = m->res->json;
+    if (!json)
+        return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    if (!m->o.open_sink)
+        return tfrec_in_write_manifest_file(path, json, &m->res->err);
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = m->o.open_sink(m->o.io_ctx, &io, path);
+    if (!rc) {
+        rc = io.write(io.ctx, json, strlen(json));
+        int crc = io.close(io.ctx, rc == TFREC_OK);
+        rc = rc ? rc : crc;
+    }
+    if (rc)
+        tfrec_fail(&m->res->err, rc, "%s: cannot write the manifest: %s", path,
+                   tfrec_last_errmsg());
+    return rc;
+}
+
+static int run(merge *m, const tfrec_imagenet_merge_options *opts, char **manifest)
+{
+    int rc = TFREC_STRUCT_IN(tfrec_imagenet_merge_options, &m->o, opts, &m->res->err);
+    if (rc)
+        return rc;
+    if (!m->o.output_dir || !*m->o.output_dir)
+        return tfrec_fail(&m->res->err, TFREC_E_INVALID, "merging needs the output directory");
+    *manifest = m->o.manifest_path && *m->o.manifest_path
+                    ? strdup(m->o.manifest_path)
+                    : tfrec_in_path2(m->o.output_dir, "manifest.json");
+    if (!*manifest)
+        return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    tfrec_strlist names = { 0 };
+    if (m->o.parts) {
+        for (size_t i = 0; !rc && i < m->o.nparts; i++)
+            rc = load_part(m, m->o.parts[i]);
+    } else if (!(rc = list_local(m, &names))) {
+        for (size_t i = 0; !rc && i < names.n; i++)
+            rc = load_part(m, names.v[i]);
+    }
+    tfrec_strlist_free(&names);
+    if (!rc && m->n == 0)
+        rc = tfrec_fail(&m->res->err, TFREC_E_NOT_FOUND,
+                        "%s holds no manifest part (" IN_PART_PREFIX "*-of-*.json): run the "
+                        "tasks (--task_index, --num_tasks) first",
+                        m->o.output_dir);
+    if (!rc)
+        rc = check_parts(m);
+    if (!rc)
+        rc = check_shards(m);
+    if (!rc)
+        build(m);
+    if (!rc)
+        rc = write_manifest(m, *manifest);
+    return rc;
+}
+
+int tfrec_imagenet_merge_manifests(const tfrec_imagenet_merge_options *opts,
+                                   tfrec_imagenet_result **out)
+{
+    if (out)
+        *out = NULL;
+    merge m;
+    memset(&m, 0, sizeof m);
+    m.res = calloc(1, sizeof *m.res);
+    if (!m.res)
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    char *manifest = NULL;
+    int rc = opts ? run(&m, opts, &manifest)
+                  : tfrec_fail(&m.res->err, TFREC_E_INVALID, "merging needs options");
+    m.res->status = rc;
+    if (rc) {
+        tfrec_fail(NULL, rc, "%s", m.res->err.msg);
+        free(m.res->json);
+        m.res->json = NULL;
+    }
+    for (size_t i = 0; i < m.n; i++) {
+        free(m.v[i].name);
+        tfrec_ij_free(m.v[i].root);
+    }
+    free(m.v);
+    free(m.by_index);
+    free(manifest);
+    if (out)
+        *out = m.res;
+    else
+        tfrec_imagenet_result_free(m.res);
+    return rc;
+}
