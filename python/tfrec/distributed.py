@@ -337,6 +337,31 @@ def export_bigtable(client, project, instance, table, output_prefix, *, num_task
     return [r["path"] for r in results]
 
 
+def main(argv=None):
+    """python3 -m tfrec.distributed split-keys --prefix=P --num_records=N
+    --num_tasks=T: the export_split_keys, one per line (bt2tfrec
+    --split_keys_file for T tasks of a table loaded with N records)."""
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="python3 -m tfrec.distributed")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sk = sub.add_parser("split-keys", help="where the shares of T export tasks begin")
+    sk.add_argument("--prefix", default="train_")
+    sk.add_argument("--num_records", type=int, required=True)
+    sk.add_argument("--num_tasks", type=int, required=True)
+    sk.add_argument("--reversed_keys", action="store_true")
+    a = ap.parse_args(argv)
+    if a.num_records < 1 or not 1 <= a.num_tasks <= _task.MAX_TASKS:
+        ap.error("need --num_records >= 1 and --num_tasks 1 to %d" % _task.MAX_TASKS)
+    for k in export_split_keys(a.prefix, a.num_records, a.num_tasks, a.reversed_keys):
+        sys.stdout.buffer.write(k + b"\n")
+    return 0
+
+
 __all__ = ["convert_images", "load_bigtable", "export_bigtable", "TaskFailedError",
            "default_num_tasks", "export_split_keys", "convert_task", "merge_task", "load_task",
-           "ensure_table_task", "export_task", "TASKS_PER_THREAD"]
+           "ensure_table_task", "export_task", "TASKS_PER_THREAD", "main"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
