@@ -278,6 +278,8 @@ def export_task(project, instance, table, output_prefix, read_opts, family, colu
     from . import bigtable
     from .record import TFRecordWriter
     path = "%s-%05d-of-%05d" % (output_prefix, index, count)
+    if "://" not in path and os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # this worker may be its first user
     first = last = None
     records = 0
     with bigtable.Reader(project, instance, table, family=family, column=column,
