@@ -150,6 +150,10 @@ typedef struct tfrec_imagenet_counts {
     uint32_t classes;         /* labels in the mapping */
     double seconds;           /* wall time of the conversion */
     uint32_t stale_removed;   /* staging directories of dead processes removed */
+    /* The shards of the whole set, and this run's share of them in plan
+     * order: [shards_begin, shards_end) (all of them without tasks). */
+    uint32_t shards_planned;
+    uint32_t shards_begin, shards_end;
 } tfrec_imagenet_counts;
 
 #define TFREC_IMAGENET_COUNTS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_counts)

@@ -342,8 +342,8 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
 static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
 {
     const tfrec_imagenet_options *x = &o->o;
-    for (size_t k = p->share_begin; x->remove_output && k < p->share_begin + done && k < p->share_end;
-         k++) {
+    for (size_t k = p->share_begin;
+         x->remove_output && k < p->share_begin + done && k < p->share_end; k++) {
         char *f = tfrec_in_path2(x->output_dir, p->shards[k].file);
         if (f)
             x->remove_output(x->sink_ctx, f);
@@ -394,6 +394,9 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
         if (tfrec_in_notes_add(&rejected, plan.skipped.v[i], plan.skipped_why.v[i]) == TFREC_OK)
             res->counts.images_rejected++;
     res->counts.images_total = plan.nitems + plan.skipped.n;
+    res->counts.shards_planned = (uint32_t)plan.nshards;
+    res->counts.shards_begin = (uint32_t)plan.share_begin;
+    res->counts.shards_end = (uint32_t)plan.share_end;
     res->counts.classes = (uint32_t)plan.nclasses;
     int direct = !rc && o.o.open_sink;
     /* A task re-run first drops its old part: a run that fails then leaves

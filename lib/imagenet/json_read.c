@@ -8,11 +8,15 @@
 #include <string.h>
 
 #define IJ_MAX_DEPTH 64
+/* A part lists a task's shards and its fixed and rejected images: far
+ * below this, which bounds the memory a hostile file can make us use. */
+#define IJ_MAX_NODES 4000000
 
 typedef struct rd {
     const char *s, *start, *end;
     char *why;
     size_t whycap;
+    size_t nodes;
 } rd;
 
 static int bad(rd *r, const char *what)
@@ -229,6 +233,8 @@ static int items(rd *r, ij *v, int depth, char close)
         return 0;
     }
     for (;;) {
+        if (++r->nodes > IJ_MAX_NODES)
+            return bad(r, "too many values");
         ij *c = calloc(1, sizeof *c);
         if (!c)
             return bad(r, "out of memory");
@@ -282,7 +288,10 @@ static int value(rd *r, ij *v, int depth)
         r->s++;
         v->type = IJ_STR;
         return string(r, &v->str, &v->slen);
-    case 't': v->type = IJ_BOOL; v->boolean = 1; return literal(r, "true");
+    case 't':
+        v->type = IJ_BOOL;
+        v->boolean = 1;
+        return literal(r, "true");
     case 'f': v->type = IJ_BOOL; return literal(r, "false");
     case 'n': v->type = IJ_NULL; return literal(r, "null");
     default: return number(r, v);
@@ -291,7 +300,7 @@ static int value(rd *r, ij *v, int depth)
 
 int tfrec_ij_parse(const char *text, size_t len, ij **out, char *why, size_t whycap)
 {
-    rd r = { text, text, text + len, why, whycap };
+    rd r = { text, text, text + len, why, whycap, 0 };
     ij *v = calloc(1, sizeof *v);
     *out = NULL;
     if (!v) {

@@ -20,7 +20,7 @@
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_merge_options)
 
-#define MAX_PART_BYTES ((size_t)256 * 1024 * 1024)
+#define MAX_PART_BYTES ((size_t)64 * 1024 * 1024)
 
 typedef struct part {
     char *name;
@@ -108,8 +108,8 @@ static int load_part(merge *m, const char *name)
     p->counts = tfrec_ij_get(p->root, "counts");
     p->fingerprint = tfrec_ij_str(p->task, "fingerprint");
     const ij *shards = tfrec_ij_get(p->root, "shards");
-    if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts ||
-        !shards || shards->type != IJ_ARR || tfrec_ij_u64(p->task, "index", &p->index) ||
+    if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts || !shards ||
+        shards->type != IJ_ARR || tfrec_ij_u64(p->task, "index", &p->index) ||
         tfrec_ij_u64(p->task, "count", &p->count) ||
         tfrec_ij_u64(p->task, "shards_begin", &p->begin) ||
         tfrec_ij_u64(p->task, "shards_end", &p->end) ||
@@ -119,6 +119,15 @@ static int load_part(merge *m, const char *name)
                           "%s: not the manifest part of a finished task (no \"task\" fields, "
                           "or status is not ok)",
                           name);
+    /* A part copied under another task's name would hide that task. */
+    char want[64];
+    snprintf(want, sizeof want, IN_PART_PREFIX "%05llu-of-%05llu.json",
+             (unsigned long long)p->index, (unsigned long long)p->count);
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    if (strcmp(base, want) != 0)
+        return tfrec_fail(&m->res->err, TFREC_E_STATE,
+                          "%s holds the part of task %llu of %llu, which is named %s", name,
+                          (unsigned long long)p->index, (unsigned long long)p->count, want);
     uint64_t b, e;
     size_t listed = 0;
     for (const ij *s = shards->child; s; s = s->next)
@@ -184,8 +193,7 @@ static int check_parts(merge *m)
         part *p = &m->v[i];
         if (m->by_index[p->index])
             return tfrec_fail(&m->res->err, TFREC_E_STATE, "%s and %s are both task %llu",
-                              m->by_index[p->index]->name, p->name,
-                              (unsigned long long)p->index);
+                              m->by_index[p->index]->name, p->name, (unsigned long long)p->index);
         m->by_index[p->index] = p;
     }
     for (uint64_t t = 0; t < first->count; t++) {
@@ -198,8 +206,8 @@ static int check_parts(merge *m)
         tfrec_fail(&m->res->err, TFREC_E_NOT_FOUND,
                    "task %llu of %llu has no manifest part (%s): re-run it with "
                    "--task_index=%llu%s",
-                   (unsigned long long)t, (unsigned long long)first->count,
-                   want ? want : "?", (unsigned long long)t,
+                   (unsigned long long)t, (unsigned long long)first->count, want ? want : "?",
+                   (unsigned long long)t,
                    missing > 1 ? " (and the other tasks without a part)" : "");
         free(want);
         return TFREC_E_NOT_FOUND;
@@ -232,8 +240,7 @@ static int check_shards(merge *m)
             if (rc)
                 rc = tfrec_fail(&m->res->err, TFREC_E_STATE,
                                 "shard %s (task %llu) is missing: %s; re-run task %llu", path,
-                                (unsigned long long)t, tfrec_last_errmsg(),
-                                (unsigned long long)t);
+                                (unsigned long long)t, tfrec_last_errmsg(), (unsigned long long)t);
             else if (size < 0)
                 rc = tfrec_fail(&m->res->err, TFREC_E_UNSUPPORTED,
                                 "shard %s: its size cannot be read here", path);
@@ -284,6 +291,7 @@ static void build(merge *m)
     tfrec_imagenet_counts *c = &m->res->counts;
     c->images_total = count_of(p0, "images_total");
     c->classes = (uint32_t)count_of(p0, "classes");
+    c->shards_planned = c->shards_end = (uint32_t)p0->total;
     for (uint64_t t = 0; t < count; t++) {
         const part *p = m->by_index[t];
         c->images_written += count_of(p, "images_written");

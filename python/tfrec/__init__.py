@@ -42,14 +42,15 @@ __all__ = [
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",
     "UnsupportedError", "ImageError", "NetworkError", "StateError", "BigtableError",
     "LibraryNotFoundError", "MissingPartError", "library_path", "parts", "features",
-    "convert_images", "glob", "task_share", "task_from_env",
+    "convert_images", "merge_manifests", "glob", "task_share", "task_from_env",
 ]
 
 # Optional parts: present when installed next to the core library.
 if _lib.loaded("tfrec-image"):
-    from .imagenet import convert_images
+    from .imagenet import convert_images, merge_manifests
 else:
     convert_images = _lib.unavailable("convert_images", "tfrec-image")
+    merge_manifests = _lib.unavailable("merge_manifests", "tfrec-image")
 if _lib.loaded("tfrec-bigtable"):
     from . import bigtable
     __all__.append("bigtable")

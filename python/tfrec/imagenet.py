@@ -29,7 +29,8 @@ class _Options(_Sized):
                 ("progress_ctx", c_void_p), ("max_image_pixels", c_uint64),
                 ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p),
                 ("train_tar", c_char_p), ("validation_tar", c_char_p),
-                ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p)]
+                ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p),
+                ("task_index", c_uint32), ("num_tasks", c_uint32)]
 
 
 class _Counts(_Sized):
@@ -37,7 +38,15 @@ class _Counts(_Sized):
     _fields_ = [("struct_size", c_size_t), ("images_total", c_uint64), ("images_written", c_uint64),
                 ("images_fixed", c_uint64), ("images_rejected", c_uint64),
                 ("bytes_in", c_uint64), ("bytes_out", c_uint64), ("shards", c_uint32),
-                ("classes", c_uint32), ("seconds", c_double), ("stale_removed", c_uint32)]
+                ("classes", c_uint32), ("seconds", c_double), ("stale_removed", c_uint32),
+                ("shards_planned", c_uint32), ("shards_begin", c_uint32), ("shards_end", c_uint32)]
+
+
+class _MergeOptions(_Sized):
+    _c_type_ = "tfrec_imagenet_merge_options"
+    _fields_ = [("struct_size", c_size_t), ("output_dir", c_char_p), ("manifest_path", c_char_p),
+                ("parts", POINTER(c_char_p)), ("nparts", c_size_t), ("open_source", c_void_p),
+                ("open_sink", c_void_p), ("io_ctx", c_void_p)]
 
 
 _proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(ImagenetResultHandle))
@@ -46,6 +55,8 @@ _proto("tfrec_imagenet_result_errmsg", c_char_p, ImagenetResultHandle)
 _proto("tfrec_imagenet_result_counts", c_int, ImagenetResultHandle, POINTER(_Counts))
 _proto("tfrec_imagenet_result_json", c_char_p, ImagenetResultHandle)
 _proto("tfrec_imagenet_result_free", None, ImagenetResultHandle)
+_proto("tfrec_imagenet_merge_manifests", c_int, POINTER(_MergeOptions),
+       POINTER(ImagenetResultHandle))
 
 _LAYOUTS = {"imagenet": C.TFREC_LAYOUT_IMAGENET, "folders": C.TFREC_LAYOUT_FOLDERS,
             "csv": C.TFREC_LAYOUT_CSV}
@@ -68,7 +79,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                    shuffle=True, verify=None, on_error="stop", quality=None,
                    grayscale_to_rgb=False, compression=None, max_inflight_bytes=None,
                    manifest_path=None, progress=None, max_image_pixels=None,
-                   flat_output=False, overwrite=False, train_tar=None, validation_tar=None):
+                   flat_output=False, overwrite=False, train_tar=None, validation_tar=None,
+                   task_index=None, num_tasks=None):
     """Convert an image tree to sharded TFRecords; returns the run's manifest
     (a dict: "shards", "labels", counts, "fixed", "rejected" ...; see
     docs/imagenet.md).
@@ -93,6 +105,15 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     ILSVRC2012_img_val.tar), read in place instead of raw_data_dir's tree;
     raw_data_dir may then be None if validation_labels_file is given. The
     shards are the bytes the extracted tree gives.
+
+    task_index, num_tasks: run task task_index (0..num_tasks-1) of a
+    conversion split into num_tasks tasks (other processes, machines, the pods
+    of a Kubernetes Indexed Job, Dask workers), each called with the same
+    arguments: every task plans the whole set and writes only its share of the
+    shards, plus output_dir/manifest-task-IIIII-of-NNNNN.json; the return value
+    is then that part (with a "task" entry and each shard's "crc32c").
+    merge_manifests(output_dir) makes the manifest of the whole set once every
+    task is done. The shards are those of one call without tasks.
 
     Raises the tfrec.Error for the failure (ImageError, NotFoundError, ...)
     with the failed run's manifest as e.manifest.
@@ -137,6 +158,13 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     o.overwrite = 1 if overwrite else 0
     o.train_tar = path(train_tar, "train_tar")
     o.validation_tar = path(validation_tar, "validation_tar")
+    if (task_index is None) != (num_tasks is None):
+        raise ValueError("task_index and num_tasks go together")
+    if num_tasks is not None:
+        if not 1 <= num_tasks <= 1000000 or not 0 <= task_index < num_tasks:
+            raise ValueError("task_index must be in 0..num_tasks-1 and num_tasks in 1..1000000, "
+                             "not %r of %r" % (task_index, num_tasks))
+        o.task_index, o.num_tasks = task_index, num_tasks
 
     raised = []
     if progress is not None:
@@ -169,6 +197,39 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
             lib.tfrec_imagenet_result_free(res)
 
 
+def merge_manifests(output_dir, manifest_path=None):
+    """After every task of a split conversion (convert_images with task_index
+    and num_tasks) is done: check their parts in output_dir (local or gs://:
+    each task once, all of the same plan, every shard file of its recorded
+    size) and write the manifest of the whole set to manifest_path
+    (default output_dir/manifest.json); returns it as a dict, shaped like the
+    manifest of a call without tasks. Raises NotFoundError naming a task
+    without a part (re-run it), StateError for parts of another plan or a
+    shard missing or of the wrong size."""
+    o = _MergeOptions()
+    o.output_dir = _args.path(output_dir, "output_dir")
+    o.manifest_path = _args.optional_path(manifest_path, "manifest_path")
+    remote = o.output_dir[:5].lower() == b"gs://"
+    if remote or (o.manifest_path and o.manifest_path[:5].lower() == b"gs://"):
+        _lib.require("tfrec-storage", "a gs:// output_dir or manifest_path")
+        from . import storage
+        o.open_source = storage.c_function("tfrec_storage_open_source")
+        o.open_sink = storage.c_function("tfrec_storage_open_sink")
+        if remote:  # the library lists local directories only
+            names = storage.glob(output_dir.rstrip("/") + "/manifest-task-*-of-*.json")
+            parts = (c_char_p * max(len(names), 1))(*[_args.path(n) for n in names])
+            o.parts, o.nparts = ctypes.cast(parts, POINTER(c_char_p)), len(names)
+    res = ImagenetResultHandle()
+    rc = lib.tfrec_imagenet_merge_manifests(byref(o), byref(res))
+    try:
+        if rc < 0:
+            raise error_for(rc, lib.tfrec_imagenet_result_errmsg(res) if res.value else None)
+        return json.loads(lib.tfrec_imagenet_result_json(res).decode("utf-8"))
+    finally:
+        if res.value:
+            lib.tfrec_imagenet_result_free(res)
+
+
 def _write_object(name, data):
     """Upload bytes to a gs:// object (appearing only when complete)."""
     _lib.require("tfrec-storage", "a gs:// manifest_path")
@@ -176,4 +237,4 @@ def _write_object(name, data):
     storage.write_bytes(name, data)
 
 
-__all__ = ["convert_images"]
+__all__ = ["convert_images", "merge_manifests"]

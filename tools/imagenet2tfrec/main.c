@@ -17,15 +17,18 @@
 #include "../common/flags.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
+#include "../common/task.h"
 #include "download.h"
 #include "tfrec/image.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
+#include "tfrec/task.h"
 
 static const char usage[] =
     "usage: imagenet2tfrec --raw_data_dir=DIR --local_scratch_dir=DIR [flags]\n"
     "       imagenet2tfrec --train_tar=T --validation_tar=V --validation_labels=F\n"
     "                      --local_scratch_dir=DIR [flags]\n"
+    "       imagenet2tfrec --merge_manifests --output_dir=DIR (or --gcs_output_path)\n"
     "\n"
     "Converts RAW/train/<synset>/*.JPEG, RAW/validation/*.JPEG and\n"
     "RAW/synset_labels.txt (or the official tarballs, unextracted) into\n"
@@ -33,7 +36,13 @@ static const char usage[] =
     "OUT/validation/validation-00127-of-00128 and OUT/manifest.json, as\n"
     "tensorflow/tpu's imagenet_to_gcs.py lays them out (--flat_output: all in OUT).\n"
     "SIGINT/SIGTERM stop the run, remove its staging directory and exit 130;\n"
-    "staging directories of runs killed outright are removed by the next run.\n";
+    "staging directories of runs killed outright are removed by the next run.\n"
+    "\n"
+    "Split into tasks (--num_tasks=N, --task_index=I, or JOB_COMPLETION_INDEX and\n"
+    "TFREC_NUM_TASKS as a Kubernetes Indexed Job sets them), every task runs the\n"
+    "same command, plans the whole set and writes only its share of the shards\n"
+    "and OUT/manifest-task-IIIII-of-NNNNN.json; --merge_manifests then checks the\n"
+    "parts and writes OUT/manifest.json. The shards are those of one process.\n";
 
 static const char footer[] =
     "Uploading: with --gcs_output_path=gs://BUCKET/PATH (and --gcs_upload, the\n"
@@ -68,6 +77,8 @@ typedef struct cli {
     char *dl_train, *dl_val, *dl_labels;
     int gcs_upload;
     uint64_t max_inflight_mb;
+    cli_task task;
+    int merge; /* --merge_manifests */
 } cli;
 
 static const char *const layouts[] = { "imagenet", "folders", "csv", NULL }; /* TFREC_LAYOUT_* */
@@ -151,6 +162,14 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     }
     if ((st = check_reference_flags(cl, c)) != EXIT_OK)
         return st;
+    if ((st = cli_task_resolve(cl, &c->task)) != CLI_PARSED)
+        return st;
+    /* Task mode when asked for, even as 1 task: its part makes a merge work. */
+    if (cli_flag_seen(cl, "task_index") || cli_flag_seen(cl, "num_tasks") ||
+        getenv(TFREC_TASK_COUNT_ENV) || getenv(TFREC_TASK_INDEX_ENV)) {
+        c->o.task_index = (uint32_t)c->task.index;
+        c->o.num_tasks = (uint32_t)c->task.count;
+    }
     if (c->o.csv_path && !cli_flag_seen(cl, "layout"))
         c->o.layout = TFREC_LAYOUT_CSV; /* --csv implies --layout=csv */
     c->o.max_inflight_bytes = (size_t)c->max_inflight_mb << 20;
@@ -159,6 +178,8 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
         cli_usage_error(cl, "--local_scratch_dir (or --output_dir) is required");
         return EXIT_USAGE;
     }
+    if (c->merge)
+        return CLI_PARSED; /* only the output directory is needed */
     /* The reference downloads when it is given no input directory. */
     c->download =
         c->o.layout == TFREC_LAYOUT_IMAGENET && !c->o.raw_data_dir && !c->o.train_tar &&
@@ -221,6 +242,14 @@ static void list_rejected(const tfrec_imagenet_result *r, uint64_t rejected)
 
 static void summary_ok(const cli *c, const tfrec_imagenet_counts *n)
 {
+    if (c->o.num_tasks) {
+        if (n->shards_begin < n->shards_end)
+            cli_log("task %u of %u: shards %u..%u of %u", c->o.task_index, c->o.num_tasks,
+                    n->shards_begin, n->shards_end - 1, n->shards_planned);
+        else
+            cli_log("task %u of %u: no shard to write (%u shards for %u tasks)", c->o.task_index,
+                    c->o.num_tasks, n->shards_planned, c->o.num_tasks);
+    }
     double rate =
         n->seconds > 0 ? (double)(n->images_written + n->images_rejected) / n->seconds : 0;
     cli_log("done: %" PRIu64 " images found, %" PRIu64 " written, %" PRIu64
@@ -235,6 +264,10 @@ static void summary_ok(const cli *c, const tfrec_imagenet_counts *n)
                 c->o.output_dir);
     if (c->o.manifest_path)
         cli_log("manifest: %s", c->o.manifest_path);
+    if (c->o.num_tasks)
+        cli_log("manifest part: %s/manifest-task-%05u-of-%05u.json (merge with "
+                "--merge_manifests once every task is done)",
+                c->o.output_dir, c->o.task_index, c->o.num_tasks);
 }
 
 /* A failed run wrote nothing into place: no rate, no output sizes. */
@@ -341,7 +374,11 @@ static int upload_manifest(const char *name, const char *json)
 static int convert(cli *c)
 {
     char *manifest_default = NULL;
-    if (!c->manifest) {
+    if (c->o.num_tasks) {
+        /* A task's manifest is its part; OUT/manifest.json comes from the merge. */
+        if (c->manifest && *c->manifest)
+            c->o.manifest_path = c->manifest;
+    } else if (!c->manifest) {
         size_t n = strlen(c->o.output_dir) + 16;
         manifest_default = malloc(n);
         if (manifest_default)
@@ -350,6 +387,9 @@ static int convert(cli *c)
     } else if (*c->manifest) {
         c->o.manifest_path = c->manifest; /* --manifest= writes none */
     }
+    if (c->o.num_tasks && !c->quiet)
+        cli_log("task %u of %u: planning the whole set, writing this task's share of the shards",
+                c->o.task_index, c->o.num_tasks);
     cli_progress prog;
     cli_progress_start(&prog, "images", 0, c->quiet);
     c->o.progress = on_progress;
@@ -421,12 +461,75 @@ static int convert(cli *c)
     return rc == TFREC_E_INVALID ? EXIT_DATA : cli_exit_for(rc);
 }
 
+/* --merge_manifests: the tasks' parts into OUT/manifest.json. */
+static int merge_manifests(cli *c)
+{
+    tfrec_imagenet_merge_options m = TFREC_IMAGENET_MERGE_OPTIONS_INIT;
+    m.output_dir = c->o.output_dir;
+    m.manifest_path = c->manifest && *c->manifest ? c->manifest : NULL;
+    cli_files parts;
+    memset(&parts, 0, sizeof parts);
+    if (cli_is_remote(c->o.output_dir)) {
+        /* A bucket is listed here; the library reads what it is given. */
+        size_t n = strlen(c->o.output_dir) + 64;
+        char *pattern = malloc(n);
+        if (!pattern)
+            return EXIT_IO;
+        snprintf(pattern, n, "%s/manifest-task-*-of-*.json", c->o.output_dir);
+        const char *unmatched = NULL;
+        int rc = cli_files_expand(&parts, &pattern, 1, &unmatched);
+        free(pattern);
+        if (rc == TFREC_E_NOT_FOUND) {
+            cli_log("%s holds no manifest part (manifest-task-*-of-*.json): run the tasks "
+                    "(--task_index, --num_tasks) first",
+                    c->o.output_dir);
+            return EXIT_IO;
+        }
+        if (rc) {
+            cli_log("cannot list the manifest parts in %s: %s", c->o.output_dir,
+                    tfrec_last_errmsg());
+            cli_files_free(&parts);
+            return cli_exit_for(rc);
+        }
+        m.parts = (const char *const *)parts.paths;
+        m.nparts = parts.n;
+        m.open_source = cli_open_source;
+        m.open_sink = cli_open_sink;
+    } else if (m.manifest_path && cli_is_remote(m.manifest_path)) {
+        m.open_sink = cli_open_sink; /* parts and shards local, manifest to a bucket */
+    }
+    tfrec_imagenet_result *r = NULL;
+    int rc = tfrec_imagenet_merge_manifests(&m, &r);
+    tfrec_imagenet_counts n = TFREC_IMAGENET_COUNTS_INIT;
+    tfrec_imagenet_result_counts(r, &n);
+    if (rc) {
+        cli_log("%s", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
+    } else if (!c->quiet) {
+        cli_log("merged: %u shards, %" PRIu64 " images found, %" PRIu64 " written, %" PRIu64
+                " fixed, %" PRIu64 " rejected; %.1f MB out, %u classes",
+                n.shards, n.images_total, n.images_written, n.images_fixed, n.images_rejected,
+                (double)n.bytes_out / 1e6, n.classes);
+        cli_log("manifest: %s%s", m.manifest_path ? m.manifest_path : c->o.output_dir,
+                m.manifest_path ? "" : "/manifest.json");
+    }
+    tfrec_imagenet_result_free(r);
+    cli_files_free(&parts);
+    /* A missing part or shard, or parts of different runs: re-run tasks. */
+    return rc == TFREC_E_STATE || rc == TFREC_E_NOT_FOUND ? EXIT_DATA : cli_exit_for(rc);
+}
+
 /* The run's own staging directory (flat: shards and temporary files), for
  * a stop that could not wait for the library to remove it. */
+static const cli *staging_of; /* the run whose directory it is */
+
 static void remove_own_staging(void *out)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/.tfrec-staging-%ld", (const char *)out, (long)getpid());
+    if (staging_of && staging_of->o.num_tasks)
+        snprintf(dir, sizeof dir, "%s/.tfrec-staging-task-%05u-%ld", (const char *)out,
+                 staging_of->o.task_index, (long)getpid());
+    else
+        snprintf(dir, sizeof dir, "%s/.tfrec-staging-%ld", (const char *)out, (long)getpid());
     /* The writer may still create a file meanwhile: a few passes. */
     for (int pass = 0; pass < 5; pass++) {
         DIR *d = opendir(dir);
@@ -458,6 +561,7 @@ int main(int argc, char **argv)
     c.train_md5 = IN_TRAIN_MD5;
     c.validation_md5 = IN_VAL_MD5;
     c.download_retries = 8;
+    c.task.count = 1;
     tfrec_imagenet_options *o = &c.o;
     cli_flag flags[] = {
         { .name = "raw_data_dir",
@@ -667,6 +771,13 @@ int main(int argc, char **argv)
           .type = CLI_BOOL,
           .dest = &c.quiet,
           .help = "no progress display or summary" },
+        CLI_TASK_FLAGS(&c.task),
+        { .name = "merge_manifests",
+          .type = CLI_BOOL,
+          .dest = &c.merge,
+          .help = "after all tasks: check their parts in the output directory\n"
+                  "(each task once, same plan, shard sizes) and write\n"
+                  "OUTPUT/manifest.json (or --manifest) for the whole set" },
         { 0 }
     };
     cli_cmdline cl;
@@ -675,10 +786,15 @@ int main(int argc, char **argv)
         /* The run stops within an image per worker; if it has not after
          * 10 s (a read hung on a network mount), the signal thread
          * removes the staging directory itself and exits. */
+        staging_of = &c;
         cli_catch_interrupts_cleanup(remove_own_staging, (void *)c.o.output_dir, 10.0);
-        st = c.download ? download(&c) : EXIT_OK;
-        if (st == EXIT_OK)
-            st = convert(&c);
+        if (c.merge) {
+            st = merge_manifests(&c);
+        } else {
+            st = c.download ? download(&c) : EXIT_OK;
+            if (st == EXIT_OK)
+                st = convert(&c);
+        }
     }
     free(c.dl_train);
     free(c.dl_val);

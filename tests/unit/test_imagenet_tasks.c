@@ -1,0 +1,475 @@
+/* A conversion split into tasks (tfrec_imagenet_options.task_index and
+ * num_tasks) against the same conversion in one process: the union of the
+ * tasks' shards is the one-process output byte for byte, each task writes
+ * only its share and lists exactly that in its part, and the merged
+ * manifest is the one-process manifest (but for the timing). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jpeglib.h>
+
+#include "harness.h"
+#include "imagenet/json_read.h"
+#include "tfrec/crc32c.h"
+#include "tfrec/imagenet.h"
+#include "tfrec/task.h"
+
+#define TRAIN_SHARDS 4
+#define VAL_SHARDS 3
+#define NSHARDS (TRAIN_SHARDS + VAL_SHARDS)
+
+static void write_jpeg(const char *path, int w, int h, int shade)
+{
+    FILE *f = fopen(path, "wb");
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr e;
+    c.err = jpeg_std_error(&e);
+    jpeg_create_compress(&c);
+    jpeg_stdio_dest(&c, f);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_start_compress(&c, TRUE);
+    JSAMPLE *row = malloc((size_t)w * 3);
+    memset(row, shade, (size_t)w * 3);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW r[1] = { row };
+        jpeg_write_scanlines(&c, r, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    free(row);
+    fclose(f);
+}
+
+/* RAW/train/n0..n2 with 5 images each, RAW/validation with 4 and their
+ * labels: every image different, so a shard in the wrong place shows. */
+static const char *tree(void)
+{
+    static char root[512];
+    if (root[0])
+        return root;
+    snprintf(root, sizeof root, "%s", harness_path("raw"));
+    char p[1024];
+    mkdir(root, 0777);
+    snprintf(p, sizeof p, "%s/train", root);
+    mkdir(p, 0777);
+    for (int s = 0; s < 3; s++) {
+        snprintf(p, sizeof p, "%s/train/n%d", root, s);
+        mkdir(p, 0777);
+        for (int i = 0; i < 5; i++) {
+            snprintf(p, sizeof p, "%s/train/n%d/img_%d_%d.JPEG", root, s, s, i);
+            write_jpeg(p, 8 + i, 8 + s, 20 * s + 3 * i);
+        }
+    }
+    snprintf(p, sizeof p, "%s/validation", root);
+    mkdir(p, 0777);
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/validation/v%d.jpg", root, i);
+        write_jpeg(p, 9, 9 + i, 200 - i);
+    }
+    snprintf(p, sizeof p, "%s/synset_labels.txt", root);
+    FILE *f = fopen(p, "w");
+    fputs("n0\nn2\nn1\nn0\n", f);
+    fclose(f);
+    return root;
+}
+
+static void options(tfrec_imagenet_options *o, const char *out, uint32_t index, uint32_t count)
+{
+    tfrec_imagenet_options_init(o);
+    o->raw_data_dir = tree();
+    o->output_dir = out;
+    o->train_shards = TRAIN_SHARDS;
+    o->validation_shards = VAL_SHARDS;
+    o->num_threads = 2;
+    o->seed = 11;
+    o->task_index = index;
+    o->num_tasks = count;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+static const char *shard_file(size_t k)
+{
+    static char name[64];
+    if (k < TRAIN_SHARDS)
+        snprintf(name, sizeof name, "train/train-%05zu-of-%05d", k, TRAIN_SHARDS);
+    else
+        snprintf(name, sizeof name, "validation/validation-%05zu-of-%05d", k - TRAIN_SHARDS,
+                 VAL_SHARDS);
+    return name;
+}
+
+static int exists(const char *dir, const char *rel)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return access(p, F_OK) == 0;
+}
+
+static int same_file(const char *a_dir, const char *b_dir, const char *rel)
+{
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/%s", a_dir, rel);
+    snprintf(b, sizeof b, "%s/%s", b_dir, rel);
+    size_t la, lb;
+    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    int same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* The one-process run everything is compared with. */
+static const char *reference(void)
+{
+    static char out[512];
+    if (out[0])
+        return out;
+    snprintf(out, sizeof out, "%s", harness_path("ref"));
+    tfrec_imagenet_options o;
+    options(&o, out, 0, 0);
+    if (tfrec_imagenet_convert(&o, NULL) != TFREC_OK)
+        fprintf(stderr, "reference run failed: %s\n", tfrec_last_errmsg());
+    return out;
+}
+
+/* A manifest with the output directory named OUT and the timing zeroed. */
+static char *normalized(const char *json, const char *out)
+{
+    size_t n = strlen(json), ol = strlen(out);
+    char *r = malloc(n + 1), *w = r;
+    for (const char *s = json; *s;) {
+        if (!strncmp(s, out, ol)) {
+            memcpy(w, "OUT", 3);
+            w += 3;
+            s += ol;
+        } else if (!strncmp(s, "\"seconds\":", 10)) {
+            memcpy(w, "\"seconds\":0", 11);
+            w += 11;
+            s += 10;
+            s += strspn(s, "0123456789.");
+        } else {
+            *w++ = *s++;
+        }
+    }
+    *w = '\0';
+    return r;
+}
+
+static char *part_path(const char *out, uint32_t i, uint32_t n)
+{
+    char *p = malloc(strlen(out) + 64);
+    sprintf(p, "%s/manifest-task-%05u-of-%05u.json", out, i, n);
+    return p;
+}
+
+/* The part of task i lists exactly its share, with each file's CRC32C. */
+static int part_lists_share(const char *out, uint32_t i, uint32_t n)
+{
+    char *path = part_path(out, i, n);
+    size_t len;
+    char *text = slurp(path, &len);
+    free(path);
+    ij *root = NULL;
+    char why[128];
+    if (!text || tfrec_ij_parse(text, len, &root, why, sizeof why)) {
+        free(text);
+        return 0;
+    }
+    free(text);
+    uint64_t b, e, idx = 99, cnt = 0;
+    tfrec_task_share(NSHARDS, i, n, &b, &e);
+    const ij *task = tfrec_ij_get(root, "task");
+    int ok = !tfrec_ij_u64(task, "index", &idx) && idx == i && !tfrec_ij_u64(task, "count", &cnt) &&
+             cnt == n && tfrec_ij_str(task, "fingerprint") != NULL;
+    const ij *s = tfrec_ij_get(root, "shards")->child;
+    for (uint64_t k = b; ok && k < e; k++, s = s->next) {
+        uint64_t crc = 0;
+        ok = s && !strcmp(tfrec_ij_str(s, "file"), shard_file(k)) &&
+             !tfrec_ij_u64(s, "crc32c", &crc);
+        char f[1024];
+        snprintf(f, sizeof f, "%s/%s", out, shard_file(k));
+        size_t flen;
+        char *bytes = ok ? slurp(f, &flen) : NULL;
+        ok = ok && bytes && tfrec_crc32c(bytes, flen) == crc;
+        free(bytes);
+    }
+    ok = ok && s == NULL;
+    tfrec_ij_free(root);
+    return ok;
+}
+
+static int run_task(const char *out, uint32_t i, uint32_t n, uint64_t seed)
+{
+    tfrec_imagenet_options o;
+    options(&o, out, i, n);
+    o.seed = seed;
+    tfrec_imagenet_result *r = NULL;
+    int rc = tfrec_imagenet_convert(&o, &r);
+    if (rc)
+        fprintf(stderr, "task %u of %u: %s\n", i, n, tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    return rc;
+}
+
+static int merge(const char *out, tfrec_imagenet_result **r)
+{
+    tfrec_imagenet_merge_options m = TFREC_IMAGENET_MERGE_OPTIONS_INIT;
+    m.output_dir = out;
+    return tfrec_imagenet_merge_manifests(&m, r);
+}
+
+static void test_tasks_union_is_the_one_process_output(void)
+{
+    const char *ref = reference();
+    tfrec_imagenet_options o;
+    options(&o, ref, 0, 0);
+    tfrec_imagenet_result *rr = NULL;
+    /* The reference's manifest as the library reports it (the file is
+     * written only with manifest_path). */
+    char ref_copy[600];
+    snprintf(ref_copy, sizeof ref_copy, "%s", harness_path("ref2"));
+    o.output_dir = ref_copy;
+    CHECK_EQ(tfrec_imagenet_convert(&o, &rr), TFREC_OK);
+    char *want = normalized(tfrec_imagenet_result_json(rr), ref_copy);
+    tfrec_imagenet_result_free(rr);
+    static const uint32_t counts[] = { 1, 2, 3, 5, 8 };
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        uint32_t n = counts[c];
+        char out[600];
+        ino_t inodes[NSHARDS] = { 0 };
+        snprintf(out, sizeof out, "%s/tasks-%u", harness_tmpdir(), n);
+        for (uint32_t i = 0; i < n; i++) {
+            CHECK_EQ(run_task(out, i, n, 11), TFREC_OK);
+            uint64_t b, e;
+            tfrec_task_share(NSHARDS, i, n, &b, &e);
+            /* Only shards of tasks 0..i exist, and those of earlier tasks
+             * are the files they renamed into place (same inode): no task
+             * writes another's. */
+            for (size_t k = 0; k < NSHARDS; k++) {
+                CHECKF(exists(out, shard_file(k)) == (k < e), "%u tasks, after task %u: %s", n, i,
+                       shard_file(k));
+                if (k >= e)
+                    continue;
+                char f[800];
+                struct stat st;
+                snprintf(f, sizeof f, "%s/%s", out, shard_file(k));
+                CHECK(stat(f, &st) == 0);
+                if (k >= b)
+                    inodes[k] = st.st_ino;
+                else
+                    CHECKF(inodes[k] == st.st_ino, "task %u of %u replaced %s", i, n,
+                           shard_file(k));
+            }
+            CHECKF(part_lists_share(out, i, n), "part of task %u of %u", i, n);
+        }
+        for (size_t k = 0; k < NSHARDS; k++)
+            CHECKF(same_file(ref, out, shard_file(k)), "%u tasks: %s differs", n, shard_file(k));
+        tfrec_imagenet_result *r = NULL;
+        CHECKF(merge(out, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+        char *got = normalized(tfrec_imagenet_result_json(r), out);
+        CHECKF(!strcmp(got, want), "%u tasks: merged\n%s\nwant\n%s", n, got, want);
+        free(got);
+        tfrec_imagenet_counts cn = TFREC_IMAGENET_COUNTS_INIT;
+        tfrec_imagenet_result_counts(r, &cn);
+        CHECK_EQ(cn.shards, NSHARDS);
+        CHECK_EQ(cn.images_written, 19);
+        tfrec_imagenet_result_free(r);
+        char mf[700];
+        snprintf(mf, sizeof mf, "%s/manifest.json", out);
+        size_t ml;
+        char *file = slurp(mf, &ml);
+        CHECK(file != NULL);
+        char *gotf = normalized(file, out);
+        CHECK(!strcmp(gotf, want));
+        free(gotf);
+        free(file);
+    }
+    free(want);
+}
+
+static void test_merge_refuses_missing_and_foreign_parts(void)
+{
+    const char *ref = reference();
+    char out[600];
+    snprintf(out, sizeof out, "%s/tasks-check", harness_tmpdir());
+    for (uint32_t i = 0; i < 3; i++)
+        CHECK_EQ(run_task(out, i, 3, 11), TFREC_OK);
+    char *p2 = part_path(out, 2, 3), *saved = strdup(harness_path("part-2-saved"));
+    CHECK(rename(p2, saved) == 0);
+    tfrec_imagenet_result *r = NULL;
+    CHECK_EQ(merge(out, &r), TFREC_E_NOT_FOUND);
+    const char *msg = tfrec_imagenet_result_errmsg(r);
+    CHECKF(strstr(msg, "task 2 of 3 has no manifest part") && strstr(msg, "--task_index=2"), "%s",
+           msg);
+    tfrec_imagenet_result_free(r);
+    CHECK(rename(saved, p2) == 0);
+
+    /* Task 1 again with another seed: its part belongs to another plan. */
+    CHECK_EQ(run_task(out, 1, 3, 12), TFREC_OK);
+    CHECK_EQ(merge(out, &r), TFREC_E_STATE);
+    msg = tfrec_imagenet_result_errmsg(r);
+    CHECKF(strstr(msg, "another plan") && strstr(msg, "manifest-task-00001-of-00003.json"), "%s",
+           msg);
+    tfrec_imagenet_result_free(r);
+
+    /* Task 1 re-run as before: the same bytes, and the merge goes through. */
+    CHECK_EQ(run_task(out, 1, 3, 11), TFREC_OK);
+    for (size_t k = 0; k < NSHARDS; k++)
+        CHECKF(same_file(ref, out, shard_file(k)), "%s differs after the re-run", shard_file(k));
+    CHECK_EQ(merge(out, &r), TFREC_OK);
+    tfrec_imagenet_result_free(r);
+
+    /* A shard cut short is named. */
+    char f[800];
+    snprintf(f, sizeof f, "%s/%s", out, shard_file(5));
+    CHECK(truncate(f, 10) == 0);
+    CHECK_EQ(merge(out, &r), TFREC_E_STATE);
+    msg = tfrec_imagenet_result_errmsg(r);
+    CHECKF(strstr(msg, shard_file(5)) && strstr(msg, "is 10 bytes"), "%s", msg);
+    tfrec_imagenet_result_free(r);
+    free(p2);
+    free(saved);
+}
+
+/* A task reads only the images of its shards: a bad image in the last
+ * validation shard fails the task that writes it and no other. */
+static void test_task_reads_only_its_images(void)
+{
+    char raw[600], out[600], p[800];
+    snprintf(raw, sizeof raw, "%s/raw-bad", harness_tmpdir());
+    snprintf(out, sizeof out, "%s/tasks-bad", harness_tmpdir());
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", tree(), raw);
+    CHECK(system(cmd) == 0);
+    snprintf(p, sizeof p, "%s/validation/v3.jpg", raw);
+    FILE *f = fopen(p, "wb");
+    CHECK(f != NULL);
+    fputs("not a JPEG at all", f);
+    fclose(f);
+    for (uint32_t i = 0; i < 2; i++) {
+        tfrec_imagenet_options o;
+        options(&o, out, i, 2);
+        o.raw_data_dir = raw;
+        tfrec_imagenet_result *r = NULL;
+        int rc = tfrec_imagenet_convert(&o, &r);
+        tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
+        tfrec_imagenet_result_counts(r, &c);
+        if (i == 0) { /* shards 0..2: train only */
+            CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+            CHECK_EQ(c.shards_begin, 0);
+            CHECK_EQ(c.shards_end, 3);
+            CHECK_EQ(c.shards_planned, NSHARDS);
+        } else {
+            CHECK(rc != TFREC_OK);
+            CHECKF(strstr(tfrec_imagenet_result_errmsg(r), "v3.jpg") != NULL, "%s",
+                   tfrec_imagenet_result_errmsg(r));
+            char *part = part_path(out, 1, 2);
+            CHECK(access(part, F_OK) != 0); /* a failed task leaves no part */
+            free(part);
+            CHECK(!exists(out, shard_file(3)));
+        }
+        tfrec_imagenet_result_free(r);
+    }
+}
+
+static void test_bad_task_options(void)
+{
+    tfrec_imagenet_options o;
+    options(&o, harness_path("bad"), 3, 3);
+    CHECK_EQ(tfrec_imagenet_convert(&o, NULL), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "task_index 3 must be below num_tasks 3") != NULL);
+    options(&o, harness_path("bad"), 1, 0);
+    CHECK_EQ(tfrec_imagenet_convert(&o, NULL), TFREC_E_INVALID);
+    tfrec_imagenet_result *r = NULL;
+    CHECK_EQ(merge(harness_path("nothing-here"), &r), TFREC_E_NOT_FOUND);
+    tfrec_imagenet_result_free(r);
+    CHECK(access(harness_path("bad"), F_OK) != 0);
+}
+
+/* The part reader is strict and gives back what the writer wrote,
+ * including bytes that are not UTF-8 (\udcXX) and 64-bit values. */
+static void test_part_reader(void)
+{
+    static const char *const bad[] = { "",        "{",           "{\"a\":}", "[1,]", "{\"a\":1,}",
+                                       "\"\\x\"", "\"\\ud800\"", "\"\x01\"", "01",   "1.",
+                                       "[1] 2",   "tru",         "{\"a\" 1}" };
+    char why[128];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ij *v = NULL;
+        CHECKF(tfrec_ij_parse(bad[i], strlen(bad[i]), &v, why, sizeof why) == -1 && !v,
+               "accepted %s", bad[i]);
+        CHECK(strstr(why, "at byte") != NULL);
+    }
+    char deep[200];
+    memset(deep, '[', sizeof deep);
+    ij *v = NULL;
+    CHECK(tfrec_ij_parse(deep, sizeof deep, &v, why, sizeof why) == -1);
+    CHECKF(strstr(why, "nested too deeply") != NULL, "%s", why);
+
+    const char *text = "{\"p\":\"a\\udcffb\\u00e9\\ud83d\\ude00\",\"n\":18446744073709551615,"
+                       "\"m\":-3,\"s\":1.250,\"t\":[true,false,null,{}]}";
+    CHECK(tfrec_ij_parse(text, strlen(text), &v, why, sizeof why) == 0);
+    const ij *pv = tfrec_ij_get(v, "p");
+    CHECK(pv && pv->slen == 9 &&
+          !memcmp(pv->str,
+                  "a\xff"
+                  "b\xc3\xa9\xf0\x9f\x98\x80",
+                  9));
+    uint64_t n = 0;
+    CHECK(tfrec_ij_u64(v, "n", &n) == 0 && n == UINT64_MAX);
+    CHECK(tfrec_ij_u64(v, "m", &n) == -1);
+    tfrec_json j;
+    tfrec_json_init(&j, NULL);
+    tfrec_ij_emit(&j, v);
+    char *back = tfrec_json_take(&j);
+    CHECKF(back && !strcmp(back, "{\"p\":\"a\\udcffb\xc3\xa9\xf0\x9f\x98\x80\",\"n\":"
+                                 "18446744073709551615,\"m\":-3,\"s\":1.250,\"t\":[true,"
+                                 "false,null,{}]}"),
+           "%s", back);
+    free(back);
+    tfrec_ij_free(v);
+
+    /* A part cut short is refused naming the file. */
+    char out[600];
+    snprintf(out, sizeof out, "%s/tasks-cut", harness_tmpdir());
+    CHECK_EQ(run_task(out, 0, 1, 11), TFREC_OK);
+    char *p0 = part_path(out, 0, 1);
+    CHECK(truncate(p0, 100) == 0);
+    tfrec_imagenet_result *r = NULL;
+    CHECK_EQ(merge(out, &r), TFREC_E_PARSE);
+    CHECKF(strstr(tfrec_imagenet_result_errmsg(r), p0) != NULL, "%s",
+           tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    free(p0);
+}
+
+TESTS(TEST(test_part_reader), TEST(test_tasks_union_is_the_one_process_output),
+      TEST(test_merge_refuses_missing_and_foreign_parts), TEST(test_task_reads_only_its_images),
+      TEST(test_bad_task_options))
