@@ -21,7 +21,8 @@ import glob as _glob
 import os
 from collections import namedtuple
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64,
-                    c_size_t, c_uint64, c_void_p, cast, create_string_buffer, string_at)
+                    c_size_t, c_uint32, c_uint64, c_void_p, cast, create_string_buffer,
+                    string_at)
 
 from . import _args, paths as _paths
 from . import _constants as C
@@ -64,7 +65,11 @@ _LOAD_STAT_FIELDS = ("records_read", "bytes_read", "records_skipped", "rows_acke
 class _LoadStats(_Sized):
     _c_type_ = "tfrec_bt_load_stats"
     _fields_ = ([("struct_size", c_size_t)] + [(n, c_uint64) for n in _LOAD_STAT_FIELDS]
-                + [("seconds", c_double), ("records_not_sent", c_uint64), ("input_left", c_int)])
+                + [("seconds", c_double), ("records_not_sent", c_uint64), ("input_left", c_int),
+                   ("share_begin", c_uint64), ("share_end", c_uint64),
+                   ("total_records", c_uint64), ("total_source", c_int),
+                   ("files_indexed", c_uint64), ("files_counted", c_uint64),
+                   ("files_skipped", c_uint64)])
 
 
 class _LoadProgress(_Sized):
@@ -83,7 +88,8 @@ class _LoadOptions(_Sized):
                 ("reversed_keys", c_int), ("max_rows_per_sec", c_double), ("compression", c_int),
                 ("max_record_size", c_uint64), ("progress_interval", c_double),
                 ("progress", _LOAD_PROGRESS_FN), ("progress_ctx", c_void_p),
-                ("open_source", c_void_p), ("open_ctx", c_void_p)]
+                ("open_source", c_void_p), ("open_ctx", c_void_p),
+                ("task_index", c_uint32), ("num_tasks", c_uint32)]
 
 
 LoadProgress = namedtuple("LoadProgress", _LOAD_STAT_FIELDS + ("seconds", "file", "done"))
@@ -97,6 +103,11 @@ def _load_stats_dict(st):
     d["seconds"] = st.seconds
     d["records_not_sent"] = st.records_not_sent
     d["input_left"] = bool(st.input_left)
+    for n in ("share_begin", "share_end", "total_records", "files_indexed", "files_counted",
+              "files_skipped"):
+        d[n] = getattr(st, n)
+    # where a split load's total came from (tfrec_bt_load_total)
+    d["total_source"] = {1: "num_records", 2: "indexes", 3: "read"}.get(st.total_source)
     return d
 
 
@@ -329,7 +340,7 @@ class Writer:
 
     def write_tfrecords(self, pattern, row_prefix="train_", num_records=None, start_index=0,
                         reversed_keys=False, compression="auto", max_rows_per_sec=None,
-                        progress=None, progress_interval=None):
+                        progress=None, progress_interval=None, task_index=None, num_tasks=None):
         """Load the records of the files matching pattern (sorted, read in
         order) as rows row_prefix + zero-padded global index, like
         tfrecords_to_bigtable.py: keys are padded to the digits of
@@ -337,6 +348,14 @@ class Writer:
         num_records records are written. Records below start_index are read
         but not written (resume: their keys keep their index). This is the
         library's tfrec_bt_load, the loop tfrec2bt runs.
+
+        task_index=i, num_tasks=n load only task i's share of a load split
+        into n tasks (tfrec2bt --task_index/--num_tasks): records [begin, end)
+        of the global sequence, cut from num_records or, without it, from a
+        count of the files' records (fresh .idx files when present), under
+        the keys one call writes; start_index still skips within the share.
+        load_stats then holds share_begin, share_end, total_records and
+        total_source ("num_records", "indexes" or "read").
 
         progress(p), if given, is called a few times a second (every
         progress_interval seconds, default 0.25) and once at the end with a
@@ -346,6 +365,7 @@ class Writer:
         Either way what was put is flushed first, so the error's .stats
         ["next_index"] is where to resume. Returns the number of rows put;
         the figures are in self.load_stats."""
+        task_index, num_tasks = _task(task_index, num_tasks)
         h = self._handle()
         files = _paths.glob(pattern)  # gs:// too, with libtfrec-storage
         if not files:
@@ -358,7 +378,8 @@ class Writer:
                          reversed_keys=1 if reversed_keys else 0,
                          max_rows_per_sec=_args.amount(max_rows_per_sec, "max_rows_per_sec") or 0,
                          compression=_compression_code(compression, True),
-                         progress_interval=progress_interval or 0)  # < 0: every record
+                         progress_interval=progress_interval or 0,  # < 0: every record
+                         task_index=task_index, num_tasks=num_tasks)
         if any(f[:5].lower() == b"gs://" for f in keep[2:]):
             from . import storage  # glob() needed it: loaded
             o.open_source = storage.c_function("tfrec_storage_open_source")
@@ -515,7 +536,29 @@ def _range_array(ranges):
     return out, keep
 
 
-def _shard(shard):
+def _task(task_index, num_tasks):
+    """(index, count) of one task: both None is the whole job."""
+    if task_index is None and num_tasks is None:
+        return 0, 1
+    if task_index is None or num_tasks is None:
+        raise ValueError("task_index and num_tasks go together (got %r, %r)"
+                         % (task_index, num_tasks))
+    if not (isinstance(task_index, int) and isinstance(num_tasks, int)
+            and 0 <= task_index < num_tasks <= 1000000):
+        raise ValueError("task_index=%r, num_tasks=%r: need 0 <= task_index < num_tasks "
+                         "<= 1000000" % (task_index, num_tasks))
+    return task_index, num_tasks
+
+
+def _shard(shard, task_index=None, num_tasks=None):
+    if task_index is not None or num_tasks is not None:
+        if shard is not None:
+            raise ValueError("shard=(i, n) and task_index/num_tasks name the same share: "
+                             "give one")
+        i, n = _task(task_index, num_tasks)
+        if n > 65536:
+            raise ValueError("num_tasks=%r: at most 65536 tasks read one table" % (n,))
+        return i, n
     if shard is None:
         return 0, 1
     try:
@@ -537,7 +580,9 @@ class Reader:
     parallel_scans=N splits the rows into N ranges of about equal size
     (SampleRowKeys, or split_keys) read by N concurrent streams; rows still
     come in key order unless ordered=False (then key order only within each
-    range; Row.range says which). shard=(i, n) reads worker i's share of n.
+    range; Row.range says which). task_index=i, num_tasks=n (or shard=(i, n),
+    the same) reads task i's share of n: contiguous ranges, so the tasks'
+    rows taken by task index are all the rows in key order.
     A stream that breaks with a retryable status is resumed after its last
     row. A row larger than max_row_bytes (default 256 MiB, Bigtable's own
     limit; counted as the memory it takes, about 150 bytes per cell on top
@@ -547,7 +592,8 @@ class Reader:
                  limit=None, family=None, all_versions=False, endpoint=None,
                  app_profile_id=None, rpc_timeout_ms=None, max_row_bytes=None,
                  ranges=None, keys=None, column=None, parallel_scans=1, shard=None,
-                 ordered=True, split_keys=None, retry_timeout=None):
+                 ordered=True, split_keys=None, retry_timeout=None, task_index=None,
+                 num_tasks=None):
         if max_row_bytes is not None and not 0 < max_row_bytes < 2 ** 64:
             raise ValueError("max_row_bytes must be a positive byte count, not %r"
                              % (max_row_bytes,))
@@ -558,7 +604,7 @@ class Reader:
         if retry_timeout is not None and not retry_timeout > 0:
             raise ValueError("retry_timeout must be a positive number of seconds, not %r"
                              % (retry_timeout,))
-        shard_index, num_shards = _shard(shard)
+        shard_index, num_shards = _shard(shard, task_index, num_tasks)
         limit = _args.size(limit, "limit")
         table = _args.text(table, "table")
         self._keep = [_b(prefix), _b(start), _b(end), _args.text(family, "family"),

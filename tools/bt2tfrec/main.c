@@ -326,6 +326,22 @@ static void split_keys_free(split_keys *sk)
     free(sk->lens);
 }
 
+/* Output i of this task: OUTPUT-iiiii-of-nnnnn numbered over every task's
+ * ranges with --output_shards; else one file, OUTPUT itself, or for a task
+ * of a split job OUTPUT-iiiii-of-nnnnn numbered by task, so that the tasks
+ * of one command line do not write the same file. */
+static void output_name(const bt2_flags *f, size_t i, char *buf, size_t cap)
+{
+    if (f->output_shards)
+        snprintf(buf, cap, "%s-%05ld-of-%05ld", f->output,
+                 (long)f->shard_index * f->parallel_scans + (long)i,
+                 (long)f->num_shards * f->parallel_scans);
+    else if (f->num_shards > 1 && strcmp(f->output, "-") != 0)
+        snprintf(buf, cap, "%s-%05d-of-%05d", f->output, f->shard_index, f->num_shards);
+    else
+        snprintf(buf, cap, "%s", f->output);
+}
+
 static int open_outputs(const bt2_flags *f, outputs *out)
 {
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
@@ -337,16 +353,11 @@ static int open_outputs(const bt2_flags *f, outputs *out)
         fprintf(stderr, "bt2tfrec: out of memory\n");
         return EXIT_IO;
     }
-    long total = (long)f->num_shards * f->parallel_scans;
     for (size_t i = 0; i < out->n; i++) {
         size_t len = strlen(f->output) + 32;
         if (!(out->names[i] = malloc(len)))
             return EXIT_IO;
-        if (f->output_shards)
-            snprintf(out->names[i], len, "%s-%05ld-of-%05ld", f->output,
-                     (long)f->shard_index * f->parallel_scans + (long)i, total);
-        else
-            snprintf(out->names[i], len, "%s", f->output);
+        output_name(f, i, out->names[i], len);
         int rc = cli_writer_open(&out->w[i], out->names[i], &wo);
         if (rc) {
             fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
@@ -383,8 +394,8 @@ static int close_outputs(outputs *out, int status)
     return status;
 }
 
-static void summary(const bt2_flags *f, const outputs *out, tfrec_bt_reader *rd, uint64_t rows,
-                    uint64_t bytes, double secs)
+static void summary(const bt2_flags *f, const outputs *out, const char *name, tfrec_bt_reader *rd,
+                    uint64_t rows, uint64_t bytes, double secs)
 {
     tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
     tfrec_bt_reader_stats_get(rd, &st);
@@ -395,7 +406,7 @@ static void summary(const bt2_flags *f, const outputs *out, tfrec_bt_reader *rd,
     fprintf(stderr,
             "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
             "%.1f MB/s\n",
-            (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : f->output,
+            (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : name,
             secs, secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
     if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
         fprintf(stderr, "bt2tfrec: %llu ranges (task %d of %d), %llu streams, %llu resumed\n",
@@ -405,7 +416,9 @@ static void summary(const bt2_flags *f, const outputs *out, tfrec_bt_reader *rd,
 
 static int run(const bt2_flags *f)
 {
-    int status = check_output(f->output);
+    char name[4200]; /* the one output file's name, for messages */
+    output_name(f, 0, name, sizeof name);
+    int status = check_output(name);
     if (status)
         return status;
     split_keys sk = { 0 };
@@ -461,13 +474,13 @@ static int run(const bt2_flags *f)
         status = cli_worst(status, EXIT_IO);
     status = close_outputs(&out, status);
     if (status == EXIT_INTERRUPTED)
-        fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", f->output);
+        fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", name);
     if (!status && rows == 0)
         fprintf(stderr, "bt2tfrec: warning: no row of table %s %s%s%s; %s holds no records\n",
                 f->table, *f->prefix ? "has a key starting with '" : "was found",
-                *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", f->output);
+                *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", name);
     if (!status && !f->quiet)
-        summary(f, &out, rd, rows, bytes, cli_now() - t0);
+        summary(f, &out, name, rd, rows, bytes, cli_now() - t0);
     tfrec_bt_reader_free(rd);
     tfrec_bt_client_free(cl);
     split_keys_free(&sk);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A tfrec2bt load split into tasks, against the official emulator on this
+# machine: wall time of one process vs the same command as N parallel tasks
+# (JOB_COMPLETION_INDEX=0..N-1), and what finding the total costs each task
+# (--dry_run: --num_records given, fresh .idx files, or a counting pass).
+# Every process shares the machine's cores with the emulator, so the task
+# figures say what splitting costs here, not how it scales over machines.
+# BENCH_RECORDS (200000), BENCH_FILES (16), BENCH_TASKS (4).
+# needs: tfrec-bigtable
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BIN=${TFREC_BUILD:-$ROOT/build}/bin
+R=${BENCH_RECORDS:-200000}
+F=${BENCH_FILES:-16}
+N=${BENCH_TASKS:-4}
+W=$(mktemp -d /tmp/tfrec-bt-tasks-bench.XXXXXX)
+EMU=
+trap '[ -n "$EMU" ] && scripts/emulator.sh stop "$EMU"; rm -rf "$W"' EXIT
+/usr/bin/python3 tests/integration/bigtable_check.py gen "$W/d" "$F" "$R" 3 0 2000 >/dev/null
+read -r ADDR EMU < <(scripts/emulator.sh start "$W/emu.log")
+export BIGTABLE_EMULATOR_HOST=$ADDR
+now() { date +%s.%N; }
+secs() { /usr/bin/python3 -c "print('%.2f' % ($2 - $1))"; }
+t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i --quiet --create_table "$@"; }
+G="$W/d/data-*-of-$(printf %05d "$F")" # not the .idx files
+MB=$(du -scm "$W"/d/data-* | tail -1 | cut -f1)
+echo "machine: $(nproc) cores; $R records (1..2000 bytes, $MB MB) in $F files; $N tasks"
+
+t0=$(now)
+t2b --source_glob="$G" --bigtable_table=one --progress_file="$W/one.p" 2>/dev/null
+echo "one process:             $(secs "$t0" "$(now)") s"
+
+t0=$(now)
+for i in $(seq 0 $((N - 1))); do
+    JOB_COMPLETION_INDEX=$i TFREC_NUM_TASKS=$N t2b --source_glob="$G" \
+        --bigtable_table=split --num_records="$R" --progress_file="$W/split.$i.p" 2>/dev/null &
+done
+wait
+echo "$N tasks (--num_records): $(secs "$t0" "$(now)") s (all done)"
+
+for how in num_records read indexes; do
+    extra=()
+    [ $how = num_records ] && extra=(--num_records="$R")
+    [ $how = indexes ] && "$BIN/tfrec" index $G >/dev/null
+    t0=$(now)
+    JOB_COMPLETION_INDEX=$((N - 1)) TFREC_NUM_TASKS=$N "$BIN/tfrec2bt" --dry_run --quiet \
+        --source_glob="$G" "${extra[@]}" 2>/dev/null
+    echo "last task, dry run, total from $how: $(secs "$t0" "$(now)") s"
+done
