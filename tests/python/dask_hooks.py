@@ -15,7 +15,9 @@ class HoldOnce:
         self.directory, self.kind, self.index, self.give_up = directory, kind, index, give_up
 
     def attempts(self):
-        return sorted(n for n in os.listdir(self.directory) if n.startswith("started-"))
+        """started-<pid>-<n> of every attempt so far, in the order they began."""
+        names = [n for n in os.listdir(self.directory) if n.startswith("started-")]
+        return sorted(names, key=lambda n: int(n.rsplit("-", 1)[1]))
 
     def __call__(self, kind, index, count):
         if kind != self.kind or index != self.index:
