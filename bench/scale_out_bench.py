@@ -14,7 +14,7 @@ plans every shard, then writes nothing), and the merge. Every split run is
 checked: the union of the tasks' shards equals the one-process output byte
 for byte and the merged manifest lists the same shards.
 
-A second tree (--listing_files hard links to one JPEG in 1,000 synsets)
+A second tree (--listing_files hard links to those JPEGs in 1,000 synsets)
 measures the listing + planning cost per input file at a larger scale, from
 which the per-task cost at ImageNet's 1.33 M files follows.
 
@@ -85,9 +85,10 @@ def shard_list(manifest_path):
     return [(s["file"], s["records"]) for s in m["shards"]]
 
 
-def listing_tree(n, sample):
-    """A tree of n images in 1,000 synsets (hard links to one JPEG: only
-    the listing is measured), with 1,000 validation images; made once."""
+def listing_tree(n, samples):
+    """A tree of n images in 1,000 synsets (hard links to the benchmark's
+    JPEGs, a file system allows only so many links to one: only the listing
+    is measured), with 1,000 validation images; made once."""
     root = os.path.join(tempfile.gettempdir(), "tfrec-bench-listing-%d" % n)
     stamp = os.path.join(root, ".complete")
     if os.path.exists(stamp):
@@ -98,10 +99,11 @@ def listing_tree(n, sample):
         d = os.path.join(root, "train", syn)
         os.makedirs(d)
         for j in range(n * (k + 1) // 1000 - n * k // 1000):
-            os.link(sample, os.path.join(d, "%s_%d.JPEG" % (syn, j)))
+            os.link(samples[(k * 131 + j) % len(samples)], os.path.join(d, "%s_%d.JPEG" % (syn, j)))
     os.makedirs(os.path.join(root, "validation"))
     for j in range(1000):
-        os.link(sample, os.path.join(root, "validation", "ILSVRC2012_val_%08d.JPEG" % (j + 1)))
+        os.link(samples[j % len(samples)],
+                os.path.join(root, "validation", "ILSVRC2012_val_%08d.JPEG" % (j + 1)))
     with open(os.path.join(root, "synset_labels.txt"), "w") as f:
         f.write("".join(synsets[j % 1000] + "\n" for j in range(1000)))
     open(stamp, "w").close()
@@ -158,7 +160,7 @@ def main():
                                          "--num_tasks=%d" % (shards + 1)])] * 1, 1)
         empty_wall, empty_cpu = best_of(rounds, empty_run)
 
-        big = listing_tree(a.listing_files, list_images(root)[0])
+        big = listing_tree(a.listing_files, list_images(root))
         big_out = os.path.join(work, "listing")
 
         def big_run():  # the same empty-share task over a tree of a.listing_files images
