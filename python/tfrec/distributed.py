@@ -130,13 +130,18 @@ def _one(client, kind, fn, args, retries):
 
 # ---- conversion (imagenet2tfrec --task_index/--num_tasks, then --merge_manifests)
 
-def convert_task(raw_data_dir, output_dir, opts, on_task_start, index, count):
+def convert_task(raw_data_dir, output_dir, opts, on_task_start, on_task_progress, index, count):
     """Task index of count of a conversion: its shards and its manifest part
     (output_dir/manifest-task-IIIII-of-NNNNN.json), which it returns."""
     if on_task_start is not None:
         on_task_start("convert", index, count)
+    progress = None
+    if on_task_progress is not None:
+        def progress(done, total, _bytes_in, _bytes_out):
+            on_task_progress("convert", index, count, done, total)
     from .imagenet import convert_images as convert
-    return convert(raw_data_dir, output_dir, task_index=index, num_tasks=count, **opts)
+    return convert(raw_data_dir, output_dir, task_index=index, num_tasks=count,
+                   progress=progress, **opts)
 
 
 def merge_task(output_dir, manifest_path):
@@ -147,7 +152,8 @@ def merge_task(output_dir, manifest_path):
 
 
 def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=3,
-                   progress=True, manifest_path=None, on_task_start=None, **opts):
+                   progress=True, manifest_path=None, on_task_start=None,
+                   on_task_progress=None, **opts):
     """Convert an image tree as num_tasks Dask tasks, then merge their
     manifests (on a worker); returns the merged manifest (a dict, as
     tfrec.convert_images returns). opts are tfrec.convert_images' options
@@ -160,7 +166,10 @@ def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=
     allowed-failures). progress: True prints "converted 5/8 tasks", a
     callable gets (done, total, task result), False is quiet.
     on_task_start(kind, index, count), if given, runs on the worker before
-    each task attempt (instrumentation; it must be picklable).
+    each task attempt, and on_task_progress(kind, index, count, done, total)
+    a few times a second while it converts (from the first image on; an
+    exception in it fails the attempt). Both are for instrumentation and
+    must be picklable.
 
     output_dir must be one place for every worker: a shared file system or
     gs://. Raises TaskFailedError naming the task and the worker's error."""
@@ -171,7 +180,8 @@ def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=
     n = _count(num_tasks, client, shards)
     opts.setdefault("num_threads", 1)
     _run(client, "convert", "converted", convert_task,
-         [(raw_data_dir, output_dir, opts, on_task_start)] * n, retries, progress)
+         [(raw_data_dir, output_dir, opts, on_task_start, on_task_progress)] * n, retries,
+         progress)
     return _one(client, "merge", merge_task, (output_dir, manifest_path), retries)
 
 

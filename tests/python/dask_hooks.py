@@ -2,10 +2,11 @@
 their own so that Dask workers import them by name (the workers get this
 directory on PYTHONPATH from the test).
 
-HoldOnce(dir, kind, index): the first attempt of task `index` writes
-dir/started-<pid>-<n> and waits until dir/go exists, so the test can kill
-that worker while the task is running; later attempts record themselves
-and go straight on. Waiting is on a file the test creates, not on time."""
+HoldOnce(dir, kind, index), as a task-start or task-progress hook: the
+first attempt of task `index` writes dir/started-<pid>-<n> and waits until
+dir/go exists, so the test can kill that worker while the task is running
+(as a progress hook: with its first image converted, its shard half
+written); later attempts record themselves and go straight on. Waiting is on a file the test creates, not on time."""
 import os
 import time
 
@@ -19,7 +20,7 @@ class HoldOnce:
         names = [n for n in os.listdir(self.directory) if n.startswith("started-")]
         return sorted(names, key=lambda n: int(n.rsplit("-", 1)[1]))
 
-    def __call__(self, kind, index, count):
+    def __call__(self, kind, index, count, *progress):
         if kind != self.kind or index != self.index:
             return
         n = len(self.attempts())

@@ -176,7 +176,7 @@ def test_killed_worker_task_is_retried(tfrec, client, samples, one_process, tmp_
         try:
             result["manifest"] = td.convert_images(client, str(samples), str(out), num_tasks=8,
                                                    retries=0, progress=False,
-                                                   on_task_start=hook, **OPTS)
+                                                   on_task_progress=hook, **OPTS)
         except BaseException as e:  # reported below
             result["error"] = e
 
@@ -189,7 +189,9 @@ def test_killed_worker_task_is_retried(tfrec, client, samples, one_process, tmp_
         assert first, result.get("error")
         pid = int(first[0].split("-")[1])
         assert pid != os.getpid()
-        os.kill(pid, signal.SIGKILL)  # the worker running task 3, mid-task
+        # the worker running task 3, one image into its first shard
+        staged = [os.path.join(d, n) for d, _, names in os.walk(out) for n in names]
+        os.kill(pid, signal.SIGKILL)
         # the scheduler notices, reschedules task 3; the next attempt must not hold
         while len(hook.attempts()) < 2 and t.is_alive():
             time.sleep(0.02)
@@ -202,6 +204,9 @@ def test_killed_worker_task_is_retried(tfrec, client, samples, one_process, tmp_
     assert len(attempts) >= 2 and int(attempts[1].split("-")[1]) != pid
     # retries=0: only the worker's death made Dask run task 3 again
     check_same_as_one_process(out, result["manifest"], one_process)
+    # the killed attempt had begun writing (its staging area held its files)
+    # and nothing of it is left
+    assert any(".tfrec-staging" in p for p in staged), staged
 
 
 def test_failed_task_names_itself(tfrec, client, tmp_path):
