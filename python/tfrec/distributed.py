@@ -173,8 +173,8 @@ def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=
 
     output_dir must be one place for every worker: a shared file system or
     gs://. Raises TaskFailedError naming the task and the worker's error."""
-    if "progress" in opts or "task_index" in opts or "num_tasks" in opts:
-        raise TypeError("convert_images: task_index/num_tasks/per-task progress are set here")
+    if "task_index" in opts or "num_tasks" in opts:
+        raise TypeError("convert_images: each task's task_index/num_tasks are set here")
     shards = (opts.get("train_shards") or _DEFAULT_TRAIN_SHARDS) + \
         (opts.get("validation_shards") or _DEFAULT_VALIDATION_SHARDS)
     n = _count(num_tasks, client, shards)
@@ -214,16 +214,20 @@ def load_task(project, instance, table, source_glob, row_prefix, num_records, lo
     return {"task_index": index, "num_tasks": count, "load": w.load_stats, "writer": w.stats}
 
 
+# Per-task figures that mean nothing summed (each task's own position),
+# and figures every task has the same value of (or, for seconds, the tasks
+# ran side by side: the longest one).
+_PER_TASK = ("next_index", "share_begin", "share_end", "total_source")
+_SAME_OR_MAX = ("seconds", "total_records")
+
+
 def _sum(dicts):
     out = {}
     for d in dicts:
         for k, v in (d or {}).items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or k in _PER_TASK:
                 continue
-            if k == "seconds":  # the tasks ran side by side: the longest one
-                out[k] = max(out.get(k, 0), v)
-            elif k != "next_index":  # per task, meaningless summed
-                out[k] = out.get(k, 0) + v
+            out[k] = max(out.get(k, 0), v) if k in _SAME_OR_MAX else out.get(k, 0) + v
     return out
 
 

@@ -263,6 +263,10 @@ def test_load_through_dask_every_row_once(tfrec, emulator, loaded):
     records, stats = loaded
     assert stats["records_read"] == 250 and stats["rows_acked"] == 250
     assert stats["rows_failed"] == 0 and len(stats["tasks"]) == 4
+    assert stats["total_records"] == 250 and "share_begin" not in stats
+    # each task's share: [floor(250 * i / 4), floor(250 * (i + 1) / 4))
+    assert [(t["load"]["share_begin"], t["load"]["share_end"]) for t in stats["tasks"]] == \
+        [(250 * i // 4, 250 * (i + 1) // 4) for i in range(4)]
     assert sorted(t["load"]["rows_acked"] for t in stats["tasks"]) == [62, 62, 63, 63]
     cells, values = cbt_cells(emulator, "loaded")
     # keys padded to the digits of 249, as one process writes them
