@@ -294,3 +294,16 @@ def test_export_through_dask_every_row_once(tfrec, client, emulator, loaded, tmp
     assert [len(g) for g in got] == [200, 50] and got[0] + got[1] == records
     with pytest.raises(ValueError, match="num_records or split_keys"):
         td.export_bigtable(client, PROJECT, INSTANCE, "loaded", str(tmp_path / "c"))
+
+
+def test_dask_is_imported_only_by_tfrec_distributed(build_dir):
+    code = ("import sys, tfrec\n"
+            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules\n"
+            "import tfrec.distributed as td\n"
+            "assert 'distributed' not in sys.modules  # not until a job is submitted\n"
+            "print(td.TASKS_PER_THREAD)\n")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR,
+               TFREC_LIBRARY=os.path.join(build_dir, "libtfrec.so"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout == "4\n", r.stderr
