@@ -35,7 +35,8 @@ typedef struct merge {
     tfrec_imagenet_result *res;
     part *v;
     size_t n, cap;
-    part **by_index; /* count entries */
+    part **by_index;     /* count entries */
+    tfrec_strlist files; /* every listed shard, to find one listed twice */
 } merge;
 
 static int open_source(merge *m, tfrec_io *io, const char *name)
@@ -227,6 +228,15 @@ static int check_shards(merge *m)
             if (!file || tfrec_ij_u64(s, "bytes", &bytes))
                 return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: a shard without file/bytes",
                                   p->name);
+            /* Inside the output directory, and no other part's. */
+            if (!*file || file[0] == '/' || !strcmp(file, "..") || !strncmp(file, "../", 3) ||
+                strstr(file, "/../") ||
+                (strlen(file) >= 3 && !strcmp(file + strlen(file) - 3, "/..")))
+                return tfrec_fail(&m->res->err, TFREC_E_PARSE,
+                                  "%s: shard \"%s\" is not a file inside the output directory",
+                                  p->name, file);
+            if (tfrec_strlist_add(&m->files, file))
+                return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
             char *path = tfrec_in_path2(m->o.output_dir, file);
             if (!path)
                 return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
@@ -255,6 +265,11 @@ static int check_shards(merge *m)
                 return rc;
         }
     }
+    tfrec_strlist_sort(&m->files);
+    for (size_t i = 1; i < m->files.n; i++)
+        if (!strcmp(m->files.v[i - 1], m->files.v[i]))
+            return tfrec_fail(&m->res->err, TFREC_E_STATE, "shard %s is listed by two parts",
+                              m->files.v[i]);
     return TFREC_OK;
 }
 
@@ -441,6 +456,7 @@ int tfrec_imagenet_merge_manifests(const tfrec_imagenet_merge_options *opts,
     }
     free(m.v);
     free(m.by_index);
+    tfrec_strlist_free(&m.files);
     free(manifest);
     if (out)
         *out = m.res;

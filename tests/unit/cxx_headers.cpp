@@ -24,12 +24,14 @@ static void test_init_macros_in_cxx(void)
     tfrec_image_info info = TFREC_IMAGE_INFO_INIT;
     tfrec_bt_writer_options bo = TFREC_BT_WRITER_OPTIONS_INIT;
     tfrec_imagenet_options io = TFREC_IMAGENET_OPTIONS_INIT;
+    tfrec_imagenet_merge_options mo = TFREC_IMAGENET_MERGE_OPTIONS_INIT;
     CHECK(ro.struct_size == sizeof ro && ro.compression == TFREC_COMPRESSION_AUTO);
     CHECK(wo.struct_size == sizeof wo && wo.level == 0);
     CHECK(st.struct_size == sizeof st && st.records == 0);
     CHECK(info.struct_size == sizeof info && info.width == 0);
     CHECK(bo.struct_size == sizeof bo && bo.batch_rows == 0);
-    CHECK(io.struct_size == sizeof io && io.output_dir == NULL);
+    CHECK(io.struct_size == sizeof io && io.output_dir == NULL && io.num_tasks == 0);
+    CHECK(mo.struct_size == sizeof mo && mo.parts == NULL && mo.open_source == NULL);
     /* A call through the core (the program links only libtfrec). */
     tfrec_reader *r = NULL;
     CHECK(tfrec_reader_open(&r, "/nonexistent/x.tfrecord", &ro) < 0 && r == NULL);

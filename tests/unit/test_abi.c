@@ -373,6 +373,32 @@ static void test_old_counts_struct_is_not_overrun(void)
     tfrec_imagenet_result_free(res);
 }
 
+/* Options and counts from a program built before conversions could be
+ * split into tasks: the garbage after the old end is not taken for a task
+ * index or count (which would be refused as out of range), and the share
+ * fields are not written past the old counts. */
+static void test_old_imagenet_structs_without_tasks(void)
+{
+    unsigned char *b = room();
+    tfrec_imagenet_options *o = (tfrec_imagenet_options *)b;
+    tfrec_imagenet_options_init(o);
+    memset(&o->task_index, GARBAGE, sizeof *o - offsetof(tfrec_imagenet_options, task_index));
+    o->struct_size = offsetof(tfrec_imagenet_options, task_index);
+    o->raw_data_dir = harness_path("no-such-dir");
+    o->output_dir = harness_path("imagenet-old-out");
+    tfrec_imagenet_result *res = NULL;
+    CHECK(tfrec_imagenet_convert(o, &res) < 0);
+    CHECKF(!contains(tfrec_imagenet_result_errmsg(res), "task") &&
+               contains(tfrec_imagenet_result_errmsg(res), "no-such-dir"),
+           "%s", tfrec_imagenet_result_errmsg(res));
+    unsigned char *cb = room();
+    tfrec_imagenet_counts *c = (tfrec_imagenet_counts *)cb;
+    c->struct_size = offsetof(tfrec_imagenet_counts, shards_planned);
+    CHECK_EQ(tfrec_imagenet_result_counts(res, c), TFREC_OK);
+    CHECK(guard_intact(cb, offsetof(tfrec_imagenet_counts, shards_planned)));
+    tfrec_imagenet_result_free(res);
+}
+
 /* A loader's options from a program built before its open callback
  * (open_source, added for gs://): the garbage after struct_size is not
  * taken for a function, and the files are read as local paths. */
@@ -530,4 +556,5 @@ TESTS(TEST(test_old_writer_options_get_defaults), TEST(test_old_writer_options_w
       TEST(test_old_bigtable_options_get_defaults), TEST(test_old_counts_struct_is_not_overrun),
       TEST(test_newer_options_zero_tail_accepted), TEST(test_newer_stats_tail_left_alone),
       TEST(test_struct_size_zero_is_invalid), TEST(test_init_functions), TEST(test_exports),
-      TEST(test_version), TEST(test_old_load_options_read_local_files))
+      TEST(test_version), TEST(test_old_load_options_read_local_files),
+      TEST(test_old_imagenet_structs_without_tasks))

@@ -346,6 +346,28 @@ static void test_merge_refuses_missing_and_foreign_parts(void)
     CHECK_EQ(merge(out, &r), TFREC_OK);
     tfrec_imagenet_result_free(r);
 
+    /* A part naming a file outside the output directory is refused. */
+    {
+        char *p0 = part_path(out, 0, 3);
+        size_t len;
+        char *text = slurp(p0, &len);
+        CHECK(text != NULL);
+        char *at = strstr(text, "\"train/train-00000-of-00004\"");
+        CHECK(at != NULL);
+        memcpy(at + 1, "../../../../../../etc", 21); /* same length as the name */
+        FILE *f = fopen(p0, "wb");
+        CHECK(f != NULL);
+        fwrite(text, 1, len, f);
+        fclose(f);
+        CHECK_EQ(merge(out, &r), TFREC_E_PARSE);
+        msg = tfrec_imagenet_result_errmsg(r);
+        CHECKF(strstr(msg, "not a file inside the output directory"), "%s", msg);
+        tfrec_imagenet_result_free(r);
+        CHECK_EQ(run_task(out, 0, 3, 11), TFREC_OK);
+        free(text);
+        free(p0);
+    }
+
     /* A shard cut short is named. */
     char f[800];
     snprintf(f, sizeof f, "%s/%s", out, shard_file(5));
