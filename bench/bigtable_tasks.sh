@@ -27,17 +27,29 @@ G="$W/d/data-*-of-$(printf %05d "$F")" # not the .idx files
 MB=$(du -scm "$W"/d/data-* | tail -1 | cut -f1)
 echo "machine: $(nproc) cores; $R records (1..2000 bytes, $MB MB) in $F files; $N tasks"
 
-t0=$(now)
-t2b --source_glob="$G" --bigtable_table=one --progress_file="$W/one.p" 2>/dev/null
-echo "one process:             $(secs "$t0" "$(now)") s"
-
-t0=$(now)
-for i in $(seq 0 $((N - 1))); do
-    JOB_COMPLETION_INDEX=$i TFREC_NUM_TASKS=$N t2b --source_glob="$G" \
-        --bigtable_table=split --num_records="$R" --progress_file="$W/split.$i.p" 2>/dev/null &
+# interleaved rounds (the machine is shared); each table dropped after its count
+ROUNDS=${BENCH_ROUNDS:-3}
+for r in $(seq 1 "$ROUNDS"); do
+    t0=$(now)
+    t2b --source_glob="$G" --bigtable_table=one --progress_file="$W/one.p" 2>"$W/one.err" ||
+        { echo "one process failed: $(tail -3 "$W/one.err")"; exit 1; }
+    t1=$(now)
+    for i in $(seq 0 $((N - 1))); do
+        JOB_COMPLETION_INDEX=$i TFREC_NUM_TASKS=$N t2b --source_glob="$G" --bigtable_table=split \
+            --num_records="$R" --progress_file="$W/split.$i.p" 2>"$W/split.$i.err" &
+    done
+    ok=1
+    for p in $(jobs -p); do wait "$p" || ok=0; done
+    [ $ok = 1 ] || { echo "a task failed: $(tail -3 "$W"/split.*.err)"; exit 1; }
+    t2=$(now)
+    rows=""
+    if command -v cbt >/dev/null; then
+        rows="; rows $(cbt -project p -instance i count one 2>/dev/null)/$(cbt -project p -instance i count split 2>/dev/null)"
+        cbt -project p -instance i deletetable one 2>/dev/null
+        cbt -project p -instance i deletetable split 2>/dev/null
+    fi
+    echo "round $r: one process $(secs "$t0" "$t1") s, $N tasks (--num_records) $(secs "$t1" "$t2") s (all done)$rows"
 done
-wait
-echo "$N tasks (--num_records): $(secs "$t0" "$(now)") s (all done)"
 
 for how in num_records read indexes; do
     extra=()
@@ -45,6 +57,7 @@ for how in num_records read indexes; do
     [ $how = indexes ] && "$BIN/tfrec" index $G >/dev/null
     t0=$(now)
     JOB_COMPLETION_INDEX=$((N - 1)) TFREC_NUM_TASKS=$N "$BIN/tfrec2bt" --dry_run --quiet \
-        --source_glob="$G" "${extra[@]}" 2>/dev/null
+        --source_glob="$G" "${extra[@]}" >/dev/null 2>"$W/dry.err" ||
+        { echo "dry run failed: $(tail -3 "$W/dry.err")"; exit 1; }
     echo "last task, dry run, total from $how: $(secs "$t0" "$(now)") s"
 done

@@ -88,7 +88,8 @@ typedef struct tfrec_bt_load_progress {
 } tfrec_bt_load_progress;
 
 /* Called on the loading thread at most every progress_interval seconds
- * while reading, and once more at the end (done = 1). A non-zero return
+ * while reading (and while counting the records of a load split into
+ * tasks), and once more at the end (done = 1). A non-zero return
  * stops the load: no further record is put, what was put is flushed, and
  * tfrec_bt_load returns TFREC_E_STATE (the stats say what is acknowledged).
  * A writer stopped with tfrec_bt_writer_stop (a signal handler, say) ends

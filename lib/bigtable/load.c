@@ -177,6 +177,12 @@ static int more_records(const load *l, const char *const *files, size_t from, si
     return 0;
 }
 
+/* While counting: the progress callback keeps its rhythm, and can stop. */
+static int count_poll(void *ctx, size_t file_index, const char *file)
+{
+    return report(ctx, file_index, file, 0);
+}
+
 /* The share of task task_index: the total counted (or num_records), cut
  * with tfrec_task_share. *counts gets each file's count when counted. */
 static int split(load *l, const char *const *files, size_t nfiles, uint64_t **counts,
@@ -186,7 +192,8 @@ static int split(load *l, const char *const *files, size_t nfiles, uint64_t **co
     if (!*counts)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     uint64_t total, begin, end;
-    int rc = bt_load_total(&l->o, files, nfiles, *counts, &total, &l->st);
+    bt_count_poll poll = { count_poll, l };
+    int rc = bt_load_total(&l->o, files, nfiles, &poll, *counts, &total, &l->st);
     if (rc)
         return rc;
     uint32_t count = l->o.num_tasks ? l->o.num_tasks : 1;

@@ -70,8 +70,18 @@ int bt_load_index_count(const tfrec_bt_load_options *o, const char *name, uint64
     return rc == TFREC_E_STATE || rc == TFREC_E_IO ? TFREC_E_NOT_FOUND : rc;
 }
 
-int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n,
-                       int *from_index)
+/* Records between two polls while counting: a poll costs a clock read. */
+#define POLL_EVERY 4096
+
+static int stopped(const bt_count_poll *poll, size_t file_index, const char *name)
+{
+    if (!poll || !poll->stop || !poll->stop(poll->ctx, file_index, name))
+        return TFREC_OK;
+    return tfrec_fail(NULL, TFREC_E_STATE, "load stopped while counting the records of %s", name);
+}
+
+int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, size_t file_index,
+                       const bt_count_poll *poll, uint64_t *n, int *from_index)
 {
     *from_index = 0;
     int rc = bt_load_index_count(o, name, n);
@@ -96,11 +106,12 @@ int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, uint64_
     size_t len;
     uint64_t k = 0;
     while ((rc = tfrec_reader_next(rd, &data, &len)) == TFREC_OK)
-        k++;
+        if (++k % POLL_EVERY == 0 && (rc = stopped(poll, file_index, name)))
+            break;
     if (rc == TFREC_END) {
         *n = k;
         rc = TFREC_OK;
-    } else {
+    } else if (rc != TFREC_E_STATE) {
         rc = tfrec_fail(NULL, rc, "counting the records: %s", tfrec_reader_errmsg(rd));
     }
     tfrec_reader_free(rd);
@@ -108,7 +119,8 @@ int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, uint64_
 }
 
 int bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size_t nfiles,
-                  uint64_t *counts, uint64_t *total, tfrec_bt_load_stats *stats)
+                  const bt_count_poll *poll, uint64_t *counts, uint64_t *total,
+                  tfrec_bt_load_stats *stats)
 {
     for (size_t i = 0; i < nfiles; i++)
         counts[i] = BT_COUNT_UNKNOWN;
@@ -121,7 +133,9 @@ int bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size
     uint64_t sum = 0;
     for (size_t i = 0; i < nfiles; i++) {
         int from_index;
-        int rc = bt_load_file_count(o, files[i], &counts[i], &from_index);
+        int rc = stopped(poll, i, files[i]);
+        if (!rc)
+            rc = bt_load_file_count(o, files[i], i, poll, &counts[i], &from_index);
         if (rc)
             return rc;
         if (from_index)

@@ -22,15 +22,24 @@ int bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const
  * when the index is there but garbled (the message names its line). */
 int bt_load_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n);
 
+/* Asked now and then while counting (file_index into files[]); non-zero
+ * stops the count: a progress callback's answer, an interrupt. */
+typedef struct bt_count_poll {
+    int (*stop)(void *ctx, size_t file_index, const char *file);
+    void *ctx;
+} bt_count_poll;
+
 /* The count from the index, else by reading the file through (CRCs
- * checked). *from_index says which. */
-int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n,
-                       int *from_index);
+ * checked). *from_index says which. poll (may be NULL) is asked every few
+ * thousand records; when it says stop, TFREC_E_STATE. */
+int bt_load_file_count(const tfrec_bt_load_options *o, const char *name, size_t file_index,
+                       const bt_count_poll *poll, uint64_t *n, int *from_index);
 
 /* The total of a split load and each file's count: num_records when set
  * (counts[] then BT_COUNT_UNKNOWN), else every file counted. stats gets
  * total_records, total_source, files_indexed and files_counted. */
 int bt_load_total(const tfrec_bt_load_options *o, const char *const *files, size_t nfiles,
-                  uint64_t *counts, uint64_t *total, tfrec_bt_load_stats *stats);
+                  const bt_count_poll *poll, uint64_t *counts, uint64_t *total,
+                  tfrec_bt_load_stats *stats);
 
 #endif

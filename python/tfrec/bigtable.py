@@ -714,9 +714,9 @@ class Dataset:
 
     Each iteration is one pass (a new scan). Yields the latest value of
     family:column of each row as bytes, or with parse=True the tf.Example
-    it holds as a dict. parallel_scans, shard=(i, n), ordered and the row
-    set options (prefix, start/end, ranges, keys, limit, split_keys) are
-    those of Reader. Rows without that column are not in the scan (the
+    it holds as a dict. parallel_scans, shard=(i, n) (or task_index=i,
+    num_tasks=n), ordered and the row set options (prefix, start/end,
+    ranges, keys, limit, split_keys) are those of Reader. Rows without that column are not in the scan (the
     server filters by column). shard splits at SampleRowKeys boundaries, so
     workers agree on their shares when the table's tablets do not move
     during planning; pass split_keys to make the shares independent of the

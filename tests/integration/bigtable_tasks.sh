@@ -168,7 +168,7 @@ for i in 0 1 2 3; do
     mkdir -p "$T/rk/$i"
     (cd "$T/rk/$i" && exec env JOB_COMPLETION_INDEX=$i TFREC_NUM_TASKS=4 "$BIN/tfrec2bt" \
         --project=p --bigtable_instance=i --quiet --source_glob="$GLOB" --bigtable_table=kill \
-        --num_records=$N --max_rows_per_sec=400 --batch_rows=20 >out 2>err) &
+        --num_records=$N --max_rows_per_sec=200 --batch_rows=20 >out 2>err) &
     pids+=($!)
 done
 P1="$T/rk/1/tfrec2bt-i-kill-train_-task-00001-of-00004.progress"
@@ -187,7 +187,7 @@ if [ "${st[0]} ${st[1]} ${st[2]} ${st[3]}" = "0 137 130 0" ] && [ "$k1" -lt 501 
 else fail task_killed_and_task_stopped_mid_load "statuses ${st[*]} k1=$k1 k2=$k2 cmd='$cmd': $(cat "$T/rk/2/err" | head -c 400)"; fi
 (cd "$T/rk/1" && JOB_COMPLETION_INDEX=1 TFREC_NUM_TASKS=4 "$BIN/tfrec2bt" --project=p \
     --bigtable_instance=i --source_glob="$GLOB" --bigtable_table=kill --num_records=$N \
-    --max_rows_per_sec=400 --batch_rows=20 --resume >out 2>resume.err)
+    --max_rows_per_sec=200 --batch_rows=20 --resume >out 2>resume.err)
 r1=$?
 (cd / && eval "$cmd") >"$T/out" 2>"$T/rk/2/resume.err"
 r2=$?
@@ -260,12 +260,16 @@ s3=$?
 "$BIN/bt2tfrec" --project=p --bigtable_instance=i --bigtable_table=four --output="$T/bad" \
     --shard_index=0 --num_shards=2 --task_index=1 --num_tasks=2 >"$T/out" 2>"$T/err4"
 s4=$?
-if [ "$s1 $s2 $s3 $s4" = "2 2 2 2" ] && grep -q "JOB_COMPLETION_INDEX=4 is not below TFREC_NUM_TASKS=4" "$T/err1" &&
+"$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=four --source_glob=- \
+    --task_index=1 --num_tasks=2 <"$T/d/data-00000-of-00005" >"$T/out" 2>"$T/err5"
+s5=$?
+if [ "$s1 $s2 $s3 $s4 $s5" = "2 2 2 2 2" ] && grep -q "standard input only with --num_records" "$T/err5" &&
+   grep -q "JOB_COMPLETION_INDEX=4 is not below TFREC_NUM_TASKS=4" "$T/err1" &&
    grep -q "JOB_COMPLETION_INDEX=4 is not below TFREC_NUM_TASKS=4" "$T/err2" &&
    grep -q "TFREC_NUM_TASKS" "$T/err3" && grep -q "give one pair" "$T/err4" && ! ls "$T"/bad* >/dev/null 2>&1 &&
    [ "$(next_index "$T/r4/0/tfrec2bt-i-four-train_-task-00000-of-00004.progress")" = 250 ]; then
     pass bad_task_identity_exit_2
-else fail bad_task_identity_exit_2 "exits $s1 $s2 $s3 $s4: $(cat "$T"/err1 "$T"/err2 "$T"/err3 "$T"/err4 | head -c 600)"; fi
+else fail bad_task_identity_exit_2 "exits $s1 $s2 $s3 $s4 $s5: $(cat "$T"/err[1-5] | head -c 600)"; fi
 
 [ $failures -eq 0 ] && echo "bigtable_tasks: all passed" || echo "bigtable_tasks: $failures failed"
 exit $((failures > 0))

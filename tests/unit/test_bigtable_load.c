@@ -641,6 +641,40 @@ static void test_tasks_count_and_skip_files(void)
     free(f);
 }
 
+static int stop_now(void *ctx, const tfrec_bt_load_progress *p)
+{
+    int *calls = ctx;
+    (*calls)++;
+    return !p->done && *calls >= 2; /* the poll before the file goes on */
+}
+
+/* The progress callback is asked while counting, and stopping there ends
+ * the load before anything is written (a large file is polled within). */
+static void test_tasks_counting_can_be_stopped(void)
+{
+    static const int counts[] = { 9000 };
+    const char **files = make_files("tasks_stop", counts, 1);
+    fake *f = calloc(1, sizeof *f);
+    f->refuse_from = -1;
+    tfrec_bt_writer *w = open_writer(f);
+    tfrec_bt_load_options o = TFREC_BT_LOAD_OPTIONS_INIT;
+    o.num_tasks = 2;
+    o.task_index = 1;
+    o.progress_interval = -1;
+    int calls = 0;
+    o.progress = stop_now;
+    o.progress_ctx = &calls;
+    tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
+    CHECK_EQ(tfrec_bt_load(w, files, 1, &o, &st), TFREC_E_STATE);
+    CHECK(strstr(tfrec_last_errmsg(), "while counting the records of"));
+    CHECK(strstr(tfrec_last_errmsg(), "tasks_stop-0"));
+    /* the poll before the file, one after 4096 records, the final report */
+    CHECK_EQ(calls, 3);
+    CHECK(f->nrows == 0 && st.records_read == 0 && st.next_index == 0);
+    tfrec_bt_writer_free(w);
+    free(f);
+}
+
 /* Bad task identities and unreadable input are errors naming the cause. */
 static void test_tasks_refused(void)
 {
@@ -672,4 +706,5 @@ TESTS(TEST(test_reference_keys_over_all_files), TEST(test_num_records_start_inde
       TEST(test_growable_structs), TEST(test_rows_not_sent_are_counted),
       TEST(test_num_records_before_the_end_is_reported), TEST(test_open_source_callback),
       TEST(test_tasks_cover_the_load_once), TEST(test_tasks_with_num_records),
-      TEST(test_tasks_count_and_skip_files), TEST(test_tasks_refused))
+      TEST(test_tasks_count_and_skip_files), TEST(test_tasks_refused),
+      TEST(test_tasks_counting_can_be_stopped))

@@ -24,8 +24,9 @@ static const char usage[] =
     "(SampleRowKeys) read by N concurrent streams; with --output_shards each\n"
     "range goes to its own file FILE-iiiii-of-nnnnn, else the one file is still\n"
     "in key order. --task_index/--num_tasks (or JOB_COMPLETION_INDEX and\n"
-    "TFREC_NUM_TASKS; --shard_index/--num_shards are the same): task i of n reads\n"
-    "only its share of the ranges. A stream that breaks is resumed after its last row.\n"
+    "TFREC_NUM_TASKS; --shard_index/--num_shards are the same): task i of n\n"
+    "reads only its share of the ranges, into FILE-iiiii-of-nnnnn unless\n"
+    "--output_shards. A stream that breaks is resumed after its last row.\n"
     "The outputs appear only when every row was read (written under a\n"
     "temporary name and renamed); SIGINT/SIGTERM removes the partial output\n"
     "and exits with status 130.\n";

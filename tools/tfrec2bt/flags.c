@@ -206,6 +206,12 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
         cli_usage_error(cl, "--column_family and --column must not be empty");
         return EXIT_USAGE;
     }
+    if (f->task.count > 1 && !f->num_records && !strcmp(f->source_glob, "-")) {
+        /* counting the records would consume them */
+        cli_usage_error(cl, "a load split into tasks reads standard input only with "
+                            "--num_records");
+        return EXIT_USAGE;
+    }
     if (f->resume && f->start_index) {
         cli_usage_error(cl, "use either --resume or --start_index, not both");
         return EXIT_USAGE;
