@@ -1,11 +1,12 @@
 """The Kubernetes manifests in docs/k8s parse (python3-yaml), describe
 Indexed Jobs whose TFREC_NUM_TASKS equals their completions, and run
-commands whose flags the tools accept (their --helpfull). The conversion
-Job's command is also run for real, every index of it as the pods would
+commands whose flags the tools accept (their --helpfull). Each Job's
+command is also run for real, every index of it as the pods would
 (JOB_COMPLETION_INDEX and the manifest's environment), with local paths in
-place of the volume and the bucket, followed by the merge Job's command:
-the merged manifest lists every shard once and the shards equal one
-process's output byte for byte."""
+place of the volumes and the bucket: the conversion then the merge Job
+give one process's shards byte for byte and its manifest; the load Job
+then the export Job (against the Bigtable emulator, split keys made as the
+manifest says) give back every record once, in order."""
 # needs: tfrec-image tfrec-bigtable
 import glob
 import json
@@ -101,7 +102,7 @@ def test_split_keys_command_in_the_export_job(build_dir):
     assert keys == ["train_%0*d" % (width, total * i // n) for i in range(1, n)]
 
 
-def run_as_pods(build_dir, job, substitute, index_env=True, extra_env=None):
+def run_as_pods(build_dir, job, substitute, index_env=True, extra_env=None, cwd=None):
     c = container(job)
     argv = [os.path.join(build_dir, "bin", c["command"][0])] + \
         [substitute(a) for a in c["command"][1:]]
@@ -113,7 +114,7 @@ def run_as_pods(build_dir, job, substitute, index_env=True, extra_env=None):
         if i is not None:
             env["JOB_COMPLETION_INDEX"] = str(i)
         results.append(subprocess.run(argv, capture_output=True, text=True, env=env,
-                                      timeout=300))
+                                      timeout=300, cwd=cwd))
     return results
 
 
@@ -150,3 +151,62 @@ def test_conversion_job_then_merge_job_equal_one_process(build_dir, tmp_path):
     for f in files:
         assert open(out / f, "rb").read() == open(one / f, "rb").read(), f
     assert sum(s["records"] for s in manifest["shards"]) == 50
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory):
+    log = tmp_path_factory.mktemp("emu") / "emulator.log"
+    out = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start", str(log)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    addr, pid = out.stdout.split()
+    yield addr
+    subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+
+
+def test_load_and_export_jobs_against_the_emulator(build_dir, emulator, tmp_path):
+    """The tfrec2bt Job's command as its 32 pods, then the bt2tfrec Job's
+    as its 16 pods with the split keys made as the manifest says: every
+    record comes back once, in order, in the files of the 16 tasks."""
+    import random
+    import tfrecord_ref
+    found = manifests()
+    load, export = found["tfrec2bt-job.yaml"], found["bt2tfrec-job.yaml"]
+    rnd = random.Random(8)
+    records = [b"rec %04d " % i + rnd.randbytes(rnd.randrange(0, 2000)) for i in range(1000)]
+    (tmp_path / "train").mkdir()
+    for f in range(5):  # 5 shards of 200 records
+        tfrecord_ref.write_records(str(tmp_path / "train" / ("train-%05d-of-00005" % f)),
+                                   records[200 * f:200 * (f + 1)])
+    env = {"BIGTABLE_EMULATOR_HOST": emulator}
+    cbt = ["cbt", "-project", "PROJECT", "-instance", "INSTANCE"]
+    for args in (["createtable", "imagenet"], ["createfamily", "imagenet", "tfexample"]):
+        r = subprocess.run(cbt + args, capture_output=True, text=True,
+                           env=dict(os.environ, **env), timeout=60)
+        assert r.returncode == 0, r.stderr
+
+    def local(arg):
+        return arg.replace("gs://BUCKET/imagenet", str(tmp_path)) \
+            .replace("--num_records=1281167", "--num_records=1000") \
+            .replace("gs://BUCKET/export", str(tmp_path / "export")) \
+            .replace("/etc/tfrec/split_keys.txt", str(tmp_path / "split_keys.txt"))
+
+    # each task's progress file goes to the working directory, as in a pod
+    for i, r in enumerate(run_as_pods(build_dir, load, local, extra_env=env, cwd=tmp_path)):
+        assert r.returncode == 0, (i, r.stderr)
+    n = export["spec"]["completions"]
+    keys = subprocess.run([sys.executable, "-m", "tfrec.distributed", "split-keys",
+                           "--prefix=train_", "--num_records=1000", "--num_tasks=%d" % n],
+                          capture_output=True, env=dict(os.environ, PYTHONPATH=PYTHON_DIR,
+                          TFREC_LIBRARY=os.path.join(build_dir, "libtfrec.so")), timeout=60)
+    assert keys.returncode == 0, keys.stderr
+    (tmp_path / "split_keys.txt").write_bytes(keys.stdout)
+    (tmp_path / "export").mkdir()
+    for i, r in enumerate(run_as_pods(build_dir, export, local, extra_env=env, cwd=tmp_path)):
+        assert r.returncode == 0, (i, r.stderr)
+    files = ["train-%05d-of-%05d" % (i, n) for i in range(n)]
+    assert sorted(os.listdir(tmp_path / "export")) == files
+    got = [tfrecord_ref.read_records(str(tmp_path / "export" / f)) for f in files]
+    # task i's file holds records [floor(1000 * i / n), floor(1000 * (i + 1) / n))
+    assert [len(g) for g in got] == [1000 * (i + 1) // n - 1000 * i // n for i in range(n)]
+    assert [r for g in got for r in g] == records
