@@ -15,7 +15,8 @@ from .errors import error_for
 
 TASK_INDEX_ENV = "JOB_COMPLETION_INDEX"
 TASK_COUNT_ENV = "TFREC_NUM_TASKS"
-MAX_TASKS = 1000000
+TFREC_TASK_MAX = 1000000  # checked against task.h by tests/python/test_c_layout.py
+MAX_TASKS = TFREC_TASK_MAX
 
 _proto("tfrec_task_share", c_int, c_uint64, c_uint32, c_uint32, POINTER(c_uint64),
        POINTER(c_uint64))
