@@ -187,7 +187,7 @@ def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=
 
 # ---- Bigtable load (tfrec2bt --task_index/--num_tasks)
 
-_LOAD_OPTIONS = ("reversed_keys", "compression", "max_rows_per_sec")
+_LOAD_OPTIONS = ("reversed_keys", "compression", "max_rows_per_sec", "progress_interval")
 _TABLE_OPTIONS = ("family", "column", "endpoint", "admin_endpoint", "app_profile_id",
                   "rpc_timeout_ms")
 
@@ -201,16 +201,20 @@ def ensure_table_task(project, instance, table, table_opts):
 
 
 def load_task(project, instance, table, source_glob, row_prefix, num_records, load_opts,
-              writer_opts, on_task_start, index, count):
+              writer_opts, on_task_start, on_task_progress, index, count):
     """Task index of count of a load: its share of the records of the files
     matching source_glob, with the keys one process gives them. Returns
     {"task_index", "num_tasks", "load": load stats, "writer": writer stats}."""
     if on_task_start is not None:
         on_task_start("load", index, count)
+    progress = None
+    if on_task_progress is not None:
+        def progress(p):
+            on_task_progress("load", index, count, p.rows_acked, p.records_read)
     from . import bigtable
     with bigtable.Writer(project, instance, table, **writer_opts) as w:
         w.write_tfrecords(source_glob, row_prefix=row_prefix, num_records=num_records,
-                          task_index=index, num_tasks=count, **load_opts)
+                          task_index=index, num_tasks=count, progress=progress, **load_opts)
     return {"task_index": index, "num_tasks": count, "load": w.load_stats, "writer": w.stats}
 
 
@@ -233,13 +237,17 @@ def _sum(dicts):
 
 def load_bigtable(client, project, instance, table, source_glob, *, num_tasks=None,
                   row_prefix="train_", num_records=None, retries=3, progress=True,
-                  create_table=False, on_task_start=None, **writer_opts):
+                  create_table=False, on_task_start=None, on_task_progress=None,
+                  **writer_opts):
     """Load the records of the files matching source_glob into table as
     num_tasks Dask tasks (each a disjoint, balanced share of the records,
     keyed row_prefix + global index exactly as one tfrec2bt process keys
     them). writer_opts: tfrec.bigtable.Writer's options (family, column,
     batch_rows, batch_bytes, max_inflight, timestamp_micros, endpoint, ...)
-    plus write_tfrecords' reversed_keys, compression, max_rows_per_sec.
+    plus write_tfrecords' reversed_keys, compression, max_rows_per_sec,
+    progress_interval. on_task_start(kind, index, count) and
+    on_task_progress(kind, index, count, rows_acked, records_read) run on
+    the worker (every progress_interval seconds), as for convert_images.
     create_table: create the table / family first (one task, before the
     loads). Returns the tasks' load and writer figures summed
     (records_read, rows_acked, ...; "seconds" is the longest task) with
@@ -257,7 +265,7 @@ def load_bigtable(client, project, instance, table, source_glob, *, num_tasks=No
     n = _count(num_tasks, client, num_records if num_records else None)
     results = _run(client, "load", "loaded", load_task,
                    [(project, instance, table, source_glob, row_prefix, num_records, load_opts,
-                     writer_opts, on_task_start)] * n, retries, progress)
+                     writer_opts, on_task_start, on_task_progress)] * n, retries, progress)
     total = _sum(r["load"] for r in results)
     total["writer"] = _sum(r["writer"] for r in results)
     total["tasks"] = results

@@ -12,8 +12,9 @@ import time
 
 
 class HoldOnce:
-    def __init__(self, directory, kind, index, give_up=300.0):
+    def __init__(self, directory, kind, index, min_done=0, give_up=300.0):
         self.directory, self.kind, self.index, self.give_up = directory, kind, index, give_up
+        self.min_done = min_done  # as a progress hook: hold once this much is done
 
     def attempts(self):
         """started-<pid>-<n> of every attempt so far, in the order they began."""
@@ -23,7 +24,12 @@ class HoldOnce:
     def __call__(self, kind, index, count, *progress):
         if kind != self.kind or index != self.index:
             return
-        n = len(self.attempts())
+        if progress and progress[0] < self.min_done:
+            return
+        seen = self.attempts()
+        if any(name.startswith("started-%d-" % os.getpid()) for name in seen):
+            return  # this attempt was recorded already (a progress hook is called often)
+        n = len(seen)
         with open(os.path.join(self.directory, "started-%d-%d" % (os.getpid(), n)), "w") as f:
             f.write("%d of %d\n" % (index, count))
         go = os.path.join(self.directory, "go")

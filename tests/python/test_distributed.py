@@ -307,3 +307,54 @@ def test_dask_is_imported_only_by_tfrec_distributed(build_dir):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=60)
     assert r.returncode == 0 and r.stdout == "4\n", r.stderr
+
+
+def test_load_worker_killed_mid_load_rewrites_its_share(tfrec, client, emulator, tmp_path):
+    """A worker killed after its task had rows acknowledged: Dask runs the
+    task again, which writes its whole share again. With an explicit
+    timestamp the rewrite replaces the cells: every row once, one cell each."""
+    from tfrec import distributed as td
+    import dask_hooks
+    records = [b"row %04d" % i for i in range(400)]
+    tfrecord_ref.write_records(str(tmp_path / "data-0"), records)
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    hook = dask_hooks.HoldOnce(str(hold), "load", 1, min_done=20)
+    result = {}
+
+    def run():
+        try:
+            result["stats"] = td.load_bigtable(
+                client, PROJECT, INSTANCE, "rewritten", str(tmp_path / "data-*"), num_tasks=2,
+                row_prefix="k", num_records=400, create_table=True, batch_rows=10,
+                max_inflight=1, timestamp_micros=1234000, progress_interval=-1, retries=0,
+                progress=False, on_task_progress=hook)
+        except BaseException as e:  # reported below
+            result["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    try:
+        while not hook.attempts() and t.is_alive():
+            time.sleep(0.02)
+        first = hook.attempts()
+        assert first, result.get("error")
+        pid = int(first[0].split("-")[1])
+        # rows of task 1 (records 200..399) are in the table before the kill
+        cells, _ = cbt_cells(emulator, "rewritten")
+        before = [k for k in cells if int(k[1:]) >= 200]
+        os.kill(pid, signal.SIGKILL)
+        while len(hook.attempts()) < 2 and t.is_alive():
+            time.sleep(0.02)
+    finally:
+        (hold / "go").write_text("go\n")
+        t.join(300)
+    assert not t.is_alive() and "error" not in result, result.get("error")
+    assert len(before) >= 20
+    assert len(hook.attempts()) >= 2
+    stats = result["stats"]
+    assert stats["rows_acked"] == 400 and stats["rows_failed"] == 0  # the attempts that finished
+    cells, values = cbt_cells(emulator, "rewritten")
+    assert sorted(cells) == ["k%03d" % i for i in range(400)]
+    assert set(cells.values()) == {1}  # rewritten in place, not a second version
+    assert values == {"k%03d" % i: records[i] for i in range(400)}
