@@ -110,6 +110,38 @@ def listing_tree(n, samples):
     return root
 
 
+def dask_row(a, root, work, reference, ref_list):
+    """The same split through tfrec.distributed on a LocalCluster of
+    --parallel single-thread worker processes (started before the clock):
+    wall time only (the workers' CPU is not this process's children's until
+    they exit)."""
+    import logging
+    os.environ["TFREC_LIBRARY"] = os.path.abspath(os.path.join(a.build, "libtfrec.so"))
+    python_dir = os.path.join(os.path.dirname(HERE), "python")
+    os.environ["PYTHONPATH"] = python_dir
+    sys.path.insert(0, python_dir)
+    import distributed
+    import tfrec.distributed as td
+    with distributed.LocalCluster(n_workers=a.parallel, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.CRITICAL) as cl, \
+            distributed.Client(cl) as client:
+        for t in [int(x) for x in a.tasks.split(",")]:
+            out = os.path.join(work, "dask-%d" % t)
+            walls = []
+            for _ in range(1 if a.quick else a.rounds):
+                shutil.rmtree(out, ignore_errors=True)
+                t0 = time.perf_counter()
+                manifest = td.convert_images(client, root, out, num_tasks=t, progress=False,
+                                             train_shards=TRAIN_SHARDS,
+                                             validation_shards=VALIDATION_SHARDS, num_threads=1)
+                walls.append(time.perf_counter() - t0)
+            if shard_digests(out) != reference or \
+                    [(s["file"], s["records"]) for s in manifest["shards"]] != ref_list:
+                sys.exit("Dask, %d tasks: the output differs from one process's" % t)
+            print("| %d tasks through Dask (%d workers), merge included | %.2f | | | | identical |"
+                  % (t, a.parallel, min(walls)))
+
+
 def best_of(rounds, fn):
     runs = [fn() for _ in range(rounds)]
     return min(r[0] for r in runs), min(r[1] for r in runs)
@@ -125,6 +157,8 @@ def main():
     ap.add_argument("--listing_files", type=int, default=200000,
                     help="train images of the tree whose listing cost is measured")
     ap.add_argument("--quick", action="store_true", help="1 round, 50,000-file listing")
+    ap.add_argument("--no-dask", dest="dask", action="store_false",
+                    help="leave out the tfrec.distributed rows")
     a = ap.parse_args()
     rounds = 1 if a.quick else a.rounds
     if a.quick:
@@ -195,6 +229,8 @@ def main():
             print("| %d tasks | %.2f | %.2f | %.1f ms | %.3f | identical |"
                   % (t, wall, cpu, per_task * 1000, merge_wall))
             ratios.append((t, one_cpu / cpu, per_task))
+        if a.dask:
+            dask_row(a, root, work, reference, ref_list)
         print()
         print("per-task fixed costs: process start-up %.1f ms CPU (`--version`); start-up + "
               "listing %d files + planning %d shards %.1f ms CPU, %.1f ms wall (a task with an "
