@@ -4,7 +4,7 @@ set -e
 PKGS="build-essential binutils pkg-config zlib1g-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
  libgrpc-dev libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libpng-dev libisal-dev
  python3 python3-pytest python3-protobuf python3-crc32c python3-pil python3-jwt python3-torch python3-cryptography
- python3-distributed
+ python3-distributed python3-yaml
  python3-pip python3-setuptools python3-wheel
  golang-go golang-google-cloud-dev clang-format
  clang libclang-rt-14-dev"

@@ -28,6 +28,7 @@ from .paths import glob
 from .example import (Example, BytesList, FloatList, Int64List, parse_example,
                       serialize_example)
 from .dataset import Dataset, RandomAccessReader, index_file, count_records
+from .task import task_share, task_from_env
 
 __version__ = _clib.tfrec_version().decode()
 
@@ -41,7 +42,7 @@ __all__ = [
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",
     "UnsupportedError", "ImageError", "NetworkError", "StateError", "BigtableError",
     "LibraryNotFoundError", "MissingPartError", "library_path", "parts", "features",
-    "convert_images", "merge_manifests", "glob",
+    "convert_images", "merge_manifests", "glob", "task_share", "task_from_env",
 ]
 
 # Optional parts: present when installed next to the core library.
