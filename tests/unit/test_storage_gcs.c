@@ -361,6 +361,65 @@ static void test_missing_object_is_not_found(void)
     tfrec_storage_free(st);
 }
 
+static void test_open_needs_no_metadata_request(void)
+{
+    /* 300 KiB read in blocks of 128 KiB. */
+    size_t size = 300 * KIB;
+    char *data = malloc(size);
+    CHECK(data != NULL);
+    harness_random(data, size, 7);
+    tfrec_storage *st = client(0, 256 * KIB, 2);
+    CHECK(st != NULL);
+    const char *name = BUCKET "/pinned/obj.bin";
+    CHECK_EQ(put_object(st, name, data, size, size, NULL), TFREC_OK);
+    tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
+    CHECK_EQ(tfrec_storage_stat(st, name, &meta), TFREC_OK);
+
+    /* The open is one request: block 0's, which tells size and hashes. */
+    unsigned long before = atomic_load(&st->requests);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_OK);
+    CHECK_EQ(atomic_load(&st->requests) - before, 1);
+    CHECK_EQ(io.size(io.ctx), (int64_t)size);
+    char *back = malloc(size);
+    CHECK(back != NULL);
+    size_t n = 0;
+    ptrdiff_t got;
+    while ((got = io.read(io.ctx, back + n, size - n)) > 0)
+        n += (size_t)got;
+    CHECK_EQ(got, 0);
+    CHECK(n == size && memcmp(back, data, size) == 0);
+    gcs_source_stats ss;
+    tfrec_gcs_source_stats(io.ctx, &ss);
+    CHECK(ss.crc_checked);
+    CHECK_EQ(ss.requests, 3);
+    io.close(io.ctx, 0);
+
+    /* Replaced after the open: the later ranges ask for the generation the
+     * open saw, and its loss is an error, not a mix of two objects. */
+    CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_OK);
+    char *other = malloc(size);
+    CHECK(other != NULL);
+    harness_random(other, size, 8);
+    CHECK_EQ(put_object(st, name, other, size, size, NULL), TFREC_OK);
+    n = 0;
+    while ((got = io.read(io.ctx, back + n, size - n)) > 0)
+        n += (size_t)got;
+    CHECK_EQ(got, TFREC_E_STATE);
+    CHECKF(strstr(io.errmsg(io.ctx), "pinned/obj.bin: generation ") &&
+               strstr(io.errmsg(io.ctx), "replaced or deleted while being read"),
+           "%s", io.errmsg(io.ctx));
+    CHECK(n >= 128 * KIB && n < size && memcmp(back, data, n) == 0);
+    io.close(io.ctx, 0);
+    CHECK_EQ(tfrec_storage_remove(st, name), TFREC_OK);
+    CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_E_NOT_FOUND);
+    CHECKF(strstr(tfrec_last_errmsg(), "pinned/obj.bin: not found"), "%s", tfrec_last_errmsg());
+    free(other);
+    free(back);
+    free(data);
+    tfrec_storage_free(st);
+}
+
 static void test_corrupt_object_fails_its_crc32c(void)
 {
     tfrec_storage *st = client(0, 256 * KIB, 2);
@@ -716,6 +775,7 @@ static const harness_test tests[] = {
     TEST(test_listing_across_pages_and_globs),
     TEST(test_ranged_parallel_reads_and_seek),
     TEST(test_missing_object_is_not_found),
+    TEST(test_open_needs_no_metadata_request),
     TEST(test_corrupt_object_fails_its_crc32c),
     TEST(test_broken_download_resumes_where_it_stopped),
     TEST(test_retry_then_success),
