@@ -116,6 +116,24 @@ typedef struct tfrec_imagenet_options {
     int (*open_sink)(void *sink_ctx, tfrec_io *io, const char *name);
     int (*remove_output)(void *sink_ctx, const char *name);
     void *sink_ctx;
+    /* Input through caller callbacks instead of the local file system, e.g.
+     * over tfrec_storage for a gs:// raw_data_dir (the IMAGENET and FOLDERS
+     * trees; not tarballs or CSV). list_input(input_ctx, pattern, add,
+     * add_ctx) calls add(add_ctx, name, size) for every file matching
+     * pattern, in any order, and returns TFREC_OK (also when nothing
+     * matches) or a failure (message in tfrec_last_errmsg()); add returns
+     * non-zero to stop the listing. Patterns put * in place of whole path
+     * components (RAW/validation/ then *; RAW/train/ then two components)
+     * with glob(3) meaning: * ? [...] never match '/' nor a leading '.', a
+     * backslash quotes; tfrec_storage_glob matches them so.
+     * open_input(input_ctx, io, name) opens an image, synset_labels.txt
+     * (or validation_labels_file) or labels_file as a source. Both are
+     * called from several threads at once. The shards are the bytes a
+     * conversion of the same tree on local disk gives [NULL: local files]. */
+    int (*list_input)(void *input_ctx, const char *pattern,
+                      int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx);
+    int (*open_input)(void *input_ctx, tfrec_io *io, const char *name);
+    void *input_ctx;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)

@@ -82,6 +82,56 @@ static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
     return 0;
 }
 
+/* An image through the caller's open_input (e.g. an object in a bucket). */
+static int read_input(const in_opts *o, const in_item *it, in_buf *b, size_t *len, in_result *r)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = o->o.open_input(o->o.input_ctx, &io, it->path);
+    if (rc < 0) {
+        fail(r, rc, "%s", tfrec_last_errmsg());
+        return -1;
+    }
+    int64_t size = io.size ? io.size(io.ctx) : -1;
+    uint64_t want = size >= 0 ? (uint64_t)size : it->size;
+    if (want > IN_MAX_IMAGE_BYTES) {
+        fail(r, TFREC_E_IMAGE, "file larger than %llu bytes",
+             (unsigned long long)IN_MAX_IMAGE_BYTES);
+        io.close(io.ctx, 0);
+        return -1;
+    }
+    size_t n = (size_t)want, got = 0;
+    if (tfrec_vec_fit(&b->data, &b->cap, n ? n : 1)) {
+        fail(r, TFREC_E_NOMEM, "out of memory reading %zu bytes", n);
+        io.close(io.ctx, 0);
+        return -1;
+    }
+    while (got < n) {
+        ptrdiff_t k = io.read(io.ctx, b->data + got, n - got);
+        if (k <= 0) {
+            if (k < 0)
+                fail(r, (int)k, "%s", io.errmsg ? io.errmsg(io.ctx) : "read failed");
+            else
+                fail(r, TFREC_E_IO, "read failed after %zu of %zu bytes: it shrank", got, n);
+            io.close(io.ctx, 0);
+            return -1;
+        }
+        got += (size_t)k;
+    }
+    /* One more read: the end, which is where a source checks the whole
+     * object's checksum. */
+    uint8_t extra;
+    ptrdiff_t k = io.read(io.ctx, &extra, 1);
+    if (k < 0)
+        fail(r, (int)k, "%s", io.errmsg ? io.errmsg(io.ctx) : "read failed");
+    else if (k > 0)
+        fail(r, TFREC_E_IO, "longer than the %zu bytes it had when opened", n);
+    io.close(io.ctx, 0);
+    if (k != 0)
+        return -1;
+    *len = n;
+    return 0;
+}
+
 /* An image inside a tarball: its bytes at a known offset of the archive,
  * read with pread (one descriptor shared by every worker). */
 static int read_member(const in_item *it, in_buf *b, size_t *len, in_result *r)
@@ -159,8 +209,10 @@ void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_bu
     }
     uint8_t *fixed = NULL;
     size_t len = 0, fixed_len = 0;
-    if ((it->from_archive ? read_member(it, fbuf, &len, r) : read_file(it->path, fbuf, &len, r)) !=
-        0)
+    int got = it->from_archive  ? read_member(it, fbuf, &len, r)
+              : o->o.open_input ? read_input(o, it, fbuf, &len, r)
+                                : read_file(it->path, fbuf, &len, r);
+    if (got != 0)
         return;
     const uint8_t *data = fbuf->data;
     r->bytes_in = len;

@@ -35,6 +35,18 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
         return tfrec_fail(err, TFREC_E_UNSUPPORTED,
                           "output %s: a gs:// output needs open_sink (tfrec_storage_open_sink)",
                           x->output_dir);
+    if (!x->list_input != !x->open_input)
+        return tfrec_fail(err, TFREC_E_INVALID, "list_input and open_input go together");
+    if (x->list_input && (x->layout == TFREC_LAYOUT_CSV || x->train_tar || x->validation_tar))
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "input through list_input/open_input (e.g. gs://) is read from a "
+                          "train/validation or class-folder tree only, not from %s",
+                          x->layout == TFREC_LAYOUT_CSV ? "a CSV list" : "tarballs");
+    if (!x->list_input && x->raw_data_dir && strncasecmp(x->raw_data_dir, "gs://", 5) == 0)
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "input %s: a gs:// input needs list_input and open_input "
+                          "(tfrec_storage_glob, tfrec_storage_open_source)",
+                          x->raw_data_dir);
     int tars = x->layout == TFREC_LAYOUT_IMAGENET && (x->train_tar || x->validation_tar);
     if (tars && (!x->train_tar || !*x->train_tar || !x->validation_tar || !*x->validation_tar))
         return tfrec_fail(err, TFREC_E_INVALID,

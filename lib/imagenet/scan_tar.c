@@ -86,6 +86,8 @@ int tfrec_in_wants_tars(const in_opts *o)
         return 0;
     if (x->train_tar || x->validation_tar)
         return 1;
+    if (x->list_input) /* the tree, listed by the caller */
+        return 0;
     /* raw_data_dir with the tarballs and no extracted tree. */
     char path[4096];
     struct stat st;
@@ -301,7 +303,7 @@ int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err)
         rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, train, "training tarball");
         goto out;
     }
-    if ((rc = tfrec_in_read_lines(labels, 1, &vlabels, err)) ||
+    if ((rc = tfrec_in_read_lines(NULL, labels, 1, &vlabels, err)) ||
         (rc = open_archive(p, val, &vfd, &vsize, err)) ||
         (rc = list_images(vfd, 0, vsize, o, val, &vimg, err)))
         goto out;

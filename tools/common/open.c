@@ -60,3 +60,28 @@ int cli_remove(void *ctx, const char *name)
     return remove(name) == 0 || errno == ENOENT ? TFREC_OK : TFREC_E_IO;
 #endif
 }
+
+int cli_list_input(void *ctx, const char *pattern,
+                   int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx)
+{
+    (void)ctx;
+#ifdef TFREC_CLI_HAVE_STORAGE
+    tfrec_storage_list *l = NULL;
+    int rc = tfrec_storage_glob(NULL, pattern, &l);
+    if (rc == TFREC_E_NOT_FOUND)
+        return TFREC_OK; /* nothing matches: an empty directory */
+    if (rc < 0)
+        return rc;
+    const tfrec_storage_object *o;
+    for (size_t i = 0; (o = tfrec_storage_list_get(l, i)) != NULL; i++)
+        if (add(add_ctx, o->name, o->size))
+            break;
+    tfrec_storage_list_free(l);
+    return TFREC_OK;
+#else
+    (void)pattern;
+    (void)add;
+    (void)add_ctx;
+    return TFREC_E_UNSUPPORTED;
+#endif
+}

@@ -361,6 +361,11 @@ static int convert(cli *c)
         c->o.open_sink = cli_open_sink;
         c->o.remove_output = cli_remove;
     }
+    /* Images listed and read through the storage part. */
+    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir)) {
+        c->o.list_input = cli_list_input;
+        c->o.open_input = cli_open_source;
+    }
     const char *remote_manifest = NULL;
     if (cli_is_remote(c->o.manifest_path)) {
         remote_manifest = c->o.manifest_path;
@@ -461,13 +466,14 @@ int main(int argc, char **argv)
     tfrec_imagenet_options *o = &c.o;
     cli_flag flags[] = {
         { .name = "raw_data_dir",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &o->raw_data_dir,
           .value_name = "DIR",
           .section = "Flags of imagenet_to_gcs.py:",
           .help = "input root: train/, validation/, synset_labels.txt;\n"
                   "or ILSVRC2012_img_train.tar, ILSVRC2012_img_val.tar,\n"
-                  "synset_labels.txt (read without extracting)" },
+                  "synset_labels.txt (read without extracting); a tree\n"
+                  "may be gs://BUCKET/PATH (read in place)" },
         { .name = "local_scratch_dir",
           .type = CLI_PATH,
           .dest = &o->output_dir,
