@@ -82,13 +82,20 @@ static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
     return 0;
 }
 
+/* The note already names the file: drop a leading "PATH: " of msg. */
+static const char *without_path(const char *msg, const char *path)
+{
+    size_t n = strlen(path);
+    return strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
+}
+
 /* An image through the caller's open_input (e.g. an object in a bucket). */
 static int read_input(const in_opts *o, const in_item *it, in_buf *b, size_t *len, in_result *r)
 {
     tfrec_io io = TFREC_IO_INIT;
     int rc = o->o.open_input(o->o.input_ctx, &io, it->path);
     if (rc < 0) {
-        fail(r, rc, "%s", tfrec_last_errmsg());
+        fail(r, rc, "%s", without_path(tfrec_last_errmsg(), it->path));
         return -1;
     }
     int64_t size = io.size ? io.size(io.ctx) : -1;
@@ -109,7 +116,8 @@ static int read_input(const in_opts *o, const in_item *it, in_buf *b, size_t *le
         ptrdiff_t k = io.read(io.ctx, b->data + got, n - got);
         if (k <= 0) {
             if (k < 0)
-                fail(r, (int)k, "%s", io.errmsg ? io.errmsg(io.ctx) : "read failed");
+                fail(r, (int)k, "%s",
+                     io.errmsg ? without_path(io.errmsg(io.ctx), it->path) : "read failed");
             else
                 fail(r, TFREC_E_IO, "read failed after %zu of %zu bytes: it shrank", got, n);
             io.close(io.ctx, 0);
@@ -122,7 +130,8 @@ static int read_input(const in_opts *o, const in_item *it, in_buf *b, size_t *le
     uint8_t extra;
     ptrdiff_t k = io.read(io.ctx, &extra, 1);
     if (k < 0)
-        fail(r, (int)k, "%s", io.errmsg ? io.errmsg(io.ctx) : "read failed");
+        fail(r, (int)k, "%s",
+             io.errmsg ? without_path(io.errmsg(io.ctx), it->path) : "read failed");
     else if (k > 0)
         fail(r, TFREC_E_IO, "longer than the %zu bytes it had when opened", n);
     io.close(io.ctx, 0);

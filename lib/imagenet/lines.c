@@ -42,8 +42,7 @@ static int slurp(const char *path, char **buf, size_t *len, tfrec_err *err)
 }
 
 /* The same through the caller's open_input (e.g. an object in a bucket). */
-static int slurp_input(const in_opts *o, const char *path, char **buf, size_t *len,
-                       tfrec_err *err)
+static int slurp_input(const in_opts *o, const char *path, char **buf, size_t *len, tfrec_err *err)
 {
     tfrec_io io = TFREC_IO_INIT;
     int rc = o->o.open_input(o->o.input_ctx, &io, path);
@@ -85,13 +84,13 @@ static int slurp_input(const in_opts *o, const char *path, char **buf, size_t *l
     return TFREC_OK;
 }
 
-int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token,
-                        tfrec_strlist *lines, tfrec_err *err)
+int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token, tfrec_strlist *lines,
+                        tfrec_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc = o && o->o.open_input ? slurp_input(o, path, &buf, &len, err)
-                                   : slurp(path, &buf, &len, err);
+    int rc =
+        o && o->o.open_input ? slurp_input(o, path, &buf, &len, err) : slurp(path, &buf, &len, err);
     if (rc)
         return rc;
     size_t blank_run = 0, lineno = 0;

@@ -109,8 +109,8 @@ int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_st
 /* lines.c: a text file of names (synset_labels.txt, --labels_file, CSV)
  * as trimmed, non-empty lines (only the first field when first_token),
  * read through o's open_input when set. lines starts empty. */
-int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token,
-                        tfrec_strlist *lines, tfrec_err *err);
+int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token, tfrec_strlist *lines,
+                        tfrec_err *err);
 
 /* labels.c: assign labels to every item. */
 int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err);

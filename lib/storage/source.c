@@ -45,8 +45,8 @@ typedef struct block {
 struct gcs_source {
     tfrec_storage *st;
     char *name;
-    char *url;  /* media URL of the pinned generation */
-    char *url0; /* media URL of whatever is current: the first request */
+    char *url;      /* media URL of the pinned generation */
+    char *url0;     /* media URL of whatever is current: the first request */
     int probing;    /* the first reply's headers are not in yet */
     int probe_stat; /* the first reply could not tell (416): ask metadata */
     uint64_t size;
@@ -91,8 +91,7 @@ static int learn_object(gcs_source *s, block *b)
         curl_easy_getinfo(b->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
         if (cl < 0)
             return tfrec_fail(&s->err, TFREC_E_PARSE,
-                              "%s: the server's reply tells neither a range nor a length",
-                              s->name);
+                              "%s: the server's reply tells neither a range nor a length", s->name);
         size = (uint64_t)cl;
     }
     int64_t gen = 0;
