@@ -127,6 +127,12 @@ size_t tfrec_storage_list_count(const tfrec_storage_list *list);
 /* Entry i (NULL past the end); valid until the list is freed. */
 const tfrec_storage_object *tfrec_storage_list_get(const tfrec_storage_list *list, size_t i);
 void tfrec_storage_list_free(tfrec_storage_list *list);
+/* The same matches handed to fn(ctx, name, size) one by one, in the same
+ * order, until fn returns non-zero. No match is TFREC_E_NOT_FOUND. The
+ * signature fits tfrec_imagenet_options.list_input (st NULL: the default
+ * client). */
+int tfrec_storage_glob_each(tfrec_storage *st, const char *pattern,
+                            int (*fn)(void *ctx, const char *name, uint64_t size), void *ctx);
 
 TFREC_END_DECLS
 #endif

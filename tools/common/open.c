@@ -66,18 +66,8 @@ int cli_list_input(void *ctx, const char *pattern,
 {
     (void)ctx;
 #ifdef TFREC_CLI_HAVE_STORAGE
-    tfrec_storage_list *l = NULL;
-    int rc = tfrec_storage_glob(NULL, pattern, &l);
-    if (rc == TFREC_E_NOT_FOUND)
-        return TFREC_OK; /* nothing matches: an empty directory */
-    if (rc < 0)
-        return rc;
-    const tfrec_storage_object *o;
-    for (size_t i = 0; (o = tfrec_storage_list_get(l, i)) != NULL; i++)
-        if (add(add_ctx, o->name, o->size))
-            break;
-    tfrec_storage_list_free(l);
-    return TFREC_OK;
+    int rc = tfrec_storage_glob_each(NULL, pattern, add, add_ctx);
+    return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc; /* no match: an empty directory */
 #else
     (void)pattern;
     (void)add;
