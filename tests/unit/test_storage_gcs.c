@@ -409,7 +409,9 @@ static void test_open_needs_no_metadata_request(void)
     CHECKF(strstr(io.errmsg(io.ctx), "pinned/obj.bin: generation ") &&
                strstr(io.errmsg(io.ctx), "replaced or deleted while being read"),
            "%s", io.errmsg(io.ctx));
-    CHECK(n >= 128 * KIB && n < size && memcmp(back, data, n) == 0);
+    /* What came before the failure is the old object's (a failed
+     * read-ahead range may end the read before block 0 is used up). */
+    CHECK(n < size && memcmp(back, data, n) == 0);
     io.close(io.ctx, 0);
     CHECK_EQ(tfrec_storage_remove(st, name), TFREC_OK);
     CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_E_NOT_FOUND);
