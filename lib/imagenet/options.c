@@ -47,6 +47,13 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
                           "input %s: a gs:// input needs list_input and open_input "
                           "(tfrec_storage_glob, tfrec_storage_open_source)",
                           x->raw_data_dir);
+    const char *tar_names[] = { x->train_tar, x->validation_tar };
+    for (int i = 0; i < 2; i++)
+        if (tar_names[i] && strncasecmp(tar_names[i], "gs://", 5) == 0)
+            return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                              "tarball %s: tarballs are read from local files only (copy it "
+                              "first)",
+                              tar_names[i]);
     int tars = x->layout == TFREC_LAYOUT_IMAGENET && (x->train_tar || x->validation_tar);
     if (tars && (!x->train_tar || !*x->train_tar || !x->validation_tar || !*x->validation_tar))
         return tfrec_fail(err, TFREC_E_INVALID,

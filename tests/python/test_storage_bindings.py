@@ -169,6 +169,12 @@ def test_convert_images_from_a_bucket(tfrec, tmp_path, layout):
     with pytest.raises(tfrec.NotFoundError) as e:
         tfrec.convert_images(BUCKET + "/no-such-tree", str(tmp_path / "none"), **opts)
     assert "no-such-tree" in str(e.value)
+    if layout == "imagenet":  # tarballs stay local
+        with pytest.raises(tfrec.Error) as e:
+            tfrec.convert_images(None, str(tmp_path / "none"), train_tar=src + "/t.tar",
+                                 validation_tar=str(tmp_path / "v.tar"),
+                                 validation_labels_file=str(tmp_path / "l.txt"))
+        assert "tarballs are read from local files only" in str(e.value)
 
 
 def test_write_tfrecords_from_a_bucket_glob(tfrec, tmp_path):
