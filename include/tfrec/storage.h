@@ -90,6 +90,15 @@ tfrec_storage *tfrec_storage_default(void);
 int tfrec_storage_open_source(tfrec_storage *st, tfrec_io *io, const char *name);
 int tfrec_storage_open_sink(tfrec_storage *st, tfrec_io *io, const char *name);
 
+/* A source over bytes [offset, offset + length) of an object or file only
+ * (length UINT64_MAX: to the end), e.g. one member of an archive: a gs://
+ * object is asked for exactly those bytes (one ranged request for a small
+ * part, the generation pinned as for a whole object, no CRC32C check since
+ * the object's covers all of it). Offsets of the source are relative to
+ * offset; a range past the end is TFREC_E_INVALID. */
+int tfrec_storage_open_source_range(tfrec_storage *st, tfrec_io *io, const char *name,
+                                    uint64_t offset, uint64_t length);
+
 /* Shortcuts: a record reader / writer over tfrec_storage_open_source/_sink. */
 int tfrec_storage_reader_open(tfrec_storage *st, tfrec_reader **out, const char *name,
                               const tfrec_reader_options *opts);

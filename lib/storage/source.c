@@ -49,6 +49,10 @@ struct gcs_source {
     char *url0;     /* media URL of whatever is current: the first request */
     int probing;    /* the first reply's headers are not in yet */
     int probe_stat; /* the first reply could not tell (416): ask metadata */
+    /* A view of bytes [base, base + size) of the object (a member of an
+     * archive): offsets below are the view's; partial: no CRC32C check. */
+    uint64_t base, want_len;
+    int partial;
     uint64_t size;
     int64_t generation;
     int has_crc;
@@ -72,6 +76,21 @@ static block *slot(gcs_source *s, unsigned i)
     return &s->blocks[(s->head + i) % s->nblocks];
 }
 
+/* The view's size once the object's is known. */
+static int set_view(gcs_source *s, uint64_t object_size)
+{
+    if (s->base > object_size || (s->want_len != UINT64_MAX && s->want_len > object_size - s->base))
+        return tfrec_fail(&s->err, TFREC_E_INVALID,
+                          "%s: bytes %" PRIu64 "-%" PRIu64 " are past the end of the %" PRIu64
+                          "-byte object",
+                          s->name, s->base, s->base + s->want_len - 1, object_size);
+    s->size = s->want_len == UINT64_MAX ? object_size - s->base : s->want_len;
+    s->partial = s->base > 0 || s->size < object_size;
+    if (s->partial)
+        s->has_crc = 0; /* the object's CRC32C says nothing about a part */
+    return TFREC_OK;
+}
+
 /* The first reply of an open (block 0's) in place of object metadata. */
 static int learn_object(gcs_source *s, block *b)
 {
@@ -79,11 +98,11 @@ static int learn_object(gcs_source *s, block *b)
     uint64_t size;
     if (r->status == 206) {
         unsigned long long a, z, total;
-        if (sscanf(r->content_range, "bytes %llu-%llu/%llu", &a, &z, &total) != 3 || a != 0 ||
+        if (sscanf(r->content_range, "bytes %llu-%llu/%llu", &a, &z, &total) != 3 || a != s->base ||
             z >= total)
             return tfrec_fail(&s->err, TFREC_E_PARSE,
-                              "%s: asked for bytes from 0, the server sent '%s'", s->name,
-                              r->content_range);
+                              "%s: asked for bytes from %" PRIu64 ", the server sent '%s'", s->name,
+                              s->base, r->content_range);
         size = total;
     } else {
         /* The whole object came back (the range was ignored). */
@@ -106,10 +125,12 @@ static int learn_object(gcs_source *s, block *b)
         if (!(s->url = strdup(s->url0)) || tfrec_gcs_url_param(&s->url, "generation", g))
             return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
     }
-    s->size = size;
     s->generation = gen;
-    if (b->len > size)
-        b->len = (size_t)size;
+    int rc = set_view(s, size);
+    if (rc < 0)
+        return rc;
+    if (b->len > s->size)
+        b->len = (size_t)s->size;
     s->next_off = b->len;
     s->probing = 0;
     return TFREC_OK;
@@ -121,7 +142,7 @@ static size_t block_body(void *ctx, const char *p, size_t n)
     gcs_source *s = b->src;
     if (!b->checked) {
         b->checked = 1;
-        uint64_t want = b->off + b->got;
+        uint64_t want = s->base + b->off + b->got;
         const gcs_resp *r = &b->resp;
         if (s->probing && (b->abort_rc = learn_object(s, b)) < 0)
             return 0;
@@ -145,7 +166,8 @@ static size_t block_body(void *ctx, const char *p, size_t n)
         } else {
             b->skip = want; /* the whole object came back */
         }
-        if (!s->has_crc && r->goog_hash[0] && tfrec_gcs_hash_header_crc(r->goog_hash, &s->crc) == 0)
+        if (!s->has_crc && !s->partial && r->goog_hash[0] &&
+            tfrec_gcs_hash_header_crc(r->goog_hash, &s->crc) == 0)
             s->has_crc = 1;
     }
     size_t total = n;
@@ -174,8 +196,8 @@ static size_t block_body(void *ctx, const char *p, size_t n)
 /* Start (or restart) the transfer of b's missing bytes. */
 static int start(gcs_source *s, block *b, int force_refresh)
 {
-    snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-%" PRIu64, b->off + b->got,
-             b->off + b->len - 1);
+    snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-%" PRIu64,
+             s->base + b->off + b->got, s->base + b->off + b->len - 1);
     b->headers[0] = b->range;
     b->headers[1] = NULL;
     b->call = (gcs_call){ .method = "GET",
@@ -290,7 +312,7 @@ static int finished(gcs_source *s, block *b, CURLcode c)
             return tfrec_fail(&s->err, TFREC_E_STATE,
                               "%s: generation %" PRId64 " is gone at offset %" PRIu64
                               ": the object was replaced or deleted while being read",
-                              s->name, s->generation, b->off + b->got);
+                              s->name, s->generation, s->base + b->off + b->got);
         return tfrec_gcs_status_error(s->st, &s->err, &b->call, &b->resp);
     }
     if (tfrec_gcs_curl_retryable(c) && tfrec_gcs_retry_wait(s->st, &b->retry) == 0) {
@@ -299,8 +321,8 @@ static int finished(gcs_source *s, block *b, CURLcode c)
         return start(s, b, 0);
     }
     char detail[96];
-    snprintf(detail, sizeof detail, "at offset %" PRIu64 " after %u attempts", b->off + b->got,
-             b->retry.attempts);
+    snprintf(detail, sizeof detail, "at offset %" PRIu64 " after %u attempts",
+             s->base + b->off + b->got, b->retry.attempts);
     return tfrec_gcs_net_error(&s->err, &b->call, c, detail);
 }
 
@@ -463,6 +485,12 @@ void tfrec_gcs_source_stats(void *ctx, gcs_source_stats *out)
 
 int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
 {
+    return tfrec_gcs_open_source_range(st, io, name, 0, UINT64_MAX);
+}
+
+int tfrec_gcs_open_source_range(tfrec_storage *st, tfrec_io *io, const char *name, uint64_t offset,
+                                uint64_t length)
+{
     int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
     if (rc)
         return rc;
@@ -495,10 +523,16 @@ int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
     s->nblocks = par;
     for (unsigned i = 0; i < par; i++)
         s->blocks[i].src = s;
-    /* Block 0's request stands in for the metadata request. */
-    s->size = UINT64_MAX;
+    /* Block 0's request stands in for the metadata request; while it is
+     * out, the view's size is what was asked for. */
+    s->base = offset;
+    s->want_len = length;
+    s->size = length;
     s->probing = 1;
-    if ((rc = schedule(s)) == 0)
+    if (length == 0) { /* nothing to ask for: the object's size is still checked */
+        s->probe_stat = 1;
+    }
+    if (!s->probe_stat && (rc = schedule(s)) == 0)
         rc = pump_until(s, probe_over);
     if (rc < 0) {
         tfrec_fail_copy(NULL, &s->err);
@@ -511,10 +545,13 @@ int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
         tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
         if ((rc = tfrec_gcs_stat(st, &n, name, &meta, NULL)) < 0)
             goto fail_quiet;
-        s->size = meta.size;
         s->generation = meta.generation;
         s->has_crc = meta.has_crc32c;
         s->crc = meta.crc32c;
+        if ((rc = set_view(s, meta.size)) < 0) {
+            tfrec_fail_copy(NULL, &s->err);
+            goto fail_quiet;
+        }
         char gen[24];
         snprintf(gen, sizeof gen, "%" PRId64, s->generation);
         if (s->generation &&
