@@ -22,6 +22,9 @@ typedef struct in_item {
     int from_archive;
     int fd;
     uint64_t offset;
+    /* Tarballs read through open_input_range: the archive's name (fd is
+     * then -1). */
+    const char *archive;
 } in_item;
 
 typedef struct in_list {
@@ -59,6 +62,10 @@ typedef struct in_plan {
     size_t nshards;
     int fds[IN_MAX_ARCHIVES]; /* tarballs the items are read from */
     int nfds;
+    /* Tarballs opened through open_input for the listing pass (closed with
+     * the plan). */
+    tfrec_io ios[IN_MAX_ARCHIVES];
+    int nios;
     /* Members the tarball scan left out (--on_error=skip), with why. */
     tfrec_strlist skipped, skipped_why;
 } in_plan;

@@ -30,7 +30,8 @@ class _Options(_Sized):
                 ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p),
                 ("train_tar", c_char_p), ("validation_tar", c_char_p),
                 ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p),
-                ("list_input", c_void_p), ("open_input", c_void_p), ("input_ctx", c_void_p)]
+                ("list_input", c_void_p), ("open_input", c_void_p), ("input_ctx", c_void_p),
+                ("open_input_range", c_void_p)]
 
 
 class _Counts(_Sized):
@@ -95,9 +96,10 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     raw_data_dir may then be None if validation_labels_file is given. The
     shards are the bytes the extracted tree gives.
 
-    raw_data_dir may be gs://BUCKET/PATH (the imagenet and folders trees):
-    the images are listed and read in place; the shards are the bytes of
-    the same tree converted from local disk.
+    raw_data_dir may be gs://BUCKET/PATH (the imagenet and folders trees),
+    and train_tar, validation_tar and validation_labels_file gs:// objects:
+    they are listed and read in place; the shards are the bytes of the same
+    tree converted from local disk.
 
     Raises the tfrec.Error for the failure (ImageError, NotFoundError, ...)
     with the failed run's manifest as e.manifest.
@@ -138,16 +140,19 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
         from . import storage
         o.open_sink = storage.c_function("tfrec_storage_open_sink")
         o.remove_output = storage.c_function("tfrec_storage_remove")
-    if o.raw_data_dir and o.raw_data_dir[:5].lower() == b"gs://":
-        # the tree is listed and read in place
-        _lib.require("tfrec-storage", "a gs:// raw_data_dir")
-        from . import storage
-        o.list_input = storage.c_function("tfrec_storage_glob_each")
-        o.open_input = storage.c_function("tfrec_storage_open_source")
     o.flat_output = 1 if flat_output else 0
     o.overwrite = 1 if overwrite else 0
     o.train_tar = path(train_tar, "train_tar")
     o.validation_tar = path(validation_tar, "validation_tar")
+    inputs = (o.raw_data_dir, o.train_tar, o.validation_tar, o.validation_labels_file)
+    if any(p and p[:5].lower() == b"gs://" for p in inputs):
+        # inputs in a bucket are listed and read in place (local ones too)
+        _lib.require("tfrec-storage", "a gs:// input")
+        from . import storage
+        o.open_input = storage.c_function("tfrec_storage_open_source")
+        o.open_input_range = storage.c_function("tfrec_storage_open_source_range")
+        if o.raw_data_dir and o.raw_data_dir[:5].lower() == b"gs://":
+            o.list_input = storage.c_function("tfrec_storage_glob_each")
 
     raised = []
     if progress is not None:

@@ -115,6 +115,51 @@ else
     fail "gs:// in and out" "$(head -c 400 "$T/err")"
 fi
 
+# ---------------------------------------------------------------- tarballs
+$PY tests/fixtures/make_tars.py official "$T/raw" "$T/tars" >/dev/null || fail "make_tars.py"
+upload "$T/tars" tars || fail "upload of the tarballs"
+TARS=(--train_tar="$B/tars/ILSVRC2012_img_train.tar" --validation_tar="$B/tars/ILSVRC2012_img_val.tar"
+    --validation_labels="$B/tars/synset_labels.txt")
+admin /reset '{"objects": false}' >/dev/null
+r=
+if "$BIN/imagenet2tfrec" "${TARS[@]}" --output_dir="$T/from-tars" "${FLAGS[@]}" --quiet 2>"$T/err" &&
+    r=$(same_shards "$T/local" "$T/from-tars"); then
+    pass "gs:// tarballs: shards byte-identical to the local tree's"
+else
+    fail "gs:// tarballs" "${r:-} $(head -c 400 "$T/err")"
+fi
+# Each image is one ranged request for exactly its bytes.
+admin /log >"$T/log.json"
+if $PY - "$T/log.json" "$(ls "$T"/raw/train/*/* "$T"/raw/validation/* | grep -ciE '\.jpe?g$')" <<'EOF'; then
+import json, sys
+entries = json.load(open(sys.argv[1]))["requests"]
+want = int(sys.argv[2])
+tars = [e for e in entries if "ILSVRC2012_img_" in e["url"] and e["method"] == "GET"]
+# the images, plus a few 2 MiB blocks of the two listing passes
+ok = want <= len(tars) <= want + 8 and all(e.get("range") for e in tars)
+print("%d requests of the tarballs for %d images" % (len(tars), want))
+sys.exit(0 if ok else "not one ranged request per image")
+EOF
+    pass "gs:// tarballs: one ranged request per image"
+else
+    fail "requests of the tarball run"
+fi
+admin /cut '{"direction": "download", "after": 30000, "count": 3, "path": "ILSVRC2012_img_train\\.tar"}' >/dev/null
+if "$BIN/imagenet2tfrec" "${TARS[@]}" --output_dir="$T/tars-cut" "${FLAGS[@]}" --quiet 2>"$T/err" &&
+    r=$(same_shards "$T/local" "$T/tars-cut") && admin /pending | grep -q '"pending":\[\]'; then
+    pass "gs:// tarballs: three connections cut mid-read resume; the shards are unchanged"
+else
+    fail "gs:// tarballs with cuts" "${r:-} $(head -c 400 "$T/err") $(admin /pending)"
+fi
+"$BIN/imagenet2tfrec" --train_tar="$B/tars/none.tar" --validation_tar="$B/tars/ILSVRC2012_img_val.tar" \
+    --validation_labels="$B/tars/synset_labels.txt" --output_dir="$T/none" "${FLAGS[@]}" --quiet 2>"$T/err"
+st=$?
+if [ "$st" -eq 3 ] && grep -q "$B/tars/none.tar: not found" "$T/err"; then
+    pass "a missing gs:// tarball: exit 3 naming it"
+else
+    fail "missing gs:// tarball" "exit $st, $(head -c 300 "$T/err")"
+fi
+
 # ---------------------------------------------------------------- faults
 # A connection cut inside the large image: resumed where it stopped.
 admin /cut '{"direction": "download", "after": 20000, "path": "n02105855_large\\.JPEG\\?alt=media"}' >/dev/null

@@ -60,8 +60,6 @@ if grep -qw tfrec-storage "$BUILD/parts"; then
     if [ -x "$BIN/imagenet2tfrec" ]; then
         local_refused "imagenet2tfrec --csv" "$BIN/imagenet2tfrec" \
             --layout=csv --csv=gs://b/list.csv --output_dir="$T/o"
-        local_refused "imagenet2tfrec --train_tar" "$BIN/imagenet2tfrec" --train_tar=gs://b/t.tar \
-            --validation_tar="$T/v.tar" --validation_labels="$T/l.txt" --output_dir="$T/o"
         local_refused "imagenet2tfrec --labels_file" "$BIN/imagenet2tfrec" \
             --raw_data_dir="$T/raw" --output_dir="$T/o" --labels_file=gs://b/l.txt
     fi

@@ -169,12 +169,18 @@ def test_convert_images_from_a_bucket(tfrec, tmp_path, layout):
     with pytest.raises(tfrec.NotFoundError) as e:
         tfrec.convert_images(BUCKET + "/no-such-tree", str(tmp_path / "none"), **opts)
     assert "no-such-tree" in str(e.value)
-    if layout == "imagenet":  # tarballs stay local
-        with pytest.raises(tfrec.Error) as e:
-            tfrec.convert_images(None, str(tmp_path / "none"), train_tar=src + "/t.tar",
-                                 validation_tar=str(tmp_path / "v.tar"),
-                                 validation_labels_file=str(tmp_path / "l.txt"))
-        assert "tarballs are read from local files only" in str(e.value)
+    if layout == "imagenet":  # the same tree as tarballs in the bucket
+        tars = tmp_path / "tars"
+        subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "make_tars.py"),
+                        "official", str(raw), str(tars)], check=True, capture_output=True)
+        for f in os.listdir(tars):
+            with open(tars / f, "rb") as fp:
+                tfrec.storage.write_bytes(src + "-tars/" + f, fp.read())
+        tfrec.convert_images(None, str(tmp_path / "from-tars"),
+                             train_tar=src + "-tars/ILSVRC2012_img_train.tar",
+                             validation_tar=src + "-tars/ILSVRC2012_img_val.tar",
+                             validation_labels_file=src + "-tars/synset_labels.txt", **opts)
+        assert _shards(tmp_path / "from-tars") == want
 
 
 def test_write_tfrecords_from_a_bucket_glob(tfrec, tmp_path):

@@ -75,3 +75,18 @@ int cli_list_input(void *ctx, const char *pattern,
     return TFREC_E_UNSUPPORTED;
 #endif
 }
+
+int cli_open_source_range(void *ctx, tfrec_io *io, const char *name, uint64_t offset,
+                          uint64_t length)
+{
+    (void)ctx;
+#ifdef TFREC_CLI_HAVE_STORAGE
+    return tfrec_storage_open_source_range(NULL, io, name, offset, length);
+#else
+    (void)io;
+    (void)name;
+    (void)offset;
+    (void)length;
+    return TFREC_E_UNSUPPORTED;
+#endif
+}

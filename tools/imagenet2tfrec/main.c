@@ -361,11 +361,17 @@ static int convert(cli *c)
         c->o.open_sink = cli_open_sink;
         c->o.remove_output = cli_remove;
     }
-    /* Images listed and read through the storage part. */
-    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir)) {
+    /* Inputs in a bucket: listed and read through the storage part (which
+     * takes the local ones too). */
+    const char *in[] = { c->o.raw_data_dir, c->o.train_tar, c->o.validation_tar,
+                         c->o.validation_labels_file };
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+        if (in[i] && cli_is_remote(in[i])) {
+            c->o.open_input = cli_open_source;
+            c->o.open_input_range = cli_open_source_range;
+        }
+    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir))
         c->o.list_input = cli_list_input;
-        c->o.open_input = cli_open_source;
-    }
     const char *remote_manifest = NULL;
     if (cli_is_remote(c->o.manifest_path)) {
         remote_manifest = c->o.manifest_path;
@@ -568,13 +574,13 @@ int main(int argc, char **argv)
           .value_name = "FILE",
           .help = "the same as --validation_labels_file" },
         { .name = "train_tar",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &o->train_tar,
           .value_name = "FILE",
           .help = "ILSVRC2012_img_train.tar (a tar of nXXXXXXXX.tar), read\n"
-                  "in place: no image is extracted to disk" },
+                  "in place: no image is extracted to disk; may be gs://" },
         { .name = "validation_tar",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &o->validation_tar,
           .value_name = "FILE",
           .help = "ILSVRC2012_img_val.tar (flat), with --train_tar" },
