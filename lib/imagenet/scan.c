@@ -156,7 +156,7 @@ int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
     if ((rc = need_dir(train, "training directory", err)) ||
         (rc = need_dir(val, "validation directory", err)))
         goto out;
-    if (access(labels, R_OK) != 0) {
+    if (!o->o.open_input && access(labels, R_OK) != 0) { /* else open_input tells */
         rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, labels,
                               "validation labels file not readable");
         goto out;

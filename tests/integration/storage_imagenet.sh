@@ -115,6 +115,15 @@ else
     fail "gs:// in and out" "$(head -c 400 "$T/err")"
 fi
 
+# A local tree with its labels in the bucket: everything read through the
+# storage part (local files too), the same bytes.
+if "$BIN/imagenet2tfrec" --raw_data_dir="$T/raw" --validation_labels_file="$B/raw/synset_labels.txt" \
+    --output_dir="$T/gs-labels" "${FLAGS[@]}" --quiet 2>"$T/err" && r=$(same_shards "$T/local" "$T/gs-labels"); then
+    pass "local tree, gs:// --validation_labels_file: the same shards"
+else
+    fail "gs:// labels with a local tree" "${r:-} $(head -c 400 "$T/err")"
+fi
+
 # ---------------------------------------------------------------- tarballs
 $PY tests/fixtures/make_tars.py official "$T/raw" "$T/tars" >/dev/null || fail "make_tars.py"
 upload "$T/tars" tars || fail "upload of the tarballs"

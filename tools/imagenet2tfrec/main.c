@@ -564,7 +564,7 @@ int main(int argc, char **argv)
           .value_name = "FILE",
           .help = "one synset per line; label = line number\n[sorted union, 1..K]" },
         { .name = "validation_labels_file",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &o->validation_labels_file,
           .value_name = "FILE",
           .help = "[RAW/synset_labels.txt]" },
