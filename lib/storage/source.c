@@ -80,10 +80,15 @@ static block *slot(gcs_source *s, unsigned i)
 static int set_view(gcs_source *s, uint64_t object_size)
 {
     if (s->base > object_size || (s->want_len != UINT64_MAX && s->want_len > object_size - s->base))
-        return tfrec_fail(&s->err, TFREC_E_INVALID,
-                          "%s: bytes %" PRIu64 "-%" PRIu64 " are past the end of the %" PRIu64
-                          "-byte object",
-                          s->name, s->base, s->base + s->want_len - 1, object_size);
+        return s->want_len == UINT64_MAX
+                   ? tfrec_fail(&s->err, TFREC_E_INVALID,
+                                "%s: offset %" PRIu64 " is past the end of the %" PRIu64
+                                "-byte object",
+                                s->name, s->base, object_size)
+                   : tfrec_fail(&s->err, TFREC_E_INVALID,
+                                "%s: bytes %" PRIu64 "-%" PRIu64 " are past the end of the %" PRIu64
+                                "-byte object",
+                                s->name, s->base, s->base + s->want_len - 1, object_size);
     s->size = s->want_len == UINT64_MAX ? object_size - s->base : s->want_len;
     s->partial = s->base > 0 || s->size < object_size;
     if (s->partial)
