@@ -132,6 +132,34 @@ typedef struct tfrec_imagenet_options {
      * part; 1: the whole set as task 0 of 1, with its part]. */
     uint32_t task_index;
     uint32_t num_tasks;
+    /* Input through caller callbacks instead of the local file system, e.g.
+     * over tfrec_storage for a gs:// raw_data_dir (the IMAGENET and FOLDERS
+     * trees; not tarballs or CSV). list_input(input_ctx, pattern, add,
+     * add_ctx) calls add(add_ctx, name, size) for every file matching
+     * pattern, in any order, and returns TFREC_OK (also when nothing
+     * matches) or a failure (message in tfrec_last_errmsg()); add returns
+     * non-zero to stop the listing. Patterns put * in place of whole path
+     * components (RAW/validation/ then *; RAW/train/ then two components)
+     * with glob(3) meaning: * ? [...] never match '/' nor a leading '.', a
+     * backslash quotes; tfrec_storage_glob matches them so.
+     * open_input(input_ctx, io, name) opens an image, synset_labels.txt
+     * (or validation_labels_file) or labels_file as a source. Both are
+     * called from several threads at once. The shards are the bytes a
+     * conversion of the same tree on local disk gives [NULL: local files].
+     * open_input alone (no list_input) serves the tarballs below. */
+    int (*list_input)(void *input_ctx, const char *pattern,
+                      int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx);
+    int (*open_input)(void *input_ctx, tfrec_io *io, const char *name);
+    void *input_ctx;
+    /* Tarballs (train_tar, validation_tar) through the callbacks, e.g. in
+     * a bucket: open_input opens each for the listing pass (one sequential
+     * read of its headers, seeking over the images), and
+     * open_input_range(input_ctx, io, name, offset, length) opens just one
+     * image's bytes of it for a worker (tfrec_storage_open_source_range:
+     * one ranged request). Both set: the tarballs and the labels file are
+     * read through them [NULL: local tarballs, read with pread]. */
+    int (*open_input_range)(void *input_ctx, tfrec_io *io, const char *name, uint64_t offset,
+                            uint64_t length);
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)

@@ -90,6 +90,15 @@ tfrec_storage *tfrec_storage_default(void);
 int tfrec_storage_open_source(tfrec_storage *st, tfrec_io *io, const char *name);
 int tfrec_storage_open_sink(tfrec_storage *st, tfrec_io *io, const char *name);
 
+/* A source over bytes [offset, offset + length) of an object or file only
+ * (length UINT64_MAX: to the end), e.g. one member of an archive: a gs://
+ * object is asked for exactly those bytes (one ranged request for a small
+ * part, the generation pinned as for a whole object, no CRC32C check since
+ * the object's covers all of it). Offsets of the source are relative to
+ * offset; a range past the end is TFREC_E_INVALID. */
+int tfrec_storage_open_source_range(tfrec_storage *st, tfrec_io *io, const char *name,
+                                    uint64_t offset, uint64_t length);
+
 /* Shortcuts: a record reader / writer over tfrec_storage_open_source/_sink. */
 int tfrec_storage_reader_open(tfrec_storage *st, tfrec_reader **out, const char *name,
                               const tfrec_reader_options *opts);
@@ -127,6 +136,12 @@ size_t tfrec_storage_list_count(const tfrec_storage_list *list);
 /* Entry i (NULL past the end); valid until the list is freed. */
 const tfrec_storage_object *tfrec_storage_list_get(const tfrec_storage_list *list, size_t i);
 void tfrec_storage_list_free(tfrec_storage_list *list);
+/* The same matches handed to fn(ctx, name, size) one by one, in the same
+ * order, until fn returns non-zero. No match is TFREC_E_NOT_FOUND. The
+ * signature fits tfrec_imagenet_options.list_input (st NULL: the default
+ * client). */
+int tfrec_storage_glob_each(tfrec_storage *st, const char *pattern,
+                            int (*fn)(void *ctx, const char *name, uint64_t size), void *ctx);
 
 TFREC_END_DECLS
 #endif

@@ -65,7 +65,7 @@ int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     const char *csv = o->o.csv_path;
     tfrec_strlist lines = { 0 };
-    int rc = tfrec_in_read_lines(csv, 0, &lines, err);
+    int rc = tfrec_in_read_lines(NULL, csv, 0, &lines, err);
     if (rc)
         return rc;
     char *base = o->o.raw_data_dir ? strdup(o->o.raw_data_dir) : strdup(csv);

@@ -82,6 +82,68 @@ static int read_file(const char *path, in_buf *b, size_t *len, in_result *r)
     return 0;
 }
 
+/* The note already names the file: drop a leading "PATH: " of msg. */
+static const char *without_path(const char *msg, const char *path)
+{
+    size_t n = strlen(path);
+    return strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
+}
+
+/* An image through the caller's open_input (e.g. an object in a bucket),
+ * or a tarball member through open_input_range. */
+static int read_input(const in_opts *o, const in_item *it, in_buf *b, size_t *len, in_result *r)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = it->archive
+                 ? o->o.open_input_range(o->o.input_ctx, &io, it->archive, it->offset, it->size)
+                 : o->o.open_input(o->o.input_ctx, &io, it->path);
+    if (rc < 0) {
+        fail(r, rc, "%s", without_path(tfrec_last_errmsg(), it->archive ? "" : it->path));
+        return -1;
+    }
+    int64_t size = io.size ? io.size(io.ctx) : -1;
+    uint64_t want = size >= 0 ? (uint64_t)size : it->size;
+    if (want > IN_MAX_IMAGE_BYTES) {
+        fail(r, TFREC_E_IMAGE, "file larger than %llu bytes",
+             (unsigned long long)IN_MAX_IMAGE_BYTES);
+        io.close(io.ctx, 0);
+        return -1;
+    }
+    size_t n = (size_t)want, got = 0;
+    if (tfrec_vec_fit(&b->data, &b->cap, n ? n : 1)) {
+        fail(r, TFREC_E_NOMEM, "out of memory reading %zu bytes", n);
+        io.close(io.ctx, 0);
+        return -1;
+    }
+    while (got < n) {
+        ptrdiff_t k = io.read(io.ctx, b->data + got, n - got);
+        if (k <= 0) {
+            if (k < 0)
+                fail(r, (int)k, "%s",
+                     io.errmsg ? without_path(io.errmsg(io.ctx), it->path) : "read failed");
+            else
+                fail(r, TFREC_E_IO, "read failed after %zu of %zu bytes: it shrank", got, n);
+            io.close(io.ctx, 0);
+            return -1;
+        }
+        got += (size_t)k;
+    }
+    /* One more read: the end, which is where a source checks the whole
+     * object's checksum. */
+    uint8_t extra;
+    ptrdiff_t k = io.read(io.ctx, &extra, 1);
+    if (k < 0)
+        fail(r, (int)k, "%s",
+             io.errmsg ? without_path(io.errmsg(io.ctx), it->path) : "read failed");
+    else if (k > 0)
+        fail(r, TFREC_E_IO, "longer than the %zu bytes it had when opened", n);
+    io.close(io.ctx, 0);
+    if (k != 0)
+        return -1;
+    *len = n;
+    return 0;
+}
+
 /* An image inside a tarball: its bytes at a known offset of the archive,
  * read with pread (one descriptor shared by every worker). */
 static int read_member(const in_item *it, in_buf *b, size_t *len, in_result *r)
@@ -159,8 +221,11 @@ void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_bu
     }
     uint8_t *fixed = NULL;
     size_t len = 0, fixed_len = 0;
-    if ((it->from_archive ? read_member(it, fbuf, &len, r) : read_file(it->path, fbuf, &len, r)) !=
-        0)
+    int got = it->archive || (!it->from_archive && o->o.open_input)
+                  ? read_input(o, it, fbuf, &len, r)
+              : it->from_archive ? read_member(it, fbuf, &len, r)
+                                 : read_file(it->path, fbuf, &len, r);
+    if (got != 0)
         return;
     const uint8_t *data = fbuf->data;
     r->bytes_in = len;

@@ -38,10 +38,10 @@ static int classes_from_items(in_plan *p, tfrec_err *err)
     return TFREC_OK;
 }
 
-static int classes_from_file(in_plan *p, const char *path, tfrec_err *err)
+static int classes_from_file(in_plan *p, const in_opts *o, const char *path, tfrec_err *err)
 {
     tfrec_strlist lines = { 0 };
-    int rc = tfrec_in_read_lines(path, 1, &lines, err);
+    int rc = tfrec_in_read_lines(o, path, 1, &lines, err);
     if (rc)
         return rc;
     if (lines.n == 0)
@@ -64,7 +64,7 @@ static int classes_from_file(in_plan *p, const char *path, tfrec_err *err)
 int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     const char *file = o->o.labels_file;
-    int rc = file ? classes_from_file(p, file, err) : classes_from_items(p, err);
+    int rc = file ? classes_from_file(p, o, file, err) : classes_from_items(p, err);
     if (rc)
         return rc;
     label_ix *ix = malloc((p->nclasses ? p->nclasses : 1) * sizeof *ix);

@@ -41,11 +41,56 @@ static int slurp(const char *path, char **buf, size_t *len, tfrec_err *err)
     return TFREC_OK;
 }
 
-int tfrec_in_read_lines(const char *path, int first_token, tfrec_strlist *lines, tfrec_err *err)
+/* The same through the caller's open_input (e.g. an object in a bucket). */
+static int slurp_input(const in_opts *o, const char *path, char **buf, size_t *len, tfrec_err *err)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = o->o.open_input(o->o.input_ctx, &io, path);
+    if (rc < 0)
+        return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    char *b = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            if (cap >= (size_t)IN_MAX_TEXT_FILE) {
+                rc = tfrec_fail(err, TFREC_E_INVALID, "%s: not a text file under 256 MiB", path);
+                break;
+            }
+            cap = cap ? 2 * cap : 65536 * 2;
+            char *nb = realloc(b, cap);
+            if (!nb) {
+                rc = tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", path);
+                break;
+            }
+            b = nb;
+        }
+        ptrdiff_t k = io.read(io.ctx, b + n, cap - n - 1);
+        if (k < 0) {
+            rc = tfrec_fail(err, (int)k, "%s", io.errmsg ? io.errmsg(io.ctx) : "read failed");
+            break;
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    io.close(io.ctx, 0);
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return TFREC_OK;
+}
+
+int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token, tfrec_strlist *lines,
+                        tfrec_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc = slurp(path, &buf, &len, err);
+    int rc =
+        o && o->o.open_input ? slurp_input(o, path, &buf, &len, err) : slurp(path, &buf, &len, err);
     if (rc)
         return rc;
     size_t blank_run = 0, lineno = 0;

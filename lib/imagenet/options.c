@@ -36,6 +36,32 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
         return tfrec_fail(err, TFREC_E_UNSUPPORTED,
                           "output %s: a gs:// output needs open_sink (tfrec_storage_open_sink)",
                           x->output_dir);
+    if (x->list_input && !x->open_input)
+        return tfrec_fail(err, TFREC_E_INVALID, "list_input needs open_input");
+    if (x->open_input_range && !x->open_input)
+        return tfrec_fail(err, TFREC_E_INVALID, "open_input_range needs open_input");
+    if (x->open_input && x->layout == TFREC_LAYOUT_CSV)
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "input through list_input/open_input (e.g. gs://) is read from a "
+                          "train/validation or class-folder tree or from tarballs, not from a "
+                          "CSV list");
+    if (x->open_input && (x->train_tar || x->validation_tar) && !x->open_input_range)
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "tarballs read through open_input need open_input_range (the workers "
+                          "read each image's bytes with it)");
+    if (!x->list_input && x->raw_data_dir && strncasecmp(x->raw_data_dir, "gs://", 5) == 0)
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "input %s: a gs:// input needs list_input and open_input "
+                          "(tfrec_storage_glob, tfrec_storage_open_source)",
+                          x->raw_data_dir);
+    const char *tar_names[] = { x->train_tar, x->validation_tar };
+    for (int i = 0; i < 2; i++)
+        if (tar_names[i] && strncasecmp(tar_names[i], "gs://", 5) == 0 && !x->open_input_range)
+            return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                              "tarball %s: a gs:// tarball needs open_input and "
+                              "open_input_range (tfrec_storage_open_source, "
+                              "tfrec_storage_open_source_range)",
+                              tar_names[i]);
     int tars = x->layout == TFREC_LAYOUT_IMAGENET && (x->train_tar || x->validation_tar);
     if (tars && (!x->train_tar || !*x->train_tar || !x->validation_tar || !*x->validation_tar))
         return tfrec_fail(err, TFREC_E_INVALID,

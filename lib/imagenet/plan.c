@@ -60,6 +60,9 @@ void tfrec_in_plan_free(in_plan *p)
     free(p->shards);
     for (int i = 0; i < p->nfds; i++)
         close(p->fds[i]);
+    for (int i = 0; i < p->nios; i++)
+        p->ios[i].close(p->ios[i].ctx, 0);
+    p->nios = 0;
     tfrec_strlist_free(&p->skipped);
     tfrec_strlist_free(&p->skipped_why);
     memset(p, 0, sizeof *p);

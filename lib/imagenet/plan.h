@@ -22,6 +22,9 @@ typedef struct in_item {
     int from_archive;
     int fd;
     uint64_t offset;
+    /* Tarballs read through open_input_range: the archive's name (fd is
+     * then -1). */
+    const char *archive;
 } in_item;
 
 typedef struct in_list {
@@ -60,6 +63,10 @@ typedef struct in_plan {
     size_t nshards;
     int fds[IN_MAX_ARCHIVES]; /* tarballs the items are read from */
     int nfds;
+    /* Tarballs opened through open_input for the listing pass (closed with
+     * the plan). */
+    tfrec_io ios[IN_MAX_ARCHIVES];
+    int nios;
     /* Members the tarball scan left out (--on_error=skip), with why. */
     tfrec_strlist skipped, skipped_why;
     /* The shards this run writes: all, or a task's share (tasks.c). */
@@ -92,6 +99,11 @@ in_split *tfrec_in_plan_split(in_plan *p, const char *name, tfrec_err *err);
 int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
+/* scan_listed.c: the same two trees through o->o.list_input. */
+int tfrec_in_scan_imagenet_listed(in_plan *p, const in_opts *o, tfrec_err *err);
+int tfrec_in_scan_folders_listed(in_plan *p, const in_opts *o, tfrec_err *err);
+/* "a/b" (no doubled '/'), malloc'ed; NULL when out of memory. */
+char *tfrec_in_join(const char *a, const char *b);
 /* scan_tar.c: the ImageNet layout from the official tarballs (train: a
  * tar of per-synset tars; validation: a flat tar), by a pass over their
  * headers. Non-zero when the options or raw_data_dir ask for it. */
@@ -105,9 +117,10 @@ int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_st
                       tfrec_err *err);
 
 /* lines.c: a text file of names (synset_labels.txt, --labels_file, CSV)
- * as trimmed, non-empty lines (only the first field when first_token).
- * lines starts empty. */
-int tfrec_in_read_lines(const char *path, int first_token, tfrec_strlist *lines, tfrec_err *err);
+ * as trimmed, non-empty lines (only the first field when first_token),
+ * read through o's open_input when set. lines starts empty. */
+int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token, tfrec_strlist *lines,
+                        tfrec_err *err);
 
 /* labels.c: assign labels to every item. */
 int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err);

@@ -65,7 +65,7 @@ int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_st
     return TFREC_OK;
 }
 
-static char *join(const char *a, const char *b)
+char *tfrec_in_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     char *s = malloc(la + lb + 2);
@@ -83,7 +83,7 @@ static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file,
                     tfrec_err *err)
 {
     in_item it = { 0 };
-    it.path = tfrec_in_plan_own(p, join(dir, file));
+    it.path = tfrec_in_plan_own(p, tfrec_in_join(dir, file));
     if (!it.path)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     const char *slash = strrchr(it.path, '/');
@@ -119,7 +119,7 @@ static int scan_class_tree(in_plan *p, in_split *sp, const char *root, const in_
             rc = tfrec_fail(err, TFREC_E_STATE, IN_CANCELLED_MSG);
             break;
         }
-        char *dir = join(root, classes.v[c]);
+        char *dir = tfrec_in_join(root, classes.v[c]);
         const char *synset = tfrec_in_plan_strdup(p, classes.v[c]);
         tfrec_strlist files = { 0 };
         if (!dir || !synset)
@@ -137,13 +137,15 @@ static int scan_class_tree(in_plan *p, in_split *sp, const char *root, const in_
 
 int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
 {
+    if (o->o.list_input)
+        return tfrec_in_scan_imagenet_listed(p, o, err);
     const char *raw = o->o.raw_data_dir;
     int rc = need_dir(raw, "--raw_data_dir", err);
     if (rc)
         return rc;
-    char *train = join(raw, "train"), *val = join(raw, "validation");
+    char *train = tfrec_in_join(raw, "train"), *val = tfrec_in_join(raw, "validation");
     char *labels = o->o.validation_labels_file ? strdup(o->o.validation_labels_file)
-                                               : join(raw, "synset_labels.txt");
+                                               : tfrec_in_join(raw, "synset_labels.txt");
     tfrec_strlist vnames = { 0 }, vlabels = { 0 };
     in_split *tr = NULL, *va = NULL;
     if (!train || !val || !labels) {
@@ -154,13 +156,13 @@ int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
     if ((rc = need_dir(train, "training directory", err)) ||
         (rc = need_dir(val, "validation directory", err)))
         goto out;
-    if (access(labels, R_OK) != 0) {
+    if (!o->o.open_input && access(labels, R_OK) != 0) { /* else open_input tells */
         rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, labels,
                               "validation labels file not readable");
         goto out;
     }
     if ((rc = tfrec_in_list_dir(val, o, 0, &vnames, err)) ||
-        (rc = tfrec_in_read_lines(labels, 1, &vlabels, err)))
+        (rc = tfrec_in_read_lines(o, labels, 1, &vlabels, err)))
         goto out;
     if (vnames.n == 0) {
         rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s (extensions: %s)", val,
@@ -202,6 +204,8 @@ out:
 
 int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err)
 {
+    if (o->o.list_input)
+        return tfrec_in_scan_folders_listed(p, o, err);
     int rc = need_dir(o->o.raw_data_dir, "--raw_data_dir", err);
     if (rc)
         return rc;

@@ -86,6 +86,8 @@ int tfrec_in_wants_tars(const in_opts *o)
         return 0;
     if (x->train_tar || x->validation_tar)
         return 1;
+    if (x->list_input) /* the tree, listed by the caller */
+        return 0;
     /* raw_data_dir with the tarballs and no extracted tree. */
     char path[4096];
     struct stat st;
@@ -96,8 +98,59 @@ int tfrec_in_wants_tars(const in_opts *o)
     return stat(path, &st) == 0;
 }
 
-static int open_archive(in_plan *p, const char *path, int *fd, uint64_t *size, tfrec_err *err)
+/* An open tarball: a descriptor (pread), or a source through the caller's
+ * open_input (seek and read, this thread only) whose images the workers
+ * read with open_input_range. */
+typedef struct archive {
+    int fd;
+    tfrec_io *io;
+    const char *name; /* owned by the plan */
+} archive;
+
+static void tar_open(tfrec_tar *t, const archive *a, uint64_t base, uint64_t len)
 {
+    if (a->io)
+        tfrec_tar_open_io(t, a->io, base, len);
+    else
+        tfrec_tar_open_fd(t, a->fd, base, len);
+}
+
+static int open_input_archive(in_plan *p, const in_opts *o, const char *path, archive *a,
+                              uint64_t *size, tfrec_err *err)
+{
+    if (p->nios == IN_MAX_ARCHIVES)
+        return tfrec_fail(err, TFREC_E_INVALID, "too many archives");
+    tfrec_io *io = &p->ios[p->nios];
+    *io = (tfrec_io)TFREC_IO_INIT;
+    int rc = o->o.open_input(o->o.input_ctx, io, path);
+    if (rc < 0)
+        return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    int64_t n = io->size ? io->size(io->ctx) : -1;
+    if (n < 0 || !io->seek) {
+        io->close(io->ctx, 0);
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "%s: not a seekable source of known size: the tarball is listed by a "
+                          "first pass that seeks over the image data",
+                          path);
+    }
+    p->nios++;
+    a->fd = -1;
+    a->io = io;
+    a->name = tfrec_in_plan_strdup(p, path);
+    if (!a->name)
+        return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+    *size = (uint64_t)n;
+    return TFREC_OK;
+}
+
+static int open_archive(in_plan *p, const in_opts *o, const char *path, archive *a, uint64_t *size,
+                        tfrec_err *err)
+{
+    if (o->o.open_input_range)
+        return open_input_archive(p, o, path, a, size, err);
+    a->io = NULL;
+    a->name = NULL;
+    int *fd = &a->fd;
     if (p->nfds == IN_MAX_ARCHIVES)
         return tfrec_fail(err, TFREC_E_INVALID, "too many archives");
     /* O_NONBLOCK: opening a FIFO must not wait for a writer before the
@@ -122,11 +175,11 @@ static int open_archive(in_plan *p, const char *path, int *fd, uint64_t *size, t
 
 /* Images of a flat tar region, sorted, into out; any damage fails with
  * the message in err (the caller decides whether --on_error=skip applies). */
-static int list_images(int fd, uint64_t base, uint64_t len, const in_opts *o, const char *label,
-                       members *out, tfrec_err *err)
+static int list_images(const archive *a, uint64_t base, uint64_t len, const in_opts *o,
+                       const char *label, members *out, tfrec_err *err)
 {
     tfrec_tar t;
-    tfrec_tar_open_fd(&t, fd, base, len);
+    tar_open(&t, a, base, len);
     tfrec_tar_entry e;
     int rc;
     tfrec_err terr = { 0 };
@@ -164,8 +217,8 @@ static int list_images(int fd, uint64_t base, uint64_t len, const in_opts *o, co
     return TFREC_OK;
 }
 
-static int add_items(in_plan *p, in_split *sp, const members *m, int fd, const char *archive,
-                     const char *inner, const char *synset, tfrec_err *err)
+static int add_items(in_plan *p, in_split *sp, const members *m, const archive *a,
+                     const char *archive, const char *inner, const char *synset, tfrec_err *err)
 {
     for (size_t i = 0; i < m->n; i++) {
         in_item it = { 0 };
@@ -177,7 +230,8 @@ static int add_items(in_plan *p, in_split *sp, const members *m, int fd, const c
         it.synset = synset;
         it.size = m->v[i].size;
         it.from_archive = 1;
-        it.fd = fd;
+        it.fd = a->fd;
+        it.archive = a->name;
         it.offset = m->v[i].offset;
         if (tfrec_in_list_push(&sp->items, &it))
             return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
@@ -197,14 +251,14 @@ static int skip_note(in_plan *p, const char *path, const char *why, tfrec_err *e
  * left out and noted; damage to the outer tar always fails it. */
 static int scan_train(in_plan *p, in_split *sp, const char *path, const in_opts *o, tfrec_err *err)
 {
-    int fd;
+    archive a;
     uint64_t size;
-    int rc = open_archive(p, path, &fd, &size, err);
+    int rc = open_archive(p, o, path, &a, &size, err);
     if (rc)
         return rc;
     members syn = { 0 };
     tfrec_tar t;
-    tfrec_tar_open_fd(&t, fd, 0, size);
+    tar_open(&t, &a, 0, size);
     tfrec_tar_entry e;
     tfrec_err terr = { 0 };
     while ((rc = tfrec_tar_next(&t, &e, &terr)) == 1) {
@@ -252,13 +306,13 @@ static int scan_train(in_plan *p, in_split *sp, const char *path, const in_opts 
         tfrec_err ierr = { 0 };
         if (!label || !synset)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-        else if ((rc = list_images(fd, syn.v[s].offset, syn.v[s].size, o, label, &img, &ierr))) {
+        else if ((rc = list_images(&a, syn.v[s].offset, syn.v[s].size, o, label, &img, &ierr))) {
             if (o->o.on_error == TFREC_ON_ERROR_SKIP && rc != TFREC_E_NOMEM)
                 rc = skip_note(p, label, ierr.msg, err);
             else
                 rc = tfrec_fail_copy(err, &ierr);
         } else {
-            rc = add_items(p, sp, &img, fd, path, inner, synset, err);
+            rc = add_items(p, sp, &img, &a, path, inner, synset, err);
         }
         members_free(&img);
         free(label);
@@ -287,7 +341,8 @@ int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err)
     char *labels = path_or(x->validation_labels_file, x->raw_data_dir, "synset_labels.txt");
     tfrec_strlist vlabels = { 0 };
     members vimg = { 0 };
-    int rc = TFREC_OK, vfd;
+    int rc = TFREC_OK;
+    archive va_arch;
     uint64_t vsize;
     in_split *tr = NULL, *va = NULL;
     if (!train || !val || !labels) {
@@ -297,13 +352,13 @@ int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err)
     /* The quick checks (files there, labels fit the validation tar)
      * before the long train pass. */
     struct stat st;
-    if (stat(train, &st) != 0) {
+    if (!x->open_input_range && stat(train, &st) != 0) {
         rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, train, "training tarball");
         goto out;
     }
-    if ((rc = tfrec_in_read_lines(labels, 1, &vlabels, err)) ||
-        (rc = open_archive(p, val, &vfd, &vsize, err)) ||
-        (rc = list_images(vfd, 0, vsize, o, val, &vimg, err)))
+    if ((rc = tfrec_in_read_lines(o, labels, 1, &vlabels, err)) ||
+        (rc = open_archive(p, o, val, &va_arch, &vsize, err)) ||
+        (rc = list_images(&va_arch, 0, vsize, o, val, &vimg, err)))
         goto out;
     if (vimg.n == 0) {
         rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s (extensions: %s)", val,
@@ -333,7 +388,7 @@ int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err)
     for (size_t i = 0; i < vimg.n && !rc; i++) {
         const char *syn = tfrec_in_plan_strdup(p, vlabels.v[i]);
         members one = { &vimg.v[i], 1, 1 };
-        rc = syn ? add_items(p, va, &one, vfd, val, NULL, syn, err)
+        rc = syn ? add_items(p, va, &one, &va_arch, val, NULL, syn, err)
                  : tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     }
 out:

@@ -225,3 +225,19 @@ int tfrec_storage_glob(tfrec_storage *st, const char *pattern, tfrec_storage_lis
     *out = l;
     return TFREC_OK;
 }
+
+int tfrec_storage_glob_each(tfrec_storage *st, const char *pattern,
+                            int (*fn)(void *ctx, const char *name, uint64_t size), void *ctx)
+{
+    if (!fn)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_storage_glob_each: NULL function");
+    tfrec_storage_list *l;
+    int rc = tfrec_storage_glob(st, pattern, &l);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < l->n; i++)
+        if (fn(ctx, l->v[i].name, l->v[i].size))
+            break;
+    tfrec_storage_list_free(l);
+    return TFREC_OK;
+}

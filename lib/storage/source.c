@@ -1,5 +1,11 @@
 /* gs:// sources: media download of one pinned generation.
  *
+ * Opening makes no metadata request: the first ranged GET's reply tells the
+ * object's size (Content-Range), generation (x-goog-generation) and CRC32C
+ * (x-goog-hash), and its body is the first block. Later ranges pin that
+ * generation. (A metadata request costs a round trip per object, and some
+ * servers hash the whole object to answer it.)
+ *
  * The object is read as a queue of blocks, each one ranged GET, up to
  * parallel_reads of them in flight on one curl multi handle: the head block
  * is the one the caller is reading, the others are the read-ahead. A block
@@ -39,7 +45,14 @@ typedef struct block {
 struct gcs_source {
     tfrec_storage *st;
     char *name;
-    char *url; /* media URL of the pinned generation */
+    char *url;      /* media URL of the pinned generation */
+    char *url0;     /* media URL of whatever is current: the first request */
+    int probing;    /* the first reply's headers are not in yet */
+    int probe_stat; /* the first reply could not tell (416): ask metadata */
+    /* A view of bytes [base, base + size) of the object (a member of an
+     * archive): offsets below are the view's; partial: no CRC32C check. */
+    uint64_t base, want_len;
+    int partial;
     uint64_t size;
     int64_t generation;
     int has_crc;
@@ -63,14 +76,81 @@ static block *slot(gcs_source *s, unsigned i)
     return &s->blocks[(s->head + i) % s->nblocks];
 }
 
+/* The view's size once the object's is known. */
+static int set_view(gcs_source *s, uint64_t object_size)
+{
+    if (s->base > object_size || (s->want_len != UINT64_MAX && s->want_len > object_size - s->base))
+        return s->want_len == UINT64_MAX
+                   ? tfrec_fail(&s->err, TFREC_E_INVALID,
+                                "%s: offset %" PRIu64 " is past the end of the %" PRIu64
+                                "-byte object",
+                                s->name, s->base, object_size)
+                   : tfrec_fail(&s->err, TFREC_E_INVALID,
+                                "%s: bytes %" PRIu64 "-%" PRIu64 " are past the end of the %" PRIu64
+                                "-byte object",
+                                s->name, s->base, s->base + s->want_len - 1, object_size);
+    s->size = s->want_len == UINT64_MAX ? object_size - s->base : s->want_len;
+    s->partial = s->base > 0 || s->size < object_size;
+    if (s->partial)
+        s->has_crc = 0; /* the object's CRC32C says nothing about a part */
+    return TFREC_OK;
+}
+
+/* The first reply of an open (block 0's) in place of object metadata. */
+static int learn_object(gcs_source *s, block *b)
+{
+    const gcs_resp *r = &b->resp;
+    uint64_t size;
+    if (r->status == 206) {
+        unsigned long long a, z, total;
+        if (sscanf(r->content_range, "bytes %llu-%llu/%llu", &a, &z, &total) != 3 || a != s->base ||
+            z >= total)
+            return tfrec_fail(&s->err, TFREC_E_PARSE,
+                              "%s: asked for bytes from %" PRIu64 ", the server sent '%s'", s->name,
+                              s->base, r->content_range);
+        size = total;
+    } else {
+        /* The whole object came back (the range was ignored). */
+        curl_off_t cl = -1;
+        curl_easy_getinfo(b->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+        if (cl < 0)
+            return tfrec_fail(&s->err, TFREC_E_PARSE,
+                              "%s: the server's reply tells neither a range nor a length", s->name);
+        size = (uint64_t)cl;
+    }
+    int64_t gen = 0;
+    if (r->goog_generation[0]) {
+        char *end;
+        gen = strtoll(r->goog_generation, &end, 10);
+        if (*end || gen <= 0)
+            return tfrec_fail(&s->err, TFREC_E_PARSE, "%s: bad x-goog-generation '%s'", s->name,
+                              r->goog_generation);
+        char g[24];
+        snprintf(g, sizeof g, "%" PRId64, gen);
+        if (!(s->url = strdup(s->url0)) || tfrec_gcs_url_param(&s->url, "generation", g))
+            return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
+    }
+    s->generation = gen;
+    int rc = set_view(s, size);
+    if (rc < 0)
+        return rc;
+    if (b->len > s->size)
+        b->len = (size_t)s->size;
+    s->next_off = b->len;
+    s->probing = 0;
+    return TFREC_OK;
+}
+
 static size_t block_body(void *ctx, const char *p, size_t n)
 {
     block *b = ctx;
     gcs_source *s = b->src;
     if (!b->checked) {
         b->checked = 1;
-        uint64_t want = b->off + b->got;
+        uint64_t want = s->base + b->off + b->got;
         const gcs_resp *r = &b->resp;
+        if (s->probing && (b->abort_rc = learn_object(s, b)) < 0)
+            return 0;
         if (r->goog_generation[0] && s->generation &&
             strtoll(r->goog_generation, NULL, 10) != s->generation) {
             b->abort_rc = tfrec_fail(&s->err, TFREC_E_STATE,
@@ -91,7 +171,8 @@ static size_t block_body(void *ctx, const char *p, size_t n)
         } else {
             b->skip = want; /* the whole object came back */
         }
-        if (!s->has_crc && r->goog_hash[0] && tfrec_gcs_hash_header_crc(r->goog_hash, &s->crc) == 0)
+        if (!s->has_crc && !s->partial && r->goog_hash[0] &&
+            tfrec_gcs_hash_header_crc(r->goog_hash, &s->crc) == 0)
             s->has_crc = 1;
     }
     size_t total = n;
@@ -120,8 +201,8 @@ static size_t block_body(void *ctx, const char *p, size_t n)
 /* Start (or restart) the transfer of b's missing bytes. */
 static int start(gcs_source *s, block *b, int force_refresh)
 {
-    snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-%" PRIu64, b->off + b->got,
-             b->off + b->len - 1);
+    snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-%" PRIu64,
+             s->base + b->off + b->got, s->base + b->off + b->len - 1);
     b->headers[0] = b->range;
     b->headers[1] = NULL;
     b->call = (gcs_call){ .method = "GET",
@@ -181,7 +262,8 @@ static void reset_queue(gcs_source *s)
 
 static int schedule(gcs_source *s)
 {
-    while (s->count < s->nblocks && s->next_off < s->size) {
+    /* While probing, the size is not known: block 0 only. */
+    while (s->count < s->nblocks && s->next_off < s->size && !(s->probing && s->count)) {
         block *b = slot(s, s->count);
         uint64_t left = s->size - s->next_off;
         b->off = s->next_off;
@@ -207,6 +289,15 @@ static int finished(gcs_source *s, block *b, CURLcode c)
     long st = b->resp.status;
     if (b->abort_rc)
         return b->abort_rc;
+    if (s->probing && c == CURLE_OK && st == 416) {
+        s->probe_stat = 1; /* e.g. an empty object: no byte 0 to range over */
+        return TFREC_OK;
+    }
+    if (s->probing && c == CURLE_OK && st >= 200 && st < 300) {
+        int rc = learn_object(s, b); /* a reply without a body */
+        if (rc < 0)
+            return rc;
+    }
     if (c == CURLE_OK && st >= 200 && st < 300) {
         if (b->got == b->len) {
             b->done = 1;
@@ -222,6 +313,11 @@ static int finished(gcs_source *s, block *b, CURLcode c)
         }
         if (tfrec_gcs_status_retryable(st) && tfrec_gcs_retry_wait(s->st, &b->retry) == 0)
             return start(s, b, 0);
+        if (st == 404 && s->generation && !s->probing)
+            return tfrec_fail(&s->err, TFREC_E_STATE,
+                              "%s: generation %" PRId64 " is gone at offset %" PRIu64
+                              ": the object was replaced or deleted while being read",
+                              s->name, s->generation, s->base + b->off + b->got);
         return tfrec_gcs_status_error(s->st, &s->err, &b->call, &b->resp);
     }
     if (tfrec_gcs_curl_retryable(c) && tfrec_gcs_retry_wait(s->st, &b->retry) == 0) {
@@ -230,17 +326,28 @@ static int finished(gcs_source *s, block *b, CURLcode c)
         return start(s, b, 0);
     }
     char detail[96];
-    snprintf(detail, sizeof detail, "at offset %" PRIu64 " after %u attempts", b->off + b->got,
-             b->retry.attempts);
+    snprintf(detail, sizeof detail, "at offset %" PRIu64 " after %u attempts",
+             s->base + b->off + b->got, b->retry.attempts);
     return tfrec_gcs_net_error(&s->err, &b->call, c, detail);
 }
 
-/* Run the transfers until the head block holds the byte at s->pos. They
- * are driven at every read, even when the head already has the bytes, so
- * the read-ahead keeps flowing while the caller works. */
-static int pump(gcs_source *s)
+static int head_ready(gcs_source *s)
 {
     block *h = slot(s, 0);
+    return h->got > s->pos - h->off || h->done;
+}
+
+static int probe_over(gcs_source *s)
+{
+    return !s->probing || s->probe_stat || slot(s, 0)->done;
+}
+
+/* Run the transfers until ready(s) (by default: the head block holds the
+ * byte at s->pos). They are driven at every read, even when the head
+ * already has the bytes, so the read-ahead keeps flowing while the caller
+ * works. */
+static int pump_until(gcs_source *s, int (*ready)(gcs_source *))
+{
     for (;;) {
         int running;
         CURLMcode mc = curl_multi_perform(s->multi, &running);
@@ -257,10 +364,15 @@ static int pump(gcs_source *s)
             if (rc < 0)
                 return rc;
         }
-        if (h->got > s->pos - h->off || h->done)
+        if (ready(s))
             return TFREC_OK;
         curl_multi_poll(s->multi, NULL, 0, 1000, NULL);
     }
+}
+
+static int pump(gcs_source *s)
+{
+    return pump_until(s, head_ready);
 }
 
 static int check_crc(gcs_source *s)
@@ -358,7 +470,9 @@ static int src_close(void *ctx, int commit)
     if (s->multi)
         curl_multi_cleanup(s->multi);
     free(s->blocks);
-    free(s->url);
+    if (s->url != s->url0)
+        free(s->url);
+    free(s->url0);
     free(s->name);
     free(s);
     return TFREC_OK;
@@ -376,6 +490,12 @@ void tfrec_gcs_source_stats(void *ctx, gcs_source_stats *out)
 
 int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
 {
+    return tfrec_gcs_open_source_range(st, io, name, 0, UINT64_MAX);
+}
+
+int tfrec_gcs_open_source_range(tfrec_storage *st, tfrec_io *io, const char *name, uint64_t offset,
+                                uint64_t length)
+{
     int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
     if (rc)
         return rc;
@@ -390,19 +510,10 @@ int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
     }
     s->st = st;
-    tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
-    if ((rc = tfrec_gcs_stat(st, &n, name, &meta, NULL)) < 0)
-        goto fail_quiet;
-    s->size = meta.size;
-    s->generation = meta.generation;
-    s->has_crc = meta.has_crc32c;
-    s->crc = meta.crc32c;
-    char gen[24];
-    snprintf(gen, sizeof gen, "%" PRId64, s->generation);
-    s->url = tfrec_gcs_object_url(st, "/storage/v1", n.bucket, n.object);
-    if (!s->url || tfrec_gcs_url_param(&s->url, "alt", "media") ||
-        (s->generation && tfrec_gcs_url_param(&s->url, "generation", gen)))
+    s->url0 = tfrec_gcs_object_url(st, "/storage/v1", n.bucket, n.object);
+    if (!s->url0 || tfrec_gcs_url_param(&s->url0, "alt", "media"))
         goto nomem;
+    s->url = s->url0;
     size_t ahead = st->opts.read_ahead_bytes ? st->opts.read_ahead_bytes : 8u << 20;
     unsigned par = st->opts.parallel_reads ? st->opts.parallel_reads : 4;
     if (par > 64)
@@ -410,16 +521,48 @@ int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
     s->block_size = ahead / par;
     if (s->block_size < (64u << 10))
         s->block_size = 64u << 10;
-    /* Small objects: one block, one request. */
-    if (s->size && s->size < s->block_size)
-        s->block_size = (size_t)s->size;
-    s->nblocks = par;
     s->blocks = calloc(par, sizeof *s->blocks);
     s->multi = curl_multi_init();
     if (!s->blocks || !s->multi)
         goto nomem;
+    s->nblocks = par;
     for (unsigned i = 0; i < par; i++)
         s->blocks[i].src = s;
+    /* Block 0's request stands in for the metadata request; while it is
+     * out, the view's size is what was asked for. */
+    s->base = offset;
+    s->want_len = length;
+    s->size = length;
+    s->probing = 1;
+    if (length == 0) { /* nothing to ask for: the object's size is still checked */
+        s->probe_stat = 1;
+    }
+    if (!s->probe_stat && (rc = schedule(s)) == 0)
+        rc = pump_until(s, probe_over);
+    if (rc < 0) {
+        tfrec_fail_copy(NULL, &s->err);
+        goto fail_quiet;
+    }
+    if (s->probe_stat) {
+        reset_queue(s);
+        s->next_off = 0;
+        s->probing = 0;
+        tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
+        if ((rc = tfrec_gcs_stat(st, &n, name, &meta, NULL)) < 0)
+            goto fail_quiet;
+        s->generation = meta.generation;
+        s->has_crc = meta.has_crc32c;
+        s->crc = meta.crc32c;
+        if ((rc = set_view(s, meta.size)) < 0) {
+            tfrec_fail_copy(NULL, &s->err);
+            goto fail_quiet;
+        }
+        char gen[24];
+        snprintf(gen, sizeof gen, "%" PRId64, s->generation);
+        if (s->generation &&
+            (!(s->url = strdup(s->url0)) || tfrec_gcs_url_param(&s->url, "generation", gen)))
+            goto nomem;
+    }
     tfrec_io t = TFREC_IO_INIT;
     t.ctx = s;
     t.read = src_read;

@@ -201,6 +201,9 @@ size_t tfrec_gcs_glob_prefix(const char *pattern);
 
 /* ------------------------------------------------------------ source.c, sink.c */
 int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name);
+/* Bytes [offset, offset + length) only (length UINT64_MAX: to the end). */
+int tfrec_gcs_open_source_range(tfrec_storage *st, tfrec_io *io, const char *name, uint64_t offset,
+                                uint64_t length);
 int tfrec_gcs_open_sink(tfrec_storage *st, tfrec_io *io, const char *name);
 
 /* What a source did, for tests: requests made, the most ranges in flight at

@@ -24,6 +24,12 @@ void tfrec_tar_open_fd(tfrec_tar *t, int fd, uint64_t base, uint64_t len)
     t->end = base + len;
 }
 
+void tfrec_tar_open_io(tfrec_tar *t, tfrec_io *io, uint64_t base, uint64_t len)
+{
+    tfrec_tar_open_fd(t, -1, base, len);
+    t->io = io;
+}
+
 void tfrec_tar_open_mem(tfrec_tar *t, const void *buf, uint64_t base, uint64_t len)
 {
     tfrec_tar_open_fd(t, -1, base, len);
@@ -45,6 +51,21 @@ int tfrec_tar_pread(const tfrec_tar *t, void *buf, size_t n, uint64_t off)
         return 0;
     }
     size_t got = 0;
+    if (t->io) {
+        if (t->io->seek(t->io->ctx, off) < 0) {
+            errno = EIO;
+            return -1;
+        }
+        while (got < n) {
+            ptrdiff_t k = t->io->read(t->io->ctx, (char *)buf + got, n - got);
+            if (k <= 0) {
+                errno = EIO; /* a failed read, or the object shrank */
+                return -1;
+            }
+            got += (size_t)k;
+        }
+        return 0;
+    }
     while (got < n) {
         ssize_t k = pread(t->fd, (char *)buf + got, n - got, (off_t)(off + got));
         if (k < 0 && errno == EINTR)

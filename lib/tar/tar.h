@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tfrec/io.h"
 #include "util/errors.h"
 
 /* Longest pax or GNU extended header (and so member name) accepted. */
@@ -26,7 +27,8 @@ enum tfrec_tar_type {
 };
 
 typedef struct tfrec_tar {
-    int fd;             /* source when mem is NULL */
+    int fd;             /* source when mem and io are NULL */
+    tfrec_io *io;       /* a seekable source (not owned; one thread) */
     const uint8_t *mem; /* source buffer (tests, fuzzing) */
     uint64_t base, end; /* the archive's bytes: [base, end) of the source */
     uint64_t pos;       /* next header */
@@ -48,6 +50,9 @@ typedef struct tfrec_tar_entry {
 
 /* The archive at [base, base + len) of the open file fd (not owned). */
 void tfrec_tar_open_fd(tfrec_tar *t, int fd, uint64_t base, uint64_t len);
+/* The archive at [base, base + len) of a seekable source (e.g. an object
+ * in a bucket); reads seek and read it, so one thread at a time. */
+void tfrec_tar_open_io(tfrec_tar *t, tfrec_io *io, uint64_t base, uint64_t len);
 /* The archive at [base, base + len) of a buffer of at least base + len bytes. */
 void tfrec_tar_open_mem(tfrec_tar *t, const void *buf, uint64_t base, uint64_t len);
 /* The next member: 1 with *e set, 0 at the end-of-archive marker, or a

@@ -30,7 +30,9 @@ class _Options(_Sized):
                 ("flat_output", c_int), ("overwrite", c_int), ("cancel", c_void_p),
                 ("train_tar", c_char_p), ("validation_tar", c_char_p),
                 ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p),
-                ("task_index", c_uint32), ("num_tasks", c_uint32)]
+                ("task_index", c_uint32), ("num_tasks", c_uint32),
+                ("list_input", c_void_p), ("open_input", c_void_p), ("input_ctx", c_void_p),
+                ("open_input_range", c_void_p)]
 
 
 class _Counts(_Sized):
@@ -114,6 +116,10 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     is then that part (with a "task" entry and each shard's "crc32c").
     merge_manifests(output_dir) makes the manifest of the whole set once every
     task is done. The shards are those of one call without tasks.
+    raw_data_dir may be gs://BUCKET/PATH (the imagenet and folders trees),
+    and train_tar, validation_tar and validation_labels_file gs:// objects:
+    they are listed and read in place; the shards are the bytes of the same
+    tree converted from local disk.
 
     Raises the tfrec.Error for the failure (ImageError, NotFoundError, ...)
     with the failed run's manifest as e.manifest.
@@ -165,6 +171,15 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
             raise ValueError("task_index must be in 0..num_tasks-1 and num_tasks in 1..1000000, "
                              "not %r of %r" % (task_index, num_tasks))
         o.task_index, o.num_tasks = task_index, num_tasks
+    inputs = (o.raw_data_dir, o.train_tar, o.validation_tar, o.validation_labels_file)
+    if any(p and p[:5].lower() == b"gs://" for p in inputs):
+        # inputs in a bucket are listed and read in place (local ones too)
+        _lib.require("tfrec-storage", "a gs:// input")
+        from . import storage
+        o.open_input = storage.c_function("tfrec_storage_open_source")
+        o.open_input_range = storage.c_function("tfrec_storage_open_source_range")
+        if o.raw_data_dir and o.raw_data_dir[:5].lower() == b"gs://":
+            o.list_input = storage.c_function("tfrec_storage_glob_each")
 
     raised = []
     if progress is not None:

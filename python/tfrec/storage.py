@@ -61,9 +61,12 @@ _proto("tfrec_storage_writer_open", c_int, StorageHandle, POINTER(WriterHandle),
        c_void_p)
 _proto("tfrec_storage_open_source", c_int, StorageHandle, POINTER(_Io), c_char_p)
 _proto("tfrec_storage_open_sink", c_int, StorageHandle, POINTER(_Io), c_char_p)
+_proto("tfrec_storage_open_source_range", c_int, StorageHandle, POINTER(_Io), c_char_p, c_uint64,
+       c_uint64)
 _proto("tfrec_storage_stat", c_int, StorageHandle, c_char_p, POINTER(_Object))
 _proto("tfrec_storage_remove", c_int, StorageHandle, c_char_p)
 _proto("tfrec_storage_glob", c_int, StorageHandle, c_char_p, POINTER(StorageListHandle))
+_proto("tfrec_storage_glob_each", c_int, StorageHandle, c_char_p, c_void_p, c_void_p)
 _proto("tfrec_storage_list_count", c_size_t, StorageListHandle)
 # const tfrec_storage_object *: a plain pointer, cast below
 _proto("tfrec_storage_list_get", c_void_p, StorageListHandle, c_size_t)

@@ -203,8 +203,13 @@ assert m["status"] == "ok" and len(m["shards"]) == 5, m
     fi
     expect "imagenet2tfrec --gcs_upload without --gcs_output_path names --nogcs_upload" 2 \
         "pass --nogcs_upload" "$BIN/imagenet2tfrec" --raw_data_dir="$T/raw" --gcs_upload
-    expect "imagenet2tfrec --raw_data_dir=gs://: a local directory is needed" 2 \
-        "must be a local path" "$BIN/imagenet2tfrec" --raw_data_dir="$B/raw" --output_dir="$T/o"
+    # A tree in a bucket is read in place (storage_imagenet.sh); an empty
+    # prefix names what is missing; --labels_file stays local.
+    expect "imagenet2tfrec --raw_data_dir=gs://...: an empty prefix is named" 3 \
+        "$B/raw/synset_labels.txt: not found" "$BIN/imagenet2tfrec" --raw_data_dir="$B/raw" --output_dir="$T/o"
+    expect "imagenet2tfrec --labels_file=gs://: a local file is needed" 2 \
+        "must be a local path" "$BIN/imagenet2tfrec" --raw_data_dir="$T/raw" --labels_file="$B/l.txt" \
+        --output_dir="$T/o"
 else
     echo "imagenet2tfrec not built: its gs:// checks not run here"
 fi

@@ -58,8 +58,8 @@ if grep -qw tfrec-storage "$BUILD/parts"; then
         fi
     }
     if [ -x "$BIN/imagenet2tfrec" ]; then
-        local_refused "imagenet2tfrec --raw_data_dir" "$BIN/imagenet2tfrec" \
-            --raw_data_dir=gs://b/raw --output_dir="$T/o"
+        local_refused "imagenet2tfrec --csv" "$BIN/imagenet2tfrec" \
+            --layout=csv --csv=gs://b/list.csv --output_dir="$T/o"
         local_refused "imagenet2tfrec --labels_file" "$BIN/imagenet2tfrec" \
             --raw_data_dir="$T/raw" --output_dir="$T/o" --labels_file=gs://b/l.txt
     fi

@@ -1,7 +1,7 @@
 """gs:// through the Python bindings (libtfrec-storage) against the Cloud
 Storage test server (tests/storage/gcs_emulator.js, started here on a free
 loopback port): TFRecordReader/Writer, count, verify, tfrec.glob (the order
-of local globs), tfrec.storage, convert_images into a bucket, a writer
+of local globs), tfrec.storage, convert_images into and from a bucket, a writer
 aborted or dropped leaving no object, errors naming the object; and, with
 only the core library, a MissingPartError naming libtfrec-storage.
 """
@@ -135,6 +135,52 @@ def test_convert_images_into_a_bucket(tfrec, tmp_path):
     assert sum(tfrec.count(n) for n in tfrec.glob(out + "/*/*-of-*")) == 8
     assert b'"status":"ok"' in tfrec.storage.read_bytes(out + "/manifest.json")
     assert not os.path.exists("gs:")
+
+
+def _shards(root):
+    return {os.path.relpath(os.path.join(d, f), root): open(os.path.join(d, f), "rb").read()
+            for d, _, files in os.walk(root) for f in files if "-of-" in f}
+
+
+@pytest.mark.parametrize("layout", ["imagenet", "folders"])
+def test_convert_images_from_a_bucket(tfrec, tmp_path, layout):
+    """raw_data_dir=gs://...: the shards are the local tree's bytes."""
+    if not tfrec._lib.loaded("tfrec-image"):
+        pytest.skip("libtfrec-image not built")
+    raw = tmp_path / "raw"
+    subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "make_images.py"),
+                    "samples", str(raw), "--train", "9", "--validation", "3", "--classes", "3",
+                    "--layout", layout], check=True, capture_output=True)
+    src = BUCKET + "/raw-" + layout
+    for d, _, files in os.walk(raw):
+        for f in files:
+            p = os.path.join(d, f)
+            with open(p, "rb") as fp:
+                tfrec.storage.write_bytes(src + "/" + os.path.relpath(p, raw), fp.read())
+    opts = dict(layout=layout, train_shards=2, validation_shards=1, manifest_path=None)
+    local = tfrec.convert_images(str(raw), str(tmp_path / "local"), **opts)
+    remote = tfrec.convert_images(src, str(tmp_path / "remote"), **opts)
+    assert remote["status"] == "ok"
+    for k in ("images_total", "images_written", "images_fixed", "bytes_in", "bytes_out"):
+        assert remote["counts"][k] == local["counts"][k], k
+    want = _shards(tmp_path / "local")
+    assert len(want) == (3 if layout == "imagenet" else 2)
+    assert _shards(tmp_path / "remote") == want
+    with pytest.raises(tfrec.NotFoundError) as e:
+        tfrec.convert_images(BUCKET + "/no-such-tree", str(tmp_path / "none"), **opts)
+    assert "no-such-tree" in str(e.value)
+    if layout == "imagenet":  # the same tree as tarballs in the bucket
+        tars = tmp_path / "tars"
+        subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "make_tars.py"),
+                        "official", str(raw), str(tars)], check=True, capture_output=True)
+        for f in os.listdir(tars):
+            with open(tars / f, "rb") as fp:
+                tfrec.storage.write_bytes(src + "-tars/" + f, fp.read())
+        tfrec.convert_images(None, str(tmp_path / "from-tars"),
+                             train_tar=src + "-tars/ILSVRC2012_img_train.tar",
+                             validation_tar=src + "-tars/ILSVRC2012_img_val.tar",
+                             validation_labels_file=src + "-tars/synset_labels.txt", **opts)
+        assert _shards(tmp_path / "from-tars") == want
 
 
 def test_write_tfrecords_from_a_bucket_glob(tfrec, tmp_path):

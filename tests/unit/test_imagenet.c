@@ -417,7 +417,7 @@ static void test_text_files_refuse_nul(void)
     for (int first_token = 0; first_token <= 1; first_token++) {
         tfrec_strlist lines = { 0 };
         tfrec_err err = { 0 };
-        CHECK_EQ(tfrec_in_read_lines(path, first_token, &lines, &err), TFREC_E_INVALID);
+        CHECK_EQ(tfrec_in_read_lines(NULL, path, first_token, &lines, &err), TFREC_E_INVALID);
         CHECKF(strstr(err.msg, path) && strstr(err.msg, "line 2") && strstr(err.msg, "NUL"), "%s",
                err.msg);
         CHECK(lines.n == 0);

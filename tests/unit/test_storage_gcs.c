@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "storage/storage_internal.h"
@@ -358,6 +359,135 @@ static void test_missing_object_is_not_found(void)
              TFREC_E_NOT_FOUND);
     CHECK(strstr(tfrec_last_errmsg(), "no/such.tfrecord") != NULL);
     CHECK_EQ(tfrec_storage_remove(st, BUCKET "/no/such object"), TFREC_E_NOT_FOUND);
+    tfrec_storage_free(st);
+}
+
+static void test_open_needs_no_metadata_request(void)
+{
+    /* 300 KiB read in blocks of 128 KiB. */
+    size_t size = 300 * KIB;
+    char *data = malloc(size);
+    CHECK(data != NULL);
+    harness_random(data, size, 7);
+    tfrec_storage *st = client(0, 256 * KIB, 2);
+    CHECK(st != NULL);
+    const char *name = BUCKET "/pinned/obj.bin";
+    CHECK_EQ(put_object(st, name, data, size, size, NULL), TFREC_OK);
+    tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
+    CHECK_EQ(tfrec_storage_stat(st, name, &meta), TFREC_OK);
+
+    /* The open is one request: block 0's, which tells size and hashes. */
+    unsigned long before = atomic_load(&st->requests);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_OK);
+    CHECK_EQ(atomic_load(&st->requests) - before, 1);
+    CHECK_EQ(io.size(io.ctx), (int64_t)size);
+    char *back = malloc(size);
+    CHECK(back != NULL);
+    size_t n = 0;
+    ptrdiff_t got;
+    while ((got = io.read(io.ctx, back + n, size - n)) > 0)
+        n += (size_t)got;
+    CHECK_EQ(got, 0);
+    CHECK(n == size && memcmp(back, data, size) == 0);
+    gcs_source_stats ss;
+    tfrec_gcs_source_stats(io.ctx, &ss);
+    CHECK(ss.crc_checked);
+    CHECK_EQ(ss.requests, 3);
+    io.close(io.ctx, 0);
+
+    /* Replaced after the open: the later ranges ask for the generation the
+     * open saw, and its loss is an error, not a mix of two objects. */
+    CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_OK);
+    char *other = malloc(size);
+    CHECK(other != NULL);
+    harness_random(other, size, 8);
+    CHECK_EQ(put_object(st, name, other, size, size, NULL), TFREC_OK);
+    n = 0;
+    while ((got = io.read(io.ctx, back + n, size - n)) > 0)
+        n += (size_t)got;
+    CHECK_EQ(got, TFREC_E_STATE);
+    CHECKF(strstr(io.errmsg(io.ctx), "pinned/obj.bin: generation ") &&
+               strstr(io.errmsg(io.ctx), "replaced or deleted while being read"),
+           "%s", io.errmsg(io.ctx));
+    /* What came before the failure is the old object's (a failed
+     * read-ahead range may end the read before block 0 is used up). */
+    CHECK(n < size && memcmp(back, data, n) == 0);
+    io.close(io.ctx, 0);
+    CHECK_EQ(tfrec_storage_remove(st, name), TFREC_OK);
+    CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_E_NOT_FOUND);
+    CHECKF(strstr(tfrec_last_errmsg(), "pinned/obj.bin: not found"), "%s", tfrec_last_errmsg());
+    free(other);
+    free(back);
+    free(data);
+    tfrec_storage_free(st);
+}
+
+/* All of a range source into buf; bytes read or a negative code. */
+static ptrdiff_t read_all(tfrec_io *io, char *buf, size_t cap)
+{
+    size_t n = 0;
+    ptrdiff_t got;
+    while (n < cap && (got = io->read(io->ctx, buf + n, cap - n)) > 0)
+        n += (size_t)got;
+    return got < 0 ? got : (ptrdiff_t)n;
+}
+
+static void test_ranges_of_an_object_and_a_file(void)
+{
+    size_t size = 300 * KIB;
+    char *data = malloc(size), *back = malloc(size);
+    CHECK(data && back);
+    harness_random(data, size, 11);
+    tfrec_storage *st = client(0, 256 * KIB, 2);
+    CHECK(st != NULL);
+    const char *name = BUCKET "/range/obj.bin";
+    CHECK_EQ(put_object(st, name, data, size, size, NULL), TFREC_OK);
+    char path[] = "/tmp/tfrec-range-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK_EQ(write(fd, data, size), (ssize_t)size);
+    close(fd);
+    const char *names[] = { name, path };
+    static const uint64_t offs[][2] = {
+        { 1000, 5000 }, { 0, 300 * KIB }, { 200 * KIB, 100 * KIB }, { 299 * KIB, UINT64_MAX },
+        { 100, 0 },
+    };
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < sizeof offs / sizeof *offs; i++) {
+            uint64_t off = offs[i][0];
+            size_t len = offs[i][1] == UINT64_MAX ? size - off : (size_t)offs[i][1];
+            unsigned long before = atomic_load(&st->requests);
+            tfrec_io io = TFREC_IO_INIT;
+            CHECKF(tfrec_storage_open_source_range(st, &io, names[k], off, offs[i][1]) == TFREC_OK,
+                   "%s [%llu, +%zu): %s", names[k], (unsigned long long)off, len,
+                   tfrec_last_errmsg());
+            CHECK_EQ(io.size(io.ctx), (int64_t)len);
+            CHECK_EQ(read_all(&io, back, size), (ptrdiff_t)len);
+            CHECK(memcmp(back, data + off, len) == 0);
+            if (k == 0 && len && len <= 128 * KIB) /* one request: exactly the part */
+                CHECK_EQ(atomic_load(&st->requests) - before, 1);
+            if (len > 10) { /* offsets are the range's */
+                CHECK_EQ(io.seek(io.ctx, len - 10), TFREC_OK);
+                CHECK_EQ(read_all(&io, back, size), 10);
+                CHECK(memcmp(back, data + off + len - 10, 10) == 0);
+            }
+            io.close(io.ctx, 0);
+        }
+        tfrec_io io = TFREC_IO_INIT;
+        CHECK_EQ(tfrec_storage_open_source_range(st, &io, names[k], 299 * KIB, 2 * KIB),
+                 TFREC_E_INVALID);
+        CHECKF(strstr(tfrec_last_errmsg(), "past the end of the 307200-byte"), "%s",
+               tfrec_last_errmsg());
+        CHECK_EQ(tfrec_storage_open_source_range(st, &io, names[k], size + 1, 1), TFREC_E_INVALID);
+    }
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_source_range(st, &io, BUCKET "/range/none", 10, 10),
+             TFREC_E_NOT_FOUND);
+    unlink(path);
+    CHECK_EQ(tfrec_storage_remove(st, name), TFREC_OK);
+    free(data);
+    free(back);
     tfrec_storage_free(st);
 }
 
@@ -716,6 +846,8 @@ static const harness_test tests[] = {
     TEST(test_listing_across_pages_and_globs),
     TEST(test_ranged_parallel_reads_and_seek),
     TEST(test_missing_object_is_not_found),
+    TEST(test_open_needs_no_metadata_request),
+    TEST(test_ranges_of_an_object_and_a_file),
     TEST(test_corrupt_object_fails_its_crc32c),
     TEST(test_broken_download_resumes_where_it_stopped),
     TEST(test_retry_then_success),

@@ -84,6 +84,41 @@ static void test_members_offsets_and_end(void)
     tfrec_tar_close(&t);
 }
 
+/* The same archive through a seekable source (e.g. an object in a bucket):
+ * the same members, and a source cut short is an I/O error. */
+static void test_members_through_a_source(void)
+{
+    static arch a;
+    memset(&a, 0, sizeof a);
+    add(&a, "a.JPEG", '0', "hello", 5);
+    add(&a, "b.JPEG", '0', "x", 1);
+    finish(&a);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_io_open_memory(&io, a.b, a.len), TFREC_OK);
+    tfrec_tar t;
+    tfrec_tar_open_io(&t, &io, 0, a.len);
+    tfrec_tar_entry e;
+    tfrec_err err = { 0 };
+    CHECK_EQ(tfrec_tar_next(&t, &e, &err), 1);
+    CHECK(!strcmp(e.name, "a.JPEG") && e.size == 5 && e.offset == 512);
+    char buf[5];
+    CHECK_EQ(tfrec_tar_pread(&t, buf, 5, e.offset), 0);
+    CHECK(memcmp(buf, "hello", 5) == 0);
+    CHECK_EQ(tfrec_tar_next(&t, &e, &err), 1);
+    CHECK(!strcmp(e.name, "b.JPEG") && e.offset == 3 * 512);
+    CHECK_EQ(tfrec_tar_next(&t, &e, &err), 0);
+    tfrec_tar_close(&t);
+    io.close(io.ctx, 0);
+    /* The source holds less than the archive claims. */
+    CHECK_EQ(tfrec_io_open_memory(&io, a.b, 2 * 512), TFREC_OK);
+    tfrec_tar_open_io(&t, &io, 0, a.len);
+    CHECK_EQ(tfrec_tar_next(&t, &e, &err), 1);
+    CHECK_EQ(tfrec_tar_next(&t, &e, &err), TFREC_E_IO);
+    CHECKF(strstr(err.msg, "offset 1024"), "%s", err.msg);
+    tfrec_tar_close(&t);
+    io.close(io.ctx, 0);
+}
+
 static void test_bad_checksum_names_offset_and_previous_member(void)
 {
     static arch a;
@@ -180,7 +215,8 @@ static void test_flat_names(void)
     CHECK(tfrec_tar_flat_name("./", &why) == NULL);
 }
 
-TESTS(TEST(test_members_offsets_and_end), TEST(test_bad_checksum_names_offset_and_previous_member),
+TESTS(TEST(test_members_offsets_and_end), TEST(test_members_through_a_source),
+      TEST(test_bad_checksum_names_offset_and_previous_member),
       TEST(test_size_past_the_end_and_missing_marker),
       TEST(test_extended_header_padding_past_the_end), TEST(test_not_a_tar_and_gnu_long_names),
       TEST(test_flat_names))

@@ -57,5 +57,13 @@ int cli_open_source(void *ctx, tfrec_io *io, const char *name);
 int cli_open_sink(void *ctx, tfrec_io *io, const char *name);
 /* Remove a file or object; a missing one is not an error. */
 int cli_remove(void *ctx, const char *name);
+/* Every file or object matching pattern (tfrec_storage_glob) to add, as
+ * tfrec_imagenet_options.list_input wants; no match is no call. */
+/* Bytes [offset, offset + length) of a file or object as a source
+ * (tfrec_imagenet_options.open_input_range). */
+int cli_open_source_range(void *ctx, tfrec_io *io, const char *name, uint64_t offset,
+                          uint64_t length);
+int cli_list_input(void *ctx, const char *pattern,
+                   int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx);
 
 #endif

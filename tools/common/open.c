@@ -60,3 +60,33 @@ int cli_remove(void *ctx, const char *name)
     return remove(name) == 0 || errno == ENOENT ? TFREC_OK : TFREC_E_IO;
 #endif
 }
+
+int cli_list_input(void *ctx, const char *pattern,
+                   int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx)
+{
+    (void)ctx;
+#ifdef TFREC_CLI_HAVE_STORAGE
+    int rc = tfrec_storage_glob_each(NULL, pattern, add, add_ctx);
+    return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc; /* no match: an empty directory */
+#else
+    (void)pattern;
+    (void)add;
+    (void)add_ctx;
+    return TFREC_E_UNSUPPORTED;
+#endif
+}
+
+int cli_open_source_range(void *ctx, tfrec_io *io, const char *name, uint64_t offset,
+                          uint64_t length)
+{
+    (void)ctx;
+#ifdef TFREC_CLI_HAVE_STORAGE
+    return tfrec_storage_open_source_range(NULL, io, name, offset, length);
+#else
+    (void)io;
+    (void)name;
+    (void)offset;
+    (void)length;
+    return TFREC_E_UNSUPPORTED;
+#endif
+}

@@ -401,6 +401,17 @@ static int convert(cli *c)
         c->o.open_sink = cli_open_sink;
         c->o.remove_output = cli_remove;
     }
+    /* Inputs in a bucket: listed and read through the storage part (which
+     * takes the local ones too). */
+    const char *in[] = { c->o.raw_data_dir, c->o.train_tar, c->o.validation_tar,
+                         c->o.validation_labels_file };
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+        if (in[i] && cli_is_remote(in[i])) {
+            c->o.open_input = cli_open_source;
+            c->o.open_input_range = cli_open_source_range;
+        }
+    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir))
+        c->o.list_input = cli_list_input;
     const char *remote_manifest = NULL;
     if (cli_is_remote(c->o.manifest_path)) {
         remote_manifest = c->o.manifest_path;
@@ -565,13 +576,14 @@ int main(int argc, char **argv)
     tfrec_imagenet_options *o = &c.o;
     cli_flag flags[] = {
         { .name = "raw_data_dir",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &o->raw_data_dir,
           .value_name = "DIR",
           .section = "Flags of imagenet_to_gcs.py:",
           .help = "input root: train/, validation/, synset_labels.txt;\n"
                   "or ILSVRC2012_img_train.tar, ILSVRC2012_img_val.tar,\n"
-                  "synset_labels.txt (read without extracting)" },
+                  "synset_labels.txt (read without extracting); a tree\n"
+                  "may be gs://BUCKET/PATH (read in place)" },
         { .name = "local_scratch_dir",
           .type = CLI_PATH,
           .dest = &o->output_dir,
@@ -656,7 +668,7 @@ int main(int argc, char **argv)
           .value_name = "FILE",
           .help = "one synset per line; label = line number\n[sorted union, 1..K]" },
         { .name = "validation_labels_file",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &o->validation_labels_file,
           .value_name = "FILE",
           .help = "[RAW/synset_labels.txt]" },
@@ -670,7 +682,7 @@ int main(int argc, char **argv)
           .dest = &o->train_tar,
           .value_name = "FILE",
           .help = "ILSVRC2012_img_train.tar (a tar of nXXXXXXXX.tar), read\n"
-                  "in place: no image is extracted to disk" },
+                  "in place: no image is extracted to disk; may be gs://" },
         { .name = "validation_tar",
           .type = CLI_PATH,
           .dest = &o->validation_tar,
