@@ -1,6 +1,7 @@
 /* Writing records. Framed records collect in a staging buffer that goes to
  * the sink (or through the deflater) in large pieces; a record too big for
  * the buffer is passed through from the caller's memory without a copy. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "record/deflate_sink.h"
 #include "record/framing.h"
 #include "record/index_out.h"
+#include "record/writer_internal.h"
 #include "tfrec/record.h"
 #include "util/errors.h"
 #include "util/struct_size.h"
@@ -73,6 +75,16 @@ static int check_open(tfrec_writer *w, const char *what)
         return tfrec_fail(NULL, w->failure, "%s", w->err.msg);
     return tfrec_fail(&w->err, TFREC_E_STATE, "%s: %s after the writer was %s", w->name, what,
                       w->state == W_CLOSED ? "closed" : "aborted");
+}
+
+int tfrec_writer_refuse(tfrec_writer *w, const char *fmt, ...)
+{
+    char why[TFREC_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return tfrec_fail(&w->err, TFREC_E_INVALID, "%s: %s", w->name, why);
 }
 
 int tfrec_writer_write(tfrec_writer *w, const void *data, size_t len)
