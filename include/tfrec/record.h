@@ -118,7 +118,7 @@ typedef struct tfrec_writer_options {
     int compression;    /* [NONE] */
     int level;          /* 1..9 on zlib's scale (ISA-L builds map it: docs/format.md),
                            0 = default [6, TensorFlow's Z_DEFAULT_COMPRESSION] */
-    size_t buffer_size; /* output buffer [256 KiB] */
+    size_t buffer_size; /* output buffer [1 MiB uncompressed, 256 KiB compressed] */
     /* Index the records as they are written (NONE compression only;
      * include/tfrec/dataset.h describes the format). write_index = 1 with
      * tfrec_writer_open(): PATH.idx, committed right after PATH. With
