@@ -1,7 +1,7 @@
 /* The C side of bench/python.sh: the same write and read work the Python
  * benchmark does, straight through libtfrec, so the bindings' overhead shows.
  *
- *   python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP]
+ *   python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP [BUFFER_BYTES]]
  *   python_c_peer read PATH
  *
  * Prints one line: "<op> <records> <payload bytes> <CPU seconds>".
@@ -31,7 +31,7 @@ static int fail(const char *what, const char *msg)
 
 /* Distinct records, count * size bytes of them, like the Python side's list
  * of records: writing them reads fresh memory, not one cache-hot buffer. */
-static int do_write(const char *path, long count, size_t size, int compression)
+static int do_write(const char *path, long count, size_t size, int compression, size_t buffer)
 {
     size_t pool_len = (size_t)count * size;
     uint8_t *pool = malloc(pool_len ? pool_len : 1);
@@ -44,6 +44,7 @@ static int do_write(const char *path, long count, size_t size, int compression)
     }
     tfrec_writer_options opts = TFREC_WRITER_OPTIONS_INIT;
     opts.compression = compression;
+    opts.buffer_size = buffer; /* 0: the library's default */
     tfrec_writer *w;
     double t0 = now();
     if (tfrec_writer_open(&w, path, &opts) < 0) {
@@ -103,10 +104,12 @@ int main(int argc, char **argv)
         int comp = argc > 5 ? tfrec_compression_from_name(argv[5]) : TFREC_COMPRESSION_NONE;
         if (comp < 0)
             return fail("write", "unknown compression");
-        return do_write(argv[2], atol(argv[3]), (size_t)atol(argv[4]), comp);
+        size_t buffer = argc > 6 ? (size_t)atol(argv[6]) : 0;
+        return do_write(argv[2], atol(argv[3]), (size_t)atol(argv[4]), comp, buffer);
     }
     if (argc == 3 && strcmp(argv[1], "read") == 0)
         return do_read(argv[2]);
-    fprintf(stderr, "usage: python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP] | read PATH\n");
+    fprintf(stderr, "usage: python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP [BUFFER_BYTES]] | "
+                    "read PATH\n");
     return 2;
 }
