@@ -193,7 +193,7 @@ static void test_same_bytes_every_compression(void)
 {
     uint8_t *recs[NRECS];
     fill(recs);
-    uint8_t *joined = malloc(4 * 300000); /* room for 4 records back to back */
+    uint8_t *joined = malloc(4 * 300000);        /* room for 4 records back to back */
     static const size_t buffers[] = { 0, 4096 }; /* default, and smaller than some records */
     for (int comp = TFREC_COMPRESSION_NONE; comp <= TFREC_COMPRESSION_GZIP; comp++) {
         for (size_t b = 0; b < 2; b++) {
