@@ -14,10 +14,10 @@
 #include "util/errors.h"
 #include "util/struct_size.h"
 
-/* Uncompressed output goes to the sink one buffer per write(): with 1 MiB
- * writes the kernel's share (page cache, ext4) measured 10-20% less CPU than
- * with 256 KiB ones for small records (bench/results/python.md). The
- * deflater keeps 256 KiB: its chunks are that size anyway. */
+/* Uncompressed output goes to the sink one buffer per write(): 1 MiB writes
+ * measured 12% less CPU than 256 KiB ones for 1 KiB records and 30-40% less
+ * for 110 KiB ones, nearly all of it in the kernel (bench/writer_buffer.py).
+ * The deflater keeps 256 KiB: its chunks are that size anyway. */
 enum {
     DEFAULT_BUFFER = 1024 * 1024,
     DEFAULT_DEFLATE_BUFFER = 256 * 1024,
@@ -88,6 +88,8 @@ static int check_open(tfrec_writer *w, const char *what)
 
 int tfrec_writer_refuse(tfrec_writer *w, const char *fmt, ...)
 {
+    if (w->state == W_FAILED) /* its message is the failure's, kept for every call */
+        return check_open(w, "write");
     char why[TFREC_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);

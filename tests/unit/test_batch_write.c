@@ -295,6 +295,12 @@ static void test_sink_failure_mid_batch(void)
             CHECK(strstr(tfrec_writer_errmsg(w), "no space left") != NULL);
             /* the writer stays failed: a later batch is refused without writing */
             CHECK_EQ(tfrec_writer_write_vec(w, ptrs, lens, 1), TFREC_E_IO);
+            /* a bad argument now reports the failure, whose message stays */
+            const void *null_rec[1] = { NULL };
+            size_t three[1] = { 3 };
+            CHECK_EQ(tfrec_writer_write_batch(w, NULL, NULL, 2), TFREC_E_IO);
+            CHECK_EQ(tfrec_writer_write_vec(w, null_rec, three, 1), TFREC_E_IO);
+            CHECK(strstr(tfrec_writer_errmsg(w), "no space left") != NULL);
             CHECK_EQ(tfrec_writer_records(w), in);
             CHECK_EQ(tfrec_writer_close(w), TFREC_E_IO);
             CHECK(d.closed == 1 && d.commit == 0); /* discarded */
