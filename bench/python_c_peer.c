@@ -2,7 +2,7 @@
  * benchmark does, straight through libtfrec, so the bindings' overhead shows.
  *
  *   python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP [BUFFER_BYTES]]
- *   python_c_peer read PATH
+ *   python_c_peer read PATH [BUFFER_BYTES]
  *
  * Prints one line: "<op> <records> <payload bytes> <CPU seconds>".
  */
@@ -69,11 +69,13 @@ static int do_write(const char *path, long count, size_t size, int compression, 
     return 0;
 }
 
-static int do_read(const char *path)
+static int do_read(const char *path, size_t buffer)
 {
+    tfrec_reader_options opts = TFREC_READER_OPTIONS_INIT;
+    opts.buffer_size = buffer; /* 0: the library's default */
     tfrec_reader *r;
     double t0 = now();
-    if (tfrec_reader_open(&r, path, NULL) < 0)
+    if (tfrec_reader_open(&r, path, &opts) < 0)
         return fail(path, tfrec_last_errmsg());
     const uint8_t *data;
     size_t len;
@@ -107,9 +109,9 @@ int main(int argc, char **argv)
         size_t buffer = argc > 6 ? (size_t)atol(argv[6]) : 0;
         return do_write(argv[2], atol(argv[3]), (size_t)atol(argv[4]), comp, buffer);
     }
-    if (argc == 3 && strcmp(argv[1], "read") == 0)
-        return do_read(argv[2]);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "read") == 0)
+        return do_read(argv[2], argc == 4 ? (size_t)atol(argv[3]) : 0);
     fprintf(stderr, "usage: python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP [BUFFER_BYTES]] | "
-                    "read PATH\n");
+                    "read PATH [BUFFER_BYTES]\n");
     return 2;
 }

@@ -17,7 +17,7 @@
 /* Uncompressed output goes to the sink one buffer per write(): 1 MiB writes
  * measured 11-17% less CPU than 256 KiB ones for 1 KiB records and 30-38%
  * less for 110 KiB ones, nearly all of it in the kernel
- * (bench/writer_buffer.py, bench/results/python.md).
+ * (bench/record_buffer.py, bench/results/python.md).
  * The deflater keeps 256 KiB: its chunks are that size anyway. */
 enum {
     DEFAULT_BUFFER = 1024 * 1024,
