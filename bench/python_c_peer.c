@@ -1,8 +1,8 @@
 /* The C side of bench/python.sh: the same write and read work the Python
  * benchmark does, straight through libtfrec, so the bindings' overhead shows.
  *
- *   python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP]
- *   python_c_peer read PATH
+ *   python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP [BUFFER_BYTES]]
+ *   python_c_peer read PATH [BUFFER_BYTES]
  *
  * Prints one line: "<op> <records> <payload bytes> <CPU seconds>".
  */
@@ -22,7 +22,7 @@ static int fail(const char *what, const char *msg)
 
 /* Distinct records, count * size bytes of them, like the Python side's list
  * of records: writing them reads fresh memory, not one cache-hot buffer. */
-static int do_write(const char *path, long count, size_t size, int compression)
+static int do_write(const char *path, long count, size_t size, int compression, size_t buffer)
 {
     size_t pool_len = (size_t)count * size;
     uint8_t *pool = malloc(pool_len ? pool_len : 1);
@@ -35,6 +35,7 @@ static int do_write(const char *path, long count, size_t size, int compression)
     }
     tfrec_writer_options opts = TFREC_WRITER_OPTIONS_INIT;
     opts.compression = compression;
+    opts.buffer_size = buffer; /* 0: the library's default */
     tfrec_writer *w;
     double t0 = bench_cpu_now();
     if (tfrec_writer_open(&w, path, &opts) < 0) {
@@ -59,11 +60,13 @@ static int do_write(const char *path, long count, size_t size, int compression)
     return 0;
 }
 
-static int do_read(const char *path)
+static int do_read(const char *path, size_t buffer)
 {
+    tfrec_reader_options opts = TFREC_READER_OPTIONS_INIT;
+    opts.buffer_size = buffer; /* 0: the library's default */
     tfrec_reader *r;
     double t0 = bench_cpu_now();
-    if (tfrec_reader_open(&r, path, NULL) < 0)
+    if (tfrec_reader_open(&r, path, &opts) < 0)
         return fail(path, tfrec_last_errmsg());
     const uint8_t *data;
     size_t len;
@@ -94,10 +97,12 @@ int main(int argc, char **argv)
         int comp = argc > 5 ? tfrec_compression_from_name(argv[5]) : TFREC_COMPRESSION_NONE;
         if (comp < 0)
             return fail("write", "unknown compression");
-        return do_write(argv[2], atol(argv[3]), (size_t)atol(argv[4]), comp);
+        size_t buffer = argc > 6 ? (size_t)atol(argv[6]) : 0;
+        return do_write(argv[2], atol(argv[3]), (size_t)atol(argv[4]), comp, buffer);
     }
-    if (argc == 3 && strcmp(argv[1], "read") == 0)
-        return do_read(argv[2]);
-    fprintf(stderr, "usage: python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP] | read PATH\n");
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "read") == 0)
+        return do_read(argv[2], argc == 4 ? (size_t)atol(argv[3]) : 0);
+    fprintf(stderr, "usage: python_c_peer write PATH COUNT SIZE [NONE|ZLIB|GZIP [BUFFER_BYTES]] | "
+                    "read PATH [BUFFER_BYTES]\n");
     return 2;
 }

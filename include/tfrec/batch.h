@@ -23,11 +23,17 @@
 TFREC_BEGIN_DECLS
 
 /* Write n records held back to back in data, record i ending at ends[i]
- * (so ends is non-decreasing and ends[n-1] is the total size). Stops at the
- * first failure and returns its code; the records before it were written. */
+ * (so ends is non-decreasing and ends[n-1] is the total size), the same
+ * bytes n calls of tfrec_writer_write() would give. n = 0 writes nothing.
+ * Stops at the first failure and returns its code, the message in
+ * tfrec_writer_errmsg(w): the records before it were written (the growth of
+ * tfrec_writer_records(w) tells how many). A refused argument (decreasing
+ * ends, NULL data) leaves the writer usable; a failure of the sink leaves
+ * it failed, as tfrec_writer_write() does. */
 int tfrec_writer_write_batch(tfrec_writer *w, const void *data, const uint64_t *ends, size_t n);
 
-/* Same, with records scattered in memory: record i is ptrs[i], lens[i]. */
+/* Same, with records scattered in memory: record i is ptrs[i], lens[i]
+ * (ptrs[i] may be NULL when lens[i] is 0). */
 int tfrec_writer_write_vec(tfrec_writer *w, const void *const *ptrs, const size_t *lens, size_t n);
 
 typedef struct tfrec_record_batch tfrec_record_batch;

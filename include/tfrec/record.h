@@ -40,7 +40,7 @@ typedef struct tfrec_reader tfrec_reader;
 typedef struct tfrec_reader_options {
     size_t struct_size;
     int compression;          /* [AUTO] */
-    size_t buffer_size;       /* read buffer [256 KiB] */
+    size_t buffer_size;       /* read buffer [1 MiB uncompressed, 256 KiB compressed] */
     uint64_t max_record_size; /* larger length fields are TFREC_E_RECORD_TOO_LARGE [1 GiB] */
     int skip_corrupt;         /* [0] stop at the first problem; 1: skip corrupt regions,
                                  resynchronise on the next valid record and count them */
@@ -118,7 +118,7 @@ typedef struct tfrec_writer_options {
     int compression;    /* [NONE] */
     int level;          /* 1..9 on zlib's scale (ISA-L builds map it: docs/format.md),
                            0 = default [6, TensorFlow's Z_DEFAULT_COMPRESSION] */
-    size_t buffer_size; /* output buffer [256 KiB] */
+    size_t buffer_size; /* output buffer [1 MiB uncompressed, 256 KiB compressed] */
     /* Index the records as they are written (NONE compression only;
      * include/tfrec/dataset.h describes the format). write_index = 1 with
      * tfrec_writer_open(): PATH.idx, committed right after PATH. With

@@ -5,19 +5,27 @@
 #include <string.h>
 
 #include "batch/batch_internal.h"
+#include "record/writer_internal.h"
 #include "util/errors.h"
 #include "util/vec.h"
 
+/* Both stop at the first record that fails; the writer's record count
+ * (tfrec_writer_records) then tells how many of the batch went in. */
 int tfrec_writer_write_batch(tfrec_writer *w, const void *data, const uint64_t *ends, size_t n)
 {
-    if (!w || (n && (!data || !ends)))
-        return tfrec_fail(NULL, TFREC_E_INVALID, "write_batch: NULL argument");
+    if (!w)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_writer_write_batch: NULL writer");
+    if (n && (!data || !ends))
+        return tfrec_writer_refuse(w, "write_batch: NULL data or ends for %zu records", n);
     const uint8_t *bytes = data;
     uint64_t start = 0;
     for (size_t i = 0; i < n; i++) {
         if (ends[i] < start)
-            return tfrec_fail(NULL, TFREC_E_INVALID,
-                              "write_batch: end offset %zu is below the previous one", i);
+            return tfrec_writer_refuse(w,
+                                       "write_batch: record %zu of %zu ends at %llu, before its "
+                                       "start %llu (the records before it were written)",
+                                       i, n, (unsigned long long)ends[i],
+                                       (unsigned long long)start);
         int rc = tfrec_writer_write(w, bytes + start, (size_t)(ends[i] - start));
         if (rc < 0)
             return rc;
@@ -28,9 +36,16 @@ int tfrec_writer_write_batch(tfrec_writer *w, const void *data, const uint64_t *
 
 int tfrec_writer_write_vec(tfrec_writer *w, const void *const *ptrs, const size_t *lens, size_t n)
 {
-    if (!w || (n && (!ptrs || !lens)))
-        return tfrec_fail(NULL, TFREC_E_INVALID, "write_vec: NULL argument");
+    if (!w)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_writer_write_vec: NULL writer");
+    if (n && (!ptrs || !lens))
+        return tfrec_writer_refuse(w, "write_vec: NULL ptrs or lens for %zu records", n);
     for (size_t i = 0; i < n; i++) {
+        if (!ptrs[i] && lens[i])
+            return tfrec_writer_refuse(w,
+                                       "write_vec: record %zu of %zu is NULL with length %zu "
+                                       "(the records before it were written)",
+                                       i, n, lens[i]);
         int rc = tfrec_writer_write(w, ptrs[i], lens[i]);
         if (rc < 0)
             return rc;

@@ -507,7 +507,9 @@ class TFRecordWriter:
 
     def write_many(self, records):
         """Append every record of an iterable: the same as write() in a loop,
-        with the loop in C where the records are bytes."""
+        with the loop in C where the records are bytes. A closed writer
+        raises ValueError, also for an empty iterable."""
+        self._handle()
         write = self.write
         it = iter(records)
         while True:

@@ -106,10 +106,12 @@ static void test_many_sizes(void)
     for (size_t i = 0; i < N; i++) {
         if (i < 300)
             sizes[i] = i; /* every small size */
+        else if (i % 100 == 0)
+            sizes[i] = 256 * 1024 - 16 + i % 3 - 1; /* around the compressed buffer size */
         else if (i % 50 == 0)
-            sizes[i] = 256 * 1024 - 16 + i % 3 - 1; /* around the buffer size */
+            sizes[i] = 1024 * 1024 - 16 + i % 3 - 1; /* around the uncompressed one */
         else if (i % 97 == 0)
-            sizes[i] = 700000 + i; /* larger than the buffer */
+            sizes[i] = 1100000 + i; /* larger than either */
         else
             sizes[i] = (size_t)(r[2 * i] | r[2 * i + 1] << 8) % 20000;
     }
