@@ -24,6 +24,7 @@ never needs it. docs/scale-out.md has the task model and the sizing.
 """
 
 import os
+import time
 import uuid
 
 from . import task as _task
@@ -253,11 +254,14 @@ def load_bigtable(client, project, instance, table, source_glob, *, num_tasks=No
     (records_read, rows_acked, ...; "seconds" is the longest task) with
     "writer": the summed writer stats and "tasks": each task's own dict.
 
-    A retried task writes its whole share again: with the default server
-    timestamps that adds a second cell version to the rows it had written
-    (readers of the latest cell see the same data); give timestamp_micros
-    for rewrites that replace the cells instead."""
+    A retried task writes its whole share again. Every task writes its cells
+    with one timestamp chosen here for the whole job (the time of this call,
+    in milliseconds, unless timestamp_micros is given), so a rewrite
+    replaces the cells it had written instead of adding a second version;
+    timestamp_micros=-1 asks for server time and gives up that guarantee."""
     load_opts = {k: writer_opts.pop(k) for k in _LOAD_OPTIONS if k in writer_opts}
+    if not writer_opts.get("timestamp_micros"):
+        writer_opts["timestamp_micros"] = int(time.time() * 1000) * 1000
     if create_table:
         table_opts = {k: writer_opts[k] for k in _TABLE_OPTIONS if k in writer_opts}
         _one(client, "create-table", ensure_table_task, (project, instance, table, table_opts),

@@ -271,5 +271,37 @@ if [ "$s1 $s2 $s3 $s4 $s5" = "2 2 2 2 2" ] && grep -q "standard input only with 
     pass bad_task_identity_exit_2
 else fail bad_task_identity_exit_2 "exits $s1 $s2 $s3 $s4 $s5: $(cat "$T"/err[1-5] | head -c 600)"; fi
 
+# A task re-run from scratch (a new pod: no progress file) with the job's
+# one --timestamp_micros replaces its cells; without it, each run stamps
+# its own start, so the same re-run leaves two versions of every row.
+cells_per_row() { # table: "<rows> <max cells of a row>"
+    bt read "$1" columns=tfexample:example | awk '
+        /^----/ { next }
+        /^[^ ]/ { row = $1; rows[row] = 0; next }
+        /^  tfexample:example/ { rows[row]++ }
+        END { n = 0; m = 0; for (r in rows) { n++; if (rows[r] > m) m = rows[r] } print n, m }'
+}
+bt createtable ts && bt createfamily ts tfexample && bt createtable nots && bt createfamily nots tfexample
+for table in ts nots; do
+    flag=; [ $table = ts ] && flag=--timestamp_micros=1700000000123000
+    for run in 1 2; do
+        mkdir -p "$T/$table/$run"
+        (cd "$T/$table/$run" && "$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=$table \
+            --source_glob="$GLOB" --task_index=1 --num_tasks=4 --num_records=$N $flag --quiet \
+            >"$T/$table.out" 2>&1) || echo "run $run of $table failed: $(cat "$T/$table.out")" >>"$T/ts.err"
+        sleep 0.01 # the second run of nots starts at least a millisecond later
+    done
+done
+"$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=ts --source_glob="$GLOB" \
+    --timestamp_micros=1700000000123456 >"$T/out" 2>"$T/err6"
+s6=$?
+ts_cells=$(cells_per_row ts)
+nots_cells=$(cells_per_row nots)
+if [ ! -s "$T/ts.err" ] && [ "$ts_cells" = "251 1" ] && [ "$nots_cells" = "251 2" ] && [ $s6 = 2 ] &&
+   grep -q "not a whole number of milliseconds" "$T/err6"; then
+    pass rerun_task_with_job_timestamp_replaces_cells
+else fail rerun_task_with_job_timestamp_replaces_cells \
+    "with the flag: $ts_cells, without: $nots_cells (rows, max cells), bad value exit $s6; $(cat "$T/ts.err" "$T/err6" 2>/dev/null | head -c 400)"; fi
+
 [ $failures -eq 0 ] && echo "bigtable_tasks: all passed" || echo "bigtable_tasks: $failures failed"
 exit $((failures > 0))

@@ -311,8 +311,9 @@ def test_dask_is_imported_only_by_tfrec_distributed(build_dir):
 
 def test_load_worker_killed_mid_load_rewrites_its_share(tfrec, client, emulator, tmp_path):
     """A worker killed after its task had rows acknowledged: Dask runs the
-    task again, which writes its whole share again. With an explicit
-    timestamp the rewrite replaces the cells: every row once, one cell each."""
+    task again, which writes its whole share again. The job's one timestamp
+    (chosen by load_bigtable, none given here) makes the rewrite replace the
+    cells: every row once, one cell each."""
     from tfrec import distributed as td
     import dask_hooks
     records = [b"row %04d" % i for i in range(400)]
@@ -327,7 +328,7 @@ def test_load_worker_killed_mid_load_rewrites_its_share(tfrec, client, emulator,
             result["stats"] = td.load_bigtable(
                 client, PROJECT, INSTANCE, "rewritten", str(tmp_path / "data-*"), num_tasks=2,
                 row_prefix="k", num_records=400, create_table=True, batch_rows=10,
-                max_inflight=1, timestamp_micros=1234000, progress_interval=-1, retries=0,
+                max_inflight=1, progress_interval=-1, retries=0,
                 progress=False, on_task_progress=hook)
         except BaseException as e:  # reported below
             result["error"] = e

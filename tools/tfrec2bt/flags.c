@@ -163,6 +163,16 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .dmax = 1e12,
           .value_name = "R",
           .help = "throttle, to spare a cluster that is serving [unlimited]" },
+        { .name = "timestamp_micros",
+          .type = CLI_INT64,
+          .dest = &f->timestamp_micros,
+          .min = -1,
+          .max = INT64_MAX,
+          .value_name = "T",
+          .help = "timestamp of every cell, in microseconds (whole milliseconds);\n"
+                  "give the same T to every task of a split load so a re-run task\n"
+                  "replaces its cells instead of adding versions; -1: server time\n"
+                  "[the first run's start, kept in the progress file]" },
         { .name = "row_key_order",
           .type = CLI_CHOICE,
           .dest = &f->reversed_keys,
@@ -210,6 +220,12 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
         /* counting the records would consume them */
         cli_usage_error(cl, "a load split into tasks reads standard input only with "
                             "--num_records");
+        return EXIT_USAGE;
+    }
+    if (f->timestamp_micros > 0 && f->timestamp_micros % 1000) {
+        /* Bigtable keeps cell timestamps at millisecond granularity */
+        cli_usage_error(cl, "--timestamp_micros=%lld is not a whole number of milliseconds",
+                        (long long)f->timestamp_micros);
         return EXIT_USAGE;
     }
     if (f->resume && f->start_index) {

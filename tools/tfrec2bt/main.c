@@ -112,7 +112,8 @@ static int open_bigtable(run *r)
     wo.batch_rows = (size_t)r->f.batch_rows;
     wo.retry_timeout_ms = r->f.retry_timeout_s > 0 ? (int64_t)(r->f.retry_timeout_s * 1000) : -1;
     wo.stop_timeout_ms = r->f.stop_timeout_s > 0 ? (int64_t)(r->f.stop_timeout_s * 1000) : -1;
-    wo.timestamp_micros = r->timestamp; /* a resumed run: the first run's */
+    /* --timestamp_micros, else a resumed run's first timestamp, else now */
+    wo.timestamp_micros = r->f.timestamp_micros ? r->f.timestamp_micros : r->timestamp;
     rc = tfrec_bt_writer_open(&r->writer, r->client, r->f.table, r->f.column_family, &wo);
     if (rc) {
         fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());

@@ -28,9 +28,10 @@ typedef struct t2b_flags {
     int dry_run, create_table, quiet;
     int reversed_keys; /* --row_key_order=reversed */
     int max_failed_listed;
-    double max_rows_per_sec; /* 0 = unlimited */
-    double stop_timeout_s;   /* after SIGINT/SIGTERM: wait for calls in flight */
-    cli_task task;           /* this process's share of the load */
+    double max_rows_per_sec;  /* 0 = unlimited */
+    double stop_timeout_s;    /* after SIGINT/SIGTERM: wait for calls in flight */
+    cli_task task;            /* this process's share of the load */
+    int64_t timestamp_micros; /* of every cell; 0: the first run's open time, -1: server time */
 } t2b_flags;
 
 /* Parse argv into f (strings stay valid until cli_cmdline_free(cl)).
