@@ -181,10 +181,12 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
             status = EXIT_IO;
             break;
         }
-    if (started < n) /* a fork failed (or a signal came): stop the ones running */
+    int forwarded = 0; /* once only: a second signal ends a tfrec2bt at once */
+    if (started < n) { /* a fork failed (or a signal came): stop the ones running */
         for (int i = 0; i < started; i++)
             kill(kids[i].pid, SIGTERM);
-    int forwarded = 0;
+        forwarded = 1;
+    }
     for (;;) {
         struct pollfd pf[64];
         int np = 0, map[64];
