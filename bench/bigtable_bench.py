@@ -20,9 +20,12 @@ median and the range over the rounds, the client's CPU seconds (per GB) and
 the emulator's CPU seconds (from /proc/PID/stat) and cores (CPU / wall).
 Every load is checked with `cbt count`.
 
-Environment: BENCH_QUICK=1 (fewer rows, a smaller sweep), BENCH_ROUNDS (3),
+Environment: BENCH_QUICK=1 (fewer rows, a smaller sweep), BENCH_BT_SWEEP=small
+(the smaller sweep with all the rows), BENCH_ROUNDS (3),
 BENCH_BT_VARIANTS (extra tfrec2bt contenders for experiments:
-"name|ENV=V ENV2=V|--flag=v --flag2=v;name2|...").
+"name|ENV=V ENV2=V|--flag=v --flag2=v|P;name2|...", P > 1: P tfrec2bt
+processes at once over task shares, --task_index=i --num_tasks=P, timed
+together).
 Prints "RATIO <name> <value> <target>" lines (met when value >= target).
 """
 import os
@@ -41,6 +44,8 @@ BIN = os.environ.get("TFREC2BT_BIN_DIR", os.path.join(BUILD, "bin"))
 PEER = os.environ.get("BTPEER")
 WORK = sys.argv[1]
 QUICK = os.environ.get("BENCH_QUICK", "0") not in ("", "0")
+# BENCH_BT_SWEEP=small: the quick run's 4-point Go sweep with all the rows
+SMALL_SWEEP = QUICK or os.environ.get("BENCH_BT_SWEEP") == "small"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 TICK = os.sysconf("SC_CLK_TCK")
 EMU = os.path.join(ROOT, "scripts/emulator.sh")
@@ -157,14 +162,28 @@ def ratio(name, value, target, note):
     print("RATIO %s %.3f %s %s" % (name, value, target, note), flush=True)
 
 
-def variants(path, common):
+def split_cmd(procs, base, n):
+    """procs tfrec2bt processes over task shares at once, as one command:
+    each its own progress file; fails when any of them fails."""
+    parts = []
+    for i in range(procs):
+        argv = [a if not a.startswith("--progress_file=") else "%s-%d" % (a, i) for a in base]
+        argv += ["--num_records=%d" % n, "--task_index=%d" % i, "--num_tasks=%d" % procs]
+        parts.append(" ".join("'%s'" % a for a in argv) + " & p%d=$!" % i)
+    waits = "; ".join("wait $p%d || bad=1" % i for i in range(procs))
+    return ["sh", "-c", "bad=0; " + "; ".join(parts) + "; " + waits + "; exit $bad"]
+
+
+def variants(path, common, n):
     out = []
     spec = os.environ.get("BENCH_BT_VARIANTS", "")
     for item in filter(None, spec.split(";")):
-        name, envs, flags = (item.split("|") + ["", ""])[:3]
+        name, envs, flags, procs = (item.split("|") + ["", "", ""])[:4]
         env = dict(kv.split("=", 1) for kv in envs.split())
-        out.append(Contender("(x) " + name, [os.path.join(BIN, "tfrec2bt"), "--source_glob=" + path]
-                             + flags.split() + common, env))
+        cmd = [os.path.join(BIN, "tfrec2bt"), "--source_glob=" + path] + flags.split() + common
+        if procs and int(procs) > 1:
+            cmd = split_cmd(int(procs), cmd, n)
+        out.append(Contender("(x) " + name, cmd, env))
     return out
 
 
@@ -175,10 +194,10 @@ def main():
     # (label, tag, rows, bytes, sweep rows, sweep grid)
     sets = [("10,000 rows x 110 KB", "110k", 10000 // scale, 110 * 1000, 2000 // scale,
              [(r, f, p) for r in (100, 250, 1000) for f in (1, 2, 4) for p in (1, 4)]
-             if not QUICK else [(250, 2, 4), (1000, 2, 4), (250, 4, 4), (250, 2, 1)]),
+             if not SMALL_SWEEP else [(250, 2, 4), (1000, 2, 4), (250, 4, 4), (250, 2, 1)]),
             ("200,000 rows x 1 KB", "1k", 200000 // scale, 1000, 40000 // scale,
              [(r, f, p) for r in (1000, 5000, 20000) for f in (1, 2, 4) for p in (1, 4)]
-             if not QUICK else [(5000, 2, 4), (20000, 2, 4), (5000, 4, 4), (5000, 2, 1)])]
+             if not SMALL_SWEEP else [(5000, 2, 4), (20000, 2, 4), (5000, 4, 4), (5000, 2, 1)])]
     print("rounds: %d%s; fresh emulator per load; load average %s"
           % (ROUNDS, " (BENCH_QUICK: a quarter of the rows)" if QUICK else "",
              open("/proc/loadavg").read().split()[0]), flush=True)
@@ -193,7 +212,7 @@ def main():
         b = Contender("(b) tfrec2bt 100 rows x 1 in flight (reference)",
                       [t2b, "--source_glob=" + path, "--batch_rows=100", "--max_inflight=1"]
                       + common)
-        cs = [a, b] + variants(path, common)
+        cs = [a, b] + variants(path, common, n)
         c = d = None
         if PEER:
             rows, inflight, pool = sweep(sweep_n, size, grid)

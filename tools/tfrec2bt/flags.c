@@ -36,6 +36,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
     f->retry_timeout_s = 600;
     f->max_failed_listed = 20;
     f->stop_timeout_s = 10;
+    f->processes = 1;
     cli_flag flags[] = {
         { .name = "source_glob",
           .type = CLI_PATH,
@@ -116,6 +117,13 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .min = 1,
           .max = 16,
           .help = "TCP connections the calls are spread over\n[one per call in flight]" },
+        { .name = "processes",
+          .type = CLI_INT,
+          .dest = &f->processes,
+          .min = 1,
+          .max = 64,
+          .help = "load with N processes at once, each a task's share of the\n"
+                  "records (the keys do not change); one resume command [1]" },
         { .name = "batch_bytes",
           .type = CLI_SIZE,
           .dest = &f->batch_bytes,
@@ -226,6 +234,16 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
         /* Bigtable keeps cell timestamps at millisecond granularity */
         cli_usage_error(cl, "--timestamp_micros=%lld is not a whole number of milliseconds",
                         (long long)f->timestamp_micros);
+        return EXIT_USAGE;
+    }
+    if (f->processes > 1 && f->task.count > 1) {
+        cli_usage_error(cl, "--processes splits the load into tasks itself: it cannot run "
+                            "one task of --num_tasks (run each task with --processes=1)");
+        return EXIT_USAGE;
+    }
+    if (f->processes > 1 && !strcmp(f->source_glob, "-")) {
+        cli_usage_error(cl, "--processes needs files: the processes cannot share standard "
+                            "input");
         return EXIT_USAGE;
     }
     if (f->resume && f->start_index) {

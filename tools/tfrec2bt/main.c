@@ -30,6 +30,7 @@ typedef struct run {
     cli_progress prog;
     uint64_t last_saved; /* next_index last written to the progress file */
     int64_t timestamp;   /* of the cells: kept across resumes */
+    int child_report;    /* a --processes child: fd of the report to the parent, else 0 */
 } run;
 
 /* The writer a signal stops: set once it is open, read by the handler. */
@@ -47,6 +48,9 @@ static int on_progress(void *ctx, const tfrec_bt_load_progress *p)
     const tfrec_bt_load_stats *st = p->stats;
     if (r->writer) {
         cli_progress_update(&r->prog, st->rows_acked, st->bytes_acked);
+        if (r->child_report)
+            dprintf(r->child_report, "progress %llu %llu\n", (unsigned long long)st->rows_acked,
+                    (unsigned long long)st->bytes_acked);
         if (st->next_index != r->last_saved &&
             t2b_progress_write(r->progress_path, st->next_index, r->timestamp, &r->f) == 0)
             r->last_saved = st->next_index;
@@ -185,85 +189,6 @@ static void report_failures(run *r, const tfrec_bt_load_stats *st)
         fprintf(stderr, "tfrec2bt: could not write %s\n", path);
 }
 
-/* Print arg for a POSIX shell: as is when it is plain, else single-quoted. */
-static void put_shell_word(const char *arg)
-{
-    if (*arg && !arg[strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                 "0123456789_-./=:,+@%")]) {
-        fputs(arg, stderr);
-        return;
-    }
-    fputc('\'', stderr);
-    for (; *arg; arg++)
-        if (*arg == '\'')
-            fputs("'\\''", stderr);
-        else
-            fputc(*arg, stderr);
-    fputc('\'', stderr);
-}
-
-/* Is argv[i] the flag `name` (any of -name, --name, --name=V, --noname)?
- * *takes_next: its value is the next argument. */
-static int is_flag(const char *arg, const char *name, int boolean, int *takes_next)
-{
-    *takes_next = 0;
-    if (arg[0] != '-')
-        return 0;
-    arg += arg[1] == '-' ? 2 : 1;
-    if (boolean && !strncmp(arg, "no", 2) && !strcmp(arg + 2, name))
-        return 1;
-    size_t n = strlen(name);
-    if (strncmp(arg, name, n) != 0 || (arg[n] && arg[n] != '='))
-        return 0;
-    *takes_next = !boolean && !arg[n];
-    return 1;
-}
-
-/* The command that continues this load: the same arguments without
- * --start_index/--resume/--progress_file/--task_index/--num_tasks, plus
- * --resume, the absolute progress file path (the default one depends on
- * the working directory) and, for a split load, the task flags (the task
- * may have come from the environment, which a person re-running it by
- * hand does not have). */
-static void print_resume_command(const run *r)
-{
-    fprintf(stderr, "tfrec2bt: to continue, run:\n  ");
-    put_shell_word(r->argv[0]);
-    for (int i = 1; i < r->argc; i++) {
-        int next;
-        if (!strcmp(r->argv[i], "--")) {
-            break;
-        } else if (is_flag(r->argv[i], "start_index", 0, &next) ||
-                   is_flag(r->argv[i], "progress_file", 0, &next) ||
-                   is_flag(r->argv[i], "resume", 1, &next) ||
-                   is_flag(r->argv[i], "task_index", 0, &next) ||
-                   is_flag(r->argv[i], "num_tasks", 0, &next)) {
-            i += next;
-            continue;
-        }
-        fputc(' ', stderr);
-        put_shell_word(r->argv[i]);
-    }
-    char abs[8192];
-    const char *p = r->progress_path;
-    char cwd[4096];
-    if (p[0] != '/' && getcwd(cwd, sizeof cwd)) {
-        snprintf(abs, sizeof abs, "%s/%s", cwd, p);
-        p = abs;
-    }
-    if (r->f.task.count > 1)
-        fprintf(stderr, " --task_index=%lld --num_tasks=%lld", (long long)r->f.task.index,
-                (long long)r->f.task.count);
-    fputs(" --resume ", stderr);
-    char flag[8300];
-    snprintf(flag, sizeof flag, "--progress_file=%s", p);
-    put_shell_word(flag);
-    fputc('\n', stderr);
-    if (!strcmp(r->f.source_glob, "-"))
-        fprintf(stderr, "  (with the same data on standard input: records below the resume "
-                        "point are read again, not written)\n");
-}
-
 static void dry_run_report(const run *r, const tfrec_bt_load_stats *st)
 {
     const t2b_flags *f = &r->f;
@@ -337,9 +262,15 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
     if (!interrupted)
         report_failures(r, st);
     warn_num_records(r, st);
-    task_report(r, st);
+    if (!r->child_report) /* the parent knows the split */
+        task_report(r, st);
     tfrec_bt_writer_stats ws = TFREC_BT_WRITER_STATS_INIT;
     tfrec_bt_writer_stats_get(r->writer, &ws);
+    if (r->child_report)
+        dprintf(r->child_report, "done %llu %llu %llu %llu %llu %llu\n",
+                (unsigned long long)st->rows_acked, (unsigned long long)st->bytes_acked,
+                (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
+                (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits);
     double secs = st->seconds;
     if (!f->quiet || wrc || lrc || interrupted)
         fprintf(stderr,
@@ -361,7 +292,10 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
                     "would stop at the same record: repair or regenerate that file (`tfrec "
                     "verify FILE` lists the bad regions) or take it out of --source_glob "
                     "(the keys of later files then shift), and only then continue.\n");
-        print_resume_command(r);
+        if (!r->child_report) /* a --processes child: the parent prints the one command */
+            t2b_print_resume_command(r->argc, r->argv, r->progress_path,
+                                     r->f.task.count > 1 ? &r->f.task : NULL,
+                                     !strcmp(r->f.source_glob, "-"));
     }
     if (interrupted)
         return EXIT_INTERRUPTED;
@@ -470,6 +404,11 @@ int main(int argc, char **argv)
     r.argv = argv;
     cli_cmdline cl;
     int status = t2b_parse_flags(&cl, argc, argv, &r.f);
+    const char *report = getenv(T2B_REPORT_FD_ENV);
+    if (report) { /* started by --processes; not passed on to anything this runs */
+        r.child_report = atoi(report) > 2 ? atoi(report) : 0;
+        unsetenv(T2B_REPORT_FD_ENV);
+    }
     if (status == CLI_PARSED) {
         cli_catch_interrupts();
         signal(SIGPIPE, SIG_IGN);
@@ -484,6 +423,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "tfrec2bt: --source_glob=%s: %s\n", r.f.source_glob,
                     cli_is_remote(r.f.source_glob) ? tfrec_last_errmsg() : tfrec_strerror(rc));
             status = EXIT_IO;
+        } else if (r.f.processes > 1 && !r.f.dry_run) {
+            char base[4096];
+            if (r.f.progress_file)
+                snprintf(base, sizeof base, "%s", r.f.progress_file);
+            else
+                t2b_default_progress_path(base, sizeof base, &r.f);
+            status = t2b_run_processes(argc, argv, &r.f, base);
         } else {
             status = load(&r, &files);
         }

@@ -32,6 +32,7 @@ typedef struct t2b_flags {
     double stop_timeout_s;    /* after SIGINT/SIGTERM: wait for calls in flight */
     cli_task task;            /* this process's share of the load */
     int64_t timestamp_micros; /* of every cell; 0: the first run's open time, -1: server time */
+    int processes;            /* --processes: child processes, one task each */
 } t2b_flags;
 
 /* Parse argv into f (strings stay valid until cli_cmdline_free(cl)).
@@ -61,5 +62,32 @@ int t2b_progress_write(const char *path, uint64_t next_index, int64_t timestamp,
  * (each task resumes on its own); characters other than letters, digits,
  * '.', '_' and '-' replaced by '_'. */
 void t2b_default_progress_path(char *buf, size_t cap, const t2b_flags *f);
+
+/* Is arg the flag `name` (-name, --name, --name=V, or --noname for a
+ * boolean)? *takes_next: its value is the next argument. */
+int t2b_is_flag(const char *arg, const char *name, int boolean, int *takes_next);
+
+/* The command that continues a load, on stderr: argv without
+ * --start_index/--resume/--progress_file/--task_index/--num_tasks, plus
+ * --resume, the progress file's absolute path (the default one depends on
+ * the working directory) and, with task, the task flags (the task may have
+ * come from the environment, which a person re-running it does not have). */
+void t2b_print_resume_command(int argc, char **argv, const char *progress_path,
+                              const cli_task *task, int from_stdin);
+
+/* --processes=N (N > 1): run this command as N child processes, tasks
+ * 0..N-1 of N, each with its own progress file, progress_base with
+ * -task-IIIII-of-NNNNN before its .progress; forward SIGINT/SIGTERM to
+ * them, show one progress display and one summary, print one resume
+ * command. Returns the exit status. */
+int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *progress_base);
+
+/* The progress file of task index of count for a --processes load. */
+void t2b_task_progress_path(char *buf, size_t cap, const char *base, int index, int count);
+
+/* A --processes child reports to its parent through the file descriptor
+ * in this variable: lines "progress ROWS BYTES" while it loads, then
+ * "done ROWS BYTES REQUESTS RETRIED FAILED_CALLS SPLITS". */
+#define T2B_REPORT_FD_ENV "TFREC2BT_REPORT_FD"
 
 #endif
