@@ -25,10 +25,10 @@
 
 typedef struct child {
     pid_t pid;
-    int fd;      /* read end of its report pipe; -1 after end of file */
-    int status;  /* exit status once reaped, -1 before */
-    int signal;  /* the signal that ended it, 0 if it exited */
-    int done;    /* its final "done" line arrived */
+    int fd;     /* read end of its report pipe; -1 after end of file */
+    int status; /* exit status once reaped, -1 before */
+    int signal; /* the signal that ended it, 0 if it exited */
+    int done;   /* its final "done" line arrived */
     uint64_t rows, bytes, requests, retried, failed_calls, splits;
     char line[256];
     size_t len;
@@ -40,8 +40,8 @@ void t2b_task_progress_path(char *buf, size_t cap, const char *base, int index, 
      * run by hand gets by default, so both ways resume each other */
     size_t n = strlen(base), suffix = strlen(".progress");
     int has = n > suffix && !strcmp(base + n - suffix, ".progress");
-    snprintf(buf, cap, "%.*s-task-%05d-of-%05d%s", (int)(has ? n - suffix : n), base, index,
-             count, has ? ".progress" : "");
+    snprintf(buf, cap, "%.*s-task-%05d-of-%05d%s", (int)(has ? n - suffix : n), base, index, count,
+             has ? ".progress" : "");
 }
 
 /* The child's end: its own process group (a terminal's ^C reaches only the
@@ -111,8 +111,8 @@ static void parse_line(child *c, const char *line)
     if (sscanf(line, "progress %llu %llu", &v[0], &v[1]) == 2) {
         c->rows = v[0];
         c->bytes = v[1];
-    } else if (sscanf(line, "done %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                      &v[4], &v[5]) == 6) {
+    } else if (sscanf(line, "done %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                      &v[5]) == 6) {
         c->rows = v[0];
         c->bytes = v[1];
         c->requests = v[2];
@@ -229,8 +229,8 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
         failed_calls += c->failed_calls;
         splits += c->splits;
         if (c->signal)
-            fprintf(stderr, "tfrec2bt: task %d of %d (process %d) was killed by signal %d\n", i,
-                    n, (int)c->pid, c->signal);
+            fprintf(stderr, "tfrec2bt: task %d of %d (process %d) was killed by signal %d\n", i, n,
+                    (int)c->pid, c->signal);
         else if (c->status != EXIT_OK && !(interrupted && c->status == EXIT_INTERRUPTED))
             fprintf(stderr,
                     "tfrec2bt: task %d of %d (process %d) failed with exit status %d; its "
@@ -242,11 +242,10 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
     if (!f->quiet || status != EXIT_OK || interrupted)
         fprintf(stderr,
                 "tfrec2bt: %" PRIu64 " rows (%.1f MB) written to %s by %d processes in %.2f s: "
-                "%.0f rows/s, %.1f MB/s; %" PRIu64 " requests, %" PRIu64 " retried entries, %" PRIu64
-                " failed calls, %" PRIu64 " splits\n",
+                "%.0f rows/s, %.1f MB/s; %" PRIu64 " requests, %" PRIu64
+                " retried entries, %" PRIu64 " failed calls, %" PRIu64 " splits\n",
                 rows, (double)bytes / 1e6, f->table, n, secs, secs > 0 ? (double)rows / secs : 0,
-                secs > 0 ? (double)bytes / 1e6 / secs : 0, requests, retried, failed_calls,
-                splits);
+                secs > 0 ? (double)bytes / 1e6 / secs : 0, requests, retried, failed_calls, splits);
     if (status != EXIT_OK || interrupted) {
         if (interrupted)
             fprintf(stderr, "tfrec2bt: interrupted; every task saved its resume point\n");

@@ -84,4 +84,3 @@ void t2b_print_resume_command(int argc, char **argv, const char *progress_path,
         fprintf(stderr, "  (with the same data on standard input: records below the resume "
                         "point are read again, not written)\n");
 }
-
