@@ -162,7 +162,7 @@ int main(int argc, char **argv)
           .value_name = "N",
           .help = "the same as --num_tasks (not both) [1]" },
         { .name = "split_keys_file",
-          .type = CLI_PATH,
+          .type = CLI_LOCAL_PATH,
           .dest = &f.split_keys_path,
           .value_name = "FILE",
           .help = "split points, one key a line, instead of SampleRowKeys (so\n"
