@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (flags & 2) { /* the same text as a synset_labels.txt */
         tfrec_strlist lines = { 0 };
-        if (tfrec_in_read_lines(csv, 1, &lines, &err) == TFREC_OK)
+        if (tfrec_in_read_lines(NULL, csv, 1, &lines, &err) == TFREC_OK)
             for (size_t i = 0; i < lines.n; i++)
                 FUZZ_ASSERT(lines.v[i] && lines.v[i][0] != '\0');
         tfrec_strlist_free(&lines);
