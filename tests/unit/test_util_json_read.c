@@ -64,22 +64,25 @@ static void test_refuses_what_rfc8259_does_not_allow(void)
 
 static void test_messages_name_the_offset_and_the_bracket(void)
 {
-    tfrec_json_value *v;
-    char why[128];
-    CHECK_EQ(parse("{\"a\":[1, ", &strict, &v, why, sizeof why), TFREC_E_PARSE);
-    CHECKF(!strcmp(why, "unexpected end in the '[' of byte 5 at byte 9"), "%s", why);
-    CHECK_EQ(parse("{\"a\":[1, 2", &strict, &v, why, sizeof why), TFREC_E_PARSE);
-    CHECKF(!strcmp(why, "expected ',' or ']' (for the '[' of byte 5) at byte 10"), "%s", why);
-    CHECK_EQ(parse("[-x]", &strict, &v, why, sizeof why), TFREC_E_PARSE);
-    CHECKF(!strcmp(why, "bad number at byte 2"), "%s", why);
-    CHECK_EQ(parse("[x]", &strict, &v, why, sizeof why), TFREC_E_PARSE);
-    CHECKF(!strcmp(why, "unexpected character at byte 1"), "%s", why);
-    CHECK_EQ(parse("{\"a\":1 \"b\"}", &strict, &v, why, sizeof why), TFREC_E_PARSE);
-    CHECKF(!strcmp(why, "expected ',' or '}' (for the '{' of byte 0) at byte 7"), "%s", why);
-    CHECK_EQ(parse("[\"ok\", \"\\q\"]", &strict, &v, why, sizeof why), TFREC_E_PARSE);
-    CHECKF(!strcmp(why, "bad escape at byte 9"), "%s", why);
-    CHECK_EQ(parse("{} {}", &strict, &v, why, sizeof why), TFREC_E_PARSE);
-    CHECKF(!strcmp(why, "text after the object at byte 3"), "%s", why);
+    static const struct {
+        const char *text, *why;
+    } cases[] = {
+        { "{\"a\":[1, ", "unexpected end in the '[' of byte 5 at byte 9" },
+        { "{\"a\":[1, 2", "expected ',' or ']' (for the '[' of byte 5) at byte 10" },
+        { "[-x]", "bad number at byte 2" },
+        { "[x]", "unexpected character at byte 1" },
+        { "{\"a\":1 \"b\"}", "expected ',' or '}' (for the '{' of byte 0) at byte 7" },
+        { "[\"ok\", \"\\q\"]", "bad escape at byte 9" },
+        { "{} {}", "text after the object at byte 3" },
+        { "[] 1", "text after the value at byte 3" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tfrec_json_value *v;
+        char why[128];
+        CHECK_EQ(parse(cases[i].text, &strict, &v, why, sizeof why), TFREC_E_PARSE);
+        CHECKF(!strcmp(why, cases[i].why), "%s: got '%s', want '%s'", cases[i].text, why,
+               cases[i].why);
+    }
 }
 
 static void test_bounds(void)
