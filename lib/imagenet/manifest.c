@@ -102,6 +102,24 @@ static void task_fields(tfrec_json *j, const in_opts *o, const in_plan *p)
     tfrec_json_object_end(j);
 }
 
+void tfrec_in_manifest_counts(tfrec_json *j, const tfrec_imagenet_counts *c)
+{
+    tfrec_json_key(j, "counts");
+    tfrec_json_object_begin(j);
+    tfrec_json_field_uint(j, "images_total", c->images_total);
+    tfrec_json_field_uint(j, "images_written", c->images_written);
+    tfrec_json_field_uint(j, "images_fixed", c->images_fixed);
+    tfrec_json_field_uint(j, "images_rejected", c->images_rejected);
+    tfrec_json_field_uint(j, "bytes_in", c->bytes_in);
+    tfrec_json_field_uint(j, "bytes_out", c->bytes_out);
+    tfrec_json_field_uint(j, "shards", c->shards);
+    tfrec_json_field_uint(j, "classes", c->classes);
+    tfrec_json_field_uint(j, "stale_removed", c->stale_removed);
+    tfrec_json_key(j, "seconds");
+    tfrec_json_fixed(j, c->seconds, 3);
+    tfrec_json_object_end(j);
+}
+
 void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
                              const in_notes *fixed, const in_notes *rejected)
 {
@@ -114,20 +132,7 @@ void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const i
     tfrec_json_field_str(&j, "status", r->status == TFREC_OK ? "ok" : "failed");
     tfrec_json_field_str(&j, "error", r->status == TFREC_OK ? NULL : r->err.msg);
     options(&j, o);
-    tfrec_json_key(&j, "counts");
-    tfrec_json_object_begin(&j);
-    tfrec_json_field_uint(&j, "images_total", c->images_total);
-    tfrec_json_field_uint(&j, "images_written", c->images_written);
-    tfrec_json_field_uint(&j, "images_fixed", c->images_fixed);
-    tfrec_json_field_uint(&j, "images_rejected", c->images_rejected);
-    tfrec_json_field_uint(&j, "bytes_in", c->bytes_in);
-    tfrec_json_field_uint(&j, "bytes_out", c->bytes_out);
-    tfrec_json_field_uint(&j, "shards", c->shards);
-    tfrec_json_field_uint(&j, "classes", c->classes);
-    tfrec_json_field_uint(&j, "stale_removed", c->stale_removed);
-    tfrec_json_key(&j, "seconds");
-    tfrec_json_fixed(&j, c->seconds, 3);
-    tfrec_json_object_end(&j);
+    tfrec_in_manifest_counts(&j, c);
     tfrec_json_key(&j, "labels");
     tfrec_json_array_begin(&j);
     for (size_t i = 0; i < p->nclasses; i++) {

@@ -3,7 +3,6 @@
  * each task once, each share where tfrec_task_share puts it) and against
  * the shard files, then the parts become one manifest shaped like a
  * one-process run's. */
-#include "imagenet/json_read.h"
 #include "imagenet/run.h"
 
 #include <dirent.h>
@@ -15,6 +14,7 @@
 #include "tfrec/task.h"
 #include "tfrec/version.h"
 #include "util/ioerr.h"
+#include "util/json_read.h"
 #include "util/struct_size.h"
 #include "util/vec.h"
 
@@ -22,10 +22,15 @@ TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_merge_options)
 
 #define MAX_PART_BYTES ((size_t)64 * 1024 * 1024)
 
+/* A part lists a task's shards and its fixed and rejected images: far below
+ * these bounds. Bytes of names that are not UTF-8 come back from the
+ * writer's \udcXX escapes. */
+const tfrec_json_limits tfrec_in_part_limits = { MAX_PART_BYTES, 64, 4000000, 1 };
+
 typedef struct part {
     char *name;
-    ij *root;
-    const ij *task, *counts;
+    tfrec_json_value *root;
+    const tfrec_json_value *task, *counts;
     uint64_t index, count, begin, end, total;
     const char *fingerprint;
 } part;
@@ -100,21 +105,21 @@ static int load_part(merge *m, const char *name)
     if (rc)
         return rc;
     char why[128];
-    int bad = tfrec_ij_parse(text, len, &p->root, why, sizeof why);
+    int bad = tfrec_json_parse(text, len, &tfrec_in_part_limits, &p->root, why, sizeof why);
     free(text);
     if (bad)
         return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: not a manifest part: %s", name, why);
-    const char *status = tfrec_ij_str(p->root, "status");
-    p->task = tfrec_ij_get(p->root, "task");
-    p->counts = tfrec_ij_get(p->root, "counts");
-    p->fingerprint = tfrec_ij_str(p->task, "fingerprint");
-    const ij *shards = tfrec_ij_get(p->root, "shards");
+    const char *status = tfrec_json_member_str(p->root, "status");
+    p->task = tfrec_json_member(p->root, "task");
+    p->counts = tfrec_json_member(p->root, "counts");
+    p->fingerprint = tfrec_json_member_str(p->task, "fingerprint");
+    const tfrec_json_value *shards = tfrec_json_member(p->root, "shards");
     if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts || !shards ||
-        shards->type != IJ_ARR || tfrec_ij_u64(p->task, "index", &p->index) ||
-        tfrec_ij_u64(p->task, "count", &p->count) ||
-        tfrec_ij_u64(p->task, "shards_begin", &p->begin) ||
-        tfrec_ij_u64(p->task, "shards_end", &p->end) ||
-        tfrec_ij_u64(p->task, "shards_total", &p->total) || p->count == 0 ||
+        shards->type != TFREC_JSON_ARR || tfrec_json_member_u64(p->task, "index", &p->index) ||
+        tfrec_json_member_u64(p->task, "count", &p->count) ||
+        tfrec_json_member_u64(p->task, "shards_begin", &p->begin) ||
+        tfrec_json_member_u64(p->task, "shards_end", &p->end) ||
+        tfrec_json_member_u64(p->task, "shards_total", &p->total) || p->count == 0 ||
         p->count > TFREC_TASK_MAX || p->index >= p->count)
         return tfrec_fail(&m->res->err, TFREC_E_PARSE,
                           "%s: not the manifest part of a finished task (no \"task\" fields, "
@@ -131,7 +136,7 @@ static int load_part(merge *m, const char *name)
                           (unsigned long long)p->index, (unsigned long long)p->count, want);
     uint64_t b, e;
     size_t listed = 0;
-    for (const ij *s = shards->child; s; s = s->next)
+    for (const tfrec_json_value *s = shards->child; s; s = s->next)
         listed++;
     tfrec_task_share(p->total, (uint32_t)p->index, (uint32_t)p->count, &b, &e);
     if (b != p->begin || e != p->end || listed != e - b)
@@ -222,10 +227,11 @@ static int check_shards(merge *m)
     uint64_t count = m->v[0].count;
     for (uint64_t t = 0; t < count; t++) {
         const part *p = m->by_index[t];
-        for (const ij *s = tfrec_ij_get(p->root, "shards")->child; s; s = s->next) {
-            const char *file = tfrec_ij_str(s, "file");
+        for (const tfrec_json_value *s = tfrec_json_member(p->root, "shards")->child; s;
+             s = s->next) {
+            const char *file = tfrec_json_member_str(s, "file");
             uint64_t bytes;
-            if (!file || tfrec_ij_u64(s, "bytes", &bytes))
+            if (!file || tfrec_json_member_u64(s, "bytes", &bytes))
                 return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: a shard without file/bytes",
                                   p->name);
             /* Inside the output directory, and no other part's. */
@@ -276,14 +282,14 @@ static int check_shards(merge *m)
 static uint64_t count_of(const part *p, const char *key)
 {
     uint64_t v = 0;
-    tfrec_ij_u64(p->counts, key, &v);
+    tfrec_json_member_u64(p->counts, key, &v);
     return v;
 }
 
 static double seconds_of(const part *p)
 {
-    const ij *v = tfrec_ij_get(p->counts, "seconds");
-    return v && v->type == IJ_NUM ? strtod(v->str, NULL) : 0;
+    const tfrec_json_value *v = tfrec_json_member(p->counts, "seconds");
+    return v && v->type == TFREC_JSON_NUM ? v->num : 0;
 }
 
 /* The elements of array member key of every part, in task order. */
@@ -292,9 +298,10 @@ static void concat(merge *m, tfrec_json *j, const char *key)
     tfrec_json_key(j, key);
     tfrec_json_array_begin(j);
     for (uint64_t t = 0; t < m->v[0].count; t++) {
-        const ij *a = tfrec_ij_get(m->by_index[t]->root, key);
-        for (const ij *e = a && a->type == IJ_ARR ? a->child : NULL; e; e = e->next)
-            tfrec_ij_emit(j, e);
+        const tfrec_json_value *a = tfrec_json_member(m->by_index[t]->root, key);
+        for (const tfrec_json_value *e = a && a->type == TFREC_JSON_ARR ? a->child : NULL; e;
+             e = e->next)
+            tfrec_json_emit(j, e);
     }
     tfrec_json_array_end(j);
 }
@@ -327,35 +334,23 @@ static void build(merge *m)
     tfrec_json_field_str(&j, "version", tfrec_version());
     tfrec_json_field_str(&j, "status", "ok");
     tfrec_json_field_str(&j, "error", NULL);
-    const ij *opts = tfrec_ij_get(p0->root, "options");
+    const tfrec_json_value *opts = tfrec_json_member(p0->root, "options");
     if (opts)
-        tfrec_ij_emit(&j, opts);
-    tfrec_json_key(&j, "counts");
-    tfrec_json_object_begin(&j);
-    tfrec_json_field_uint(&j, "images_total", c->images_total);
-    tfrec_json_field_uint(&j, "images_written", c->images_written);
-    tfrec_json_field_uint(&j, "images_fixed", c->images_fixed);
-    tfrec_json_field_uint(&j, "images_rejected", c->images_rejected);
-    tfrec_json_field_uint(&j, "bytes_in", c->bytes_in);
-    tfrec_json_field_uint(&j, "bytes_out", c->bytes_out);
-    tfrec_json_field_uint(&j, "shards", c->shards);
-    tfrec_json_field_uint(&j, "classes", c->classes);
-    tfrec_json_field_uint(&j, "stale_removed", c->stale_removed);
-    tfrec_json_key(&j, "seconds");
-    tfrec_json_fixed(&j, c->seconds, 3);
-    tfrec_json_object_end(&j);
-    const ij *labels = tfrec_ij_get(p0->root, "labels");
+        tfrec_json_emit(&j, opts);
+    tfrec_in_manifest_counts(&j, c);
+    const tfrec_json_value *labels = tfrec_json_member(p0->root, "labels");
     if (labels)
-        tfrec_ij_emit(&j, labels);
+        tfrec_json_emit(&j, labels);
     tfrec_json_key(&j, "shards");
     tfrec_json_array_begin(&j);
     for (uint64_t t = 0; t < count; t++)
-        for (const ij *s = tfrec_ij_get(m->by_index[t]->root, "shards")->child; s; s = s->next) {
+        for (const tfrec_json_value *s = tfrec_json_member(m->by_index[t]->root, "shards")->child;
+             s; s = s->next) {
             /* The one-process shape: without the part's crc32c. */
             tfrec_json_object_begin(&j);
-            for (const ij *f = s->child; f; f = f->next)
+            for (const tfrec_json_value *f = s->child; f; f = f->next)
                 if (strcmp(f->key, "crc32c") != 0)
-                    tfrec_ij_emit(&j, f);
+                    tfrec_json_emit(&j, f);
             tfrec_json_object_end(&j);
         }
     tfrec_json_array_end(&j);
@@ -367,10 +362,11 @@ static void build(merge *m)
     m->res->json = tfrec_json_take(&j);
     /* tfrec_imagenet_result_rejected() as after a one-process run. */
     for (uint64_t t = 0; t < count; t++) {
-        const ij *a = tfrec_ij_get(m->by_index[t]->root, "rejected");
-        for (const ij *e = a && a->type == IJ_ARR ? a->child : NULL; e; e = e->next)
-            tfrec_in_notes_add(&m->res->rejected, tfrec_ij_str(e, "path"),
-                               tfrec_ij_str(e, "reason"));
+        const tfrec_json_value *a = tfrec_json_member(m->by_index[t]->root, "rejected");
+        for (const tfrec_json_value *e = a && a->type == TFREC_JSON_ARR ? a->child : NULL; e;
+             e = e->next)
+            tfrec_in_notes_add(&m->res->rejected, tfrec_json_member_str(e, "path"),
+                               tfrec_json_member_str(e, "reason"));
     }
 }
 
@@ -452,7 +448,7 @@ int tfrec_imagenet_merge_manifests(const tfrec_imagenet_merge_options *opts,
     }
     for (size_t i = 0; i < m.n; i++) {
         free(m.v[i].name);
-        tfrec_ij_free(m.v[i].root);
+        tfrec_json_value_free(m.v[i].root);
     }
     free(m.v);
     free(m.by_index);

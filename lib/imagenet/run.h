@@ -6,6 +6,7 @@
 #include "imagenet/convert.h"
 #include "imagenet/plan.h"
 #include "tfrec/imagenet.h"
+#include "util/json_read.h"
 
 typedef struct in_note {
     char *path; /* malloc'ed */
@@ -63,6 +64,8 @@ void tfrec_in_share_items(const in_plan *p, size_t *begin, size_t *end);
  * change the bytes. */
 void tfrec_in_plan_fingerprint(const in_plan *p, const in_opts *o, char out[17]);
 #define IN_PART_PREFIX "manifest-task-"
+/* How manifest parts are read back (merge.c). */
+extern const tfrec_json_limits tfrec_in_part_limits;
 /* OUT/manifest-task-IIIII-of-NNNNN.json, malloc'ed. */
 char *tfrec_in_part_path(const char *out, uint32_t index, uint32_t count);
 /* The task's part, a local file or through open_sink; removed with
@@ -73,6 +76,8 @@ void tfrec_in_remove_part(const in_opts *o);
  * (on failure the sink is closed without commit). */
 int tfrec_in_crc_sink(tfrec_io *io, uint32_t *crc);
 
+/* The manifest's "counts" member (a task's part and the merged manifest). */
+void tfrec_in_manifest_counts(tfrec_json *j, const tfrec_imagenet_counts *c);
 /* Build the manifest JSON into r->json. */
 void tfrec_in_manifest_build(tfrec_imagenet_result *r, const in_opts *o, const in_plan *p,
                              const in_notes *fixed, const in_notes *rejected);

@@ -3,7 +3,7 @@
  *   auth.c          the handle: token cache, one refresher at a time
  *   auth_chain.c    which credentials: file, env, gcloud ADC, metadata server
  *   auth_keyfile.c  service-account and authorized_user JSON files
- *   auth_json.c     key files and token replies, read with json.c
+ *   auth_json.c     key files and token replies, read with util/json_read.h
  *   auth_jwt.c      base64url and the RS256-signed JWT assertion
  *   auth_http.c     one bounded HTTP exchange over its own libcurl handle
  *   auth_token.c    token endpoint / metadata server exchange with retries
@@ -30,7 +30,7 @@
 #define TFREC_GCS_ACCOUNT_MAX 320
 
 /* ---- auth_json.c: the top-level members of one JSON object, parsed by
- * json.c (strict RFC 8259; strings unescaped to UTF-8, \u0000 and lone
+ * util/json_read.h (strict RFC 8259; strings unescaped to UTF-8, \u0000 and lone
  * surrogates refused); the strings are wiped when freed. */
 typedef struct tfrec_gcs_json tfrec_gcs_json;
 int tfrec_gcs_json_parse(tfrec_gcs_json **out, const char *text, size_t len, char *why,

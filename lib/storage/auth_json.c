@@ -1,4 +1,4 @@
-/* The JSON of key files and token replies, read with json.c: one object
+/* The JSON of key files and token replies, read with util/json_read.h: one object
  * whose top-level members are looked up by name. This file adds what the
  * credential code needs on top: the document must be an object, integers
  * come as int64, and every decoded string is wiped on free because values
@@ -13,7 +13,7 @@
 #include "tfrec/error.h"
 
 struct tfrec_gcs_json {
-    gj *root; /* GJ_OBJ */
+    tfrec_json_value *root; /* TFREC_JSON_OBJ */
 };
 
 int tfrec_gcs_json_parse(tfrec_gcs_json **out, const char *text, size_t len, char *why,
@@ -33,7 +33,7 @@ int tfrec_gcs_json_parse(tfrec_gcs_json **out, const char *text, size_t len, cha
         snprintf(why, whycap, "out of memory");
         return TFREC_E_NOMEM;
     }
-    int rc = tfrec_gj_parse(text, len, &j->root, why, whycap);
+    int rc = tfrec_json_parse(text, len, GCS_JSON_LIMITS, &j->root, why, whycap);
     if (rc != TFREC_OK) {
         free(j);
         return rc;
@@ -42,8 +42,8 @@ int tfrec_gcs_json_parse(tfrec_gcs_json **out, const char *text, size_t len, cha
     return TFREC_OK;
 }
 
-/* Siblings iteratively, children recursively (json.c bounds the depth). */
-static void wipe(gj *v)
+/* Siblings iteratively, children recursively (the reader bounds the depth). */
+static void wipe(tfrec_json_value *v)
 {
     for (; v; v = v->next) {
         wipe(v->child);
@@ -59,21 +59,21 @@ void tfrec_gcs_json_free(tfrec_gcs_json *j)
     if (!j)
         return;
     wipe(j->root);
-    tfrec_gj_free(j->root);
+    tfrec_json_value_free(j->root);
     free(j);
 }
 
 const char *tfrec_gcs_json_string(const tfrec_gcs_json *j, const char *key)
 {
-    return tfrec_gj_str(j->root, key);
+    return tfrec_json_member_str(j->root, key);
 }
 
 int tfrec_gcs_json_int(const tfrec_gcs_json *j, const char *key, int64_t *v)
 {
-    return tfrec_gj_i64(j->root, key, v) == 0;
+    return tfrec_json_member_i64(j->root, key, v) == 0;
 }
 
 int tfrec_gcs_json_has(const tfrec_gcs_json *j, const char *key)
 {
-    return tfrec_gj_get(j->root, key) != NULL;
+    return tfrec_json_member(j->root, key) != NULL;
 }

@@ -232,16 +232,16 @@ int tfrec_storage_writer_open(tfrec_storage *st, tfrec_writer **out, const char 
 
 /* ------------------------------------------------------------ stat, remove */
 
-int tfrec_gcs_object_from_json(const gj *o, tfrec_storage_object *info)
+int tfrec_gcs_object_from_json(const tfrec_json_value *o, tfrec_storage_object *info)
 {
     uint64_t size, gen = 0;
-    if (tfrec_gj_u64(o, "size", &size))
+    if (tfrec_json_member_u64(o, "size", &size))
         return -1;
-    if (tfrec_gj_u64(o, "generation", &gen) == 0 && gen > (uint64_t)INT64_MAX)
+    if (tfrec_json_member_u64(o, "generation", &gen) == 0 && gen > (uint64_t)INT64_MAX)
         return -1;
     info->size = size;
     info->generation = (int64_t)gen;
-    const char *crc = tfrec_gj_str(o, "crc32c");
+    const char *crc = tfrec_json_member_str(o, "crc32c");
     info->has_crc32c = crc && tfrec_gcs_crc_from_base64(crc, strlen(crc), &info->crc32c) == 0;
     if (!info->has_crc32c)
         info->crc32c = 0;
@@ -264,14 +264,15 @@ int tfrec_gcs_stat(tfrec_storage *st, const gcs_name *n, const char *shown,
     gcs_resp resp = { 0 };
     int rc = tfrec_gcs_call(st, &call, &resp, err);
     if (rc == TFREC_OK) {
-        gj *doc = NULL;
+        tfrec_json_value *doc = NULL;
         char why[128];
-        rc = tfrec_gj_parse(resp.body ? resp.body : "", resp.body_len, &doc, why, sizeof why);
+        rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc, why,
+                              sizeof why);
         if (rc < 0)
             tfrec_fail(err, rc, "%s: bad metadata reply: %s", shown, why);
         else if (tfrec_gcs_object_from_json(doc, info) != 0)
             rc = tfrec_fail(err, TFREC_E_PARSE, "%s: metadata reply without a valid size", shown);
-        tfrec_gj_free(doc);
+        tfrec_json_value_free(doc);
     }
     tfrec_gcs_resp_free(&resp);
     free(url);

@@ -280,13 +280,14 @@ static void server_message(const gcs_resp *resp, char *out, size_t cap)
     out[0] = 0;
     if (!resp->body_len)
         return;
-    gj *doc = NULL;
+    tfrec_json_value *doc = NULL;
     char why[64];
-    if (tfrec_gj_parse(resp->body, resp->body_len, &doc, why, sizeof why) == TFREC_OK) {
-        const char *m = tfrec_gj_str(tfrec_gj_get(doc, "error"), "message");
+    if (tfrec_json_parse(resp->body, resp->body_len, GCS_JSON_LIMITS, &doc, why, sizeof why) ==
+        TFREC_OK) {
+        const char *m = tfrec_json_member_str(tfrec_json_member(doc, "error"), "message");
         if (m)
             snprintf(out, cap, "%s", m);
-        tfrec_gj_free(doc);
+        tfrec_json_value_free(doc);
         if (m)
             return;
     }

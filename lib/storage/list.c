@@ -138,17 +138,18 @@ static int list_page(tfrec_storage *st, const gcs_name *n, const char *pattern, 
         tfrec_gcs_resp_free(&resp);
         return rc;
     }
-    gj *doc = NULL;
+    tfrec_json_value *doc = NULL;
     char why[128];
-    rc = tfrec_gj_parse(resp.body ? resp.body : "", resp.body_len, &doc, why, sizeof why);
+    rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc, why,
+                          sizeof why);
     tfrec_gcs_resp_free(&resp);
     if (rc < 0)
         return tfrec_fail(NULL, rc, "%s: bad listing reply: %s", shown, why);
-    const gj *items = tfrec_gj_get(doc, "items");
-    if (items && items->type != GJ_ARR)
+    const tfrec_json_value *items = tfrec_json_member(doc, "items");
+    if (items && items->type != TFREC_JSON_ARR)
         rc = tfrec_fail(NULL, TFREC_E_PARSE, "%s: bad listing reply: items is not an array", shown);
-    for (const gj *it = items ? items->child : NULL; it && rc == 0; it = it->next) {
-        const char *name = tfrec_gj_str(it, "name");
+    for (const tfrec_json_value *it = items ? items->child : NULL; it && rc == 0; it = it->next) {
+        const char *name = tfrec_json_member_str(it, "name");
         tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
         if (!name || tfrec_gcs_object_from_json(it, &meta) != 0) {
             rc = tfrec_fail(NULL, TFREC_E_PARSE,
@@ -164,14 +165,14 @@ static int list_page(tfrec_storage *st, const gcs_name *n, const char *pattern, 
         if (len < 0 || (size_t)len >= sizeof full || add(l, full, (size_t)len, &meta))
             rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", shown);
     }
-    const char *next = tfrec_gj_str(doc, "nextPageToken");
+    const char *next = tfrec_json_member_str(doc, "nextPageToken");
     if (rc == 0 && next && *token && strcmp(next, *token) == 0)
         rc = tfrec_fail(NULL, TFREC_E_PARSE, "%s: the server repeated page token %s", shown, next);
     free(*token);
     *token = NULL;
     if (rc == 0 && next && *next && !(*token = strdup(next)))
         rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", shown);
-    tfrec_gj_free(doc);
+    tfrec_json_value_free(doc);
     return rc;
 }
 

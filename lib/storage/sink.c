@@ -55,9 +55,10 @@ static char *metadata_json(const gcs_sink *s, int with_crc)
  * complete. */
 static int check_result(gcs_sink *s, const gcs_resp *resp)
 {
-    gj *doc = NULL;
+    tfrec_json_value *doc = NULL;
     char why[128];
-    int rc = tfrec_gj_parse(resp->body ? resp->body : "", resp->body_len, &doc, why, sizeof why);
+    int rc = tfrec_json_parse(resp->body ? resp->body : "", resp->body_len, GCS_JSON_LIMITS, &doc,
+                              why, sizeof why);
     if (rc < 0)
         return tfrec_fail(&s->err, rc, "%s: bad reply to the upload: %s", s->name, why);
     tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
@@ -73,7 +74,7 @@ static int check_result(gcs_sink *s, const gcs_resp *resp)
                         "%s: CRC32C mismatch: the server stored 0x%08x, the bytes sent have "
                         "0x%08x (corrupted in transit); the object was removed",
                         s->name, o.crc32c, s->crc);
-    tfrec_gj_free(doc);
+    tfrec_json_value_free(doc);
     if (rc < 0 && o.size == s->total) {
         tfrec_storage_remove(s->st, s->name);
         tfrec_fail(&s->err, rc, "%s", s->err.msg); /* our message, not remove's */

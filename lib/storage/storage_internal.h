@@ -3,8 +3,6 @@
  * client.c   handles, stat, remove, the local/remote switch
  * url.c      gs:// names, percent-encoding, base64 CRC32C
  * http.c     one libcurl request, retries, status -> error mapping
- * json.c     the one strict JSON reader: metadata, listings, and (through
- *            auth_json.c) key files and token replies
  * list.c     objects.list pages and glob matching
  * source.c   media download (pinned generation, parallel ranges, CRC32C)
  * sink.c     uploads (one request or a resumable session)
@@ -22,6 +20,7 @@
 #include "tfrec/crc32c.h"
 #include "tfrec/storage.h"
 #include "util/errors.h"
+#include "util/json_read.h"
 
 /* Longest bucket name is 222 bytes, object names 1024 bytes of UTF-8. */
 #define GCS_MAX_BUCKET 222
@@ -76,31 +75,12 @@ int tfrec_gcs_crc_from_base64(const char *s, size_t len, uint32_t *crc);
 /* crc32c=... out of an x-goog-hash header value (several may be listed). */
 int tfrec_gcs_hash_header_crc(const char *value, uint32_t *crc);
 
-/* ------------------------------------------------------------ json.c */
-typedef enum { GJ_NULL, GJ_BOOL, GJ_NUM, GJ_STR, GJ_ARR, GJ_OBJ } gj_type;
-
-typedef struct gj {
-    gj_type type;
-    char *key;   /* member name inside an object, else NULL */
-    char *str;   /* GJ_STR: decoded UTF-8, NUL-terminated (\u0000 is refused) */
-    size_t slen; /* GJ_STR length */
-    double num;
-    int boolean;
-    struct gj *child, *next; /* GJ_ARR, GJ_OBJ: first element; siblings */
-} gj;
-
-/* Parse one JSON document (RFC 8259; nothing after it but whitespace).
- * Depth, element count and size are bounded. */
-int tfrec_gj_parse(const char *text, size_t len, gj **out, char *why, size_t whycap);
-void tfrec_gj_free(gj *v);
-/* Member key of object o (NULL if absent or o is not an object). */
-const gj *tfrec_gj_get(const gj *o, const char *key);
-/* String member, or NULL. */
-const char *tfrec_gj_str(const gj *o, const char *key);
-/* Decimal string or number member as an unsigned / signed 64-bit value;
- * 0 on success, -1 if absent or not such a number. */
-int tfrec_gj_u64(const gj *o, const char *key, uint64_t *v);
-int tfrec_gj_i64(const gj *o, const char *key, int64_t *v);
+/* ------------------------------------------------------------ JSON */
+/* Replies, key files and token replies are read with util/json_read.h
+ * under these bounds: a listing page of 1000 objects is far below them,
+ * and a hostile server cannot make the reader use more than a small
+ * multiple of the bytes it sent. */
+#define GCS_JSON_LIMITS (&(const tfrec_json_limits){ GCS_MAX_JSON_BODY, 32, 200000, 0 })
 
 /* ------------------------------------------------------------ http.c */
 typedef struct gcs_call gcs_call;
@@ -185,7 +165,7 @@ tfrec_storage *tfrec_gcs_client(tfrec_storage *st, tfrec_err *err);
 int tfrec_gcs_stat(tfrec_storage *st, const gcs_name *n, const char *shown,
                    tfrec_storage_object *info, tfrec_err *err);
 /* Fill info from one object resource of a reply. */
-int tfrec_gcs_object_from_json(const gj *o, tfrec_storage_object *info);
+int tfrec_gcs_object_from_json(const tfrec_json_value *o, tfrec_storage_object *info);
 
 /* Test knobs. */
 void tfrec_storage_set_list_page_size(tfrec_storage *st, unsigned n);

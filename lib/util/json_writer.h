@@ -62,17 +62,17 @@ TFREC_PRIVATE_API void tfrec_json_array_end(tfrec_json *j);
 TFREC_PRIVATE_API void tfrec_json_key(tfrec_json *j, const char *key);
 
 void tfrec_json_str(tfrec_json *j, const char *s); /* NULL writes null */
-TFREC_PRIVATE_API void tfrec_json_str_n(tfrec_json *j, const char *s, size_t len);
-TFREC_PRIVATE_API void tfrec_json_int(tfrec_json *j, int64_t v);
-TFREC_PRIVATE_API void tfrec_json_uint(tfrec_json *j, uint64_t v);
+void tfrec_json_str_n(tfrec_json *j, const char *s, size_t len);
+void tfrec_json_int(tfrec_json *j, int64_t v);
+void tfrec_json_uint(tfrec_json *j, uint64_t v);
 /* v with a fixed number of decimals ("%.*f"); null when not finite. */
 TFREC_PRIVATE_API void tfrec_json_fixed(tfrec_json *j, double v, int decimals);
 /* The shortest decimal that reads back as the same float32 (0.1f is 0.1);
  * NaN and the infinities as the strings "NaN", "Infinity", "-Infinity"
  * (the protobuf JSON mapping), since JSON numbers cannot hold them. */
 void tfrec_json_float32(tfrec_json *j, float v);
-TFREC_PRIVATE_API void tfrec_json_bool(tfrec_json *j, int v);
-TFREC_PRIVATE_API void tfrec_json_null(tfrec_json *j);
+void tfrec_json_bool(tfrec_json *j, int v);
+void tfrec_json_null(tfrec_json *j);
 /* A key and its value in one call, inside objects. */
 TFREC_PRIVATE_API void tfrec_json_field_str(tfrec_json *j, const char *key, const char *s);
 TFREC_PRIVATE_API void tfrec_json_field_int(tfrec_json *j, const char *key, int64_t v);

@@ -307,6 +307,22 @@ def index_seeds():
     return seeds
 
 
+def json_seeds():
+    docs = [
+        b'{"kind":"storage#objects","items":[{"name":"a\\/b \\u00e9\\ud83d\\ude00",'
+        b'"size":"18446744073709551615","generation":"17"}],"nextPageToken":"tok"}',
+        b'{"type":"service_account","expires_in":3599,"x":[true,false,null,-1.5e3]}',
+        b'{"status":"ok","task":{"index":0,"count":2},"shards":[{"file":"a\\udcffb",'
+        b'"bytes":12}],"counts":{"seconds":1.250}}',
+        b'[[[[1]]],"\\"",{}]',
+    ]
+    seeds = {}
+    for i, d in enumerate(docs):
+        seeds["doc%d" % i] = bytes([0]) + d
+        seeds["doc%d.bytes" % i] = bytes([1]) + d
+    return seeds
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -319,6 +335,7 @@ def main():
         "imagenet_lists": lists_seeds(),
         "tar": tar_seeds(),
         "dataset_index": index_seeds(),
+        "util_json_read": json_seeds(),
     }
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)

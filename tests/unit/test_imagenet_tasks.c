@@ -12,7 +12,7 @@
 #include <jpeglib.h>
 
 #include "harness.h"
-#include "imagenet/json_read.h"
+#include "imagenet/run.h"
 #include "tfrec/crc32c.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/task.h"
@@ -196,23 +196,24 @@ static int part_lists_share(const char *out, uint32_t i, uint32_t n)
     size_t len;
     char *text = slurp(path, &len);
     free(path);
-    ij *root = NULL;
+    tfrec_json_value *root = NULL;
     char why[128];
-    if (!text || tfrec_ij_parse(text, len, &root, why, sizeof why)) {
+    if (!text || tfrec_json_parse(text, len, &tfrec_in_part_limits, &root, why, sizeof why)) {
         free(text);
         return 0;
     }
     free(text);
     uint64_t b, e, idx = 99, cnt = 0;
     tfrec_task_share(NSHARDS, i, n, &b, &e);
-    const ij *task = tfrec_ij_get(root, "task");
-    int ok = !tfrec_ij_u64(task, "index", &idx) && idx == i && !tfrec_ij_u64(task, "count", &cnt) &&
-             cnt == n && tfrec_ij_str(task, "fingerprint") != NULL;
-    const ij *s = tfrec_ij_get(root, "shards")->child;
+    const tfrec_json_value *task = tfrec_json_member(root, "task");
+    int ok = !tfrec_json_member_u64(task, "index", &idx) && idx == i &&
+             !tfrec_json_member_u64(task, "count", &cnt) && cnt == n &&
+             tfrec_json_member_str(task, "fingerprint") != NULL;
+    const tfrec_json_value *s = tfrec_json_member(root, "shards")->child;
     for (uint64_t k = b; ok && k < e; k++, s = s->next) {
         uint64_t crc = 0;
-        ok = s && !strcmp(tfrec_ij_str(s, "file"), shard_file(k)) &&
-             !tfrec_ij_u64(s, "crc32c", &crc);
+        ok = s && !strcmp(tfrec_json_member_str(s, "file"), shard_file(k)) &&
+             !tfrec_json_member_u64(s, "crc32c", &crc);
         char f[1024];
         snprintf(f, sizeof f, "%s/%s", out, shard_file(k));
         size_t flen;
@@ -221,7 +222,7 @@ static int part_lists_share(const char *out, uint32_t i, uint32_t n)
         free(bytes);
     }
     ok = ok && s == NULL;
-    tfrec_ij_free(root);
+    tfrec_json_value_free(root);
     return ok;
 }
 
@@ -435,50 +436,22 @@ static void test_bad_task_options(void)
     CHECK(access(harness_path("bad"), F_OK) != 0);
 }
 
-/* The part reader is strict and gives back what the writer wrote,
- * including bytes that are not UTF-8 (\udcXX) and 64-bit values. */
+/* Parts are read back with the bytes of names that are not UTF-8 (the
+ * writer's \udcXX); a part cut short is refused naming the file. */
 static void test_part_reader(void)
 {
-    static const char *const bad[] = { "",        "{",           "{\"a\":}", "[1,]", "{\"a\":1,}",
-                                       "\"\\x\"", "\"\\ud800\"", "\"\x01\"", "01",   "1.",
-                                       "[1] 2",   "tru",         "{\"a\" 1}" };
+    tfrec_json_value *v = NULL;
     char why[128];
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ij *v = NULL;
-        CHECKF(tfrec_ij_parse(bad[i], strlen(bad[i]), &v, why, sizeof why) == -1 && !v,
-               "accepted %s", bad[i]);
-        CHECK(strstr(why, "at byte") != NULL);
-    }
-    char deep[200];
-    memset(deep, '[', sizeof deep);
-    ij *v = NULL;
-    CHECK(tfrec_ij_parse(deep, sizeof deep, &v, why, sizeof why) == -1);
-    CHECKF(strstr(why, "nested too deeply") != NULL, "%s", why);
-
-    const char *text = "{\"p\":\"a\\udcffb\\u00e9\\ud83d\\ude00\",\"n\":18446744073709551615,"
-                       "\"m\":-3,\"s\":1.250,\"t\":[true,false,null,{}]}";
-    CHECK(tfrec_ij_parse(text, strlen(text), &v, why, sizeof why) == 0);
-    const ij *pv = tfrec_ij_get(v, "p");
-    CHECK(pv && pv->slen == 9 &&
+    const char *text = "{\"p\":\"a\\udcffb\"}";
+    CHECK(tfrec_json_parse(text, strlen(text), &tfrec_in_part_limits, &v, why, sizeof why) == 0);
+    const tfrec_json_value *pv = tfrec_json_member(v, "p");
+    CHECK(pv && pv->slen == 3 &&
           !memcmp(pv->str,
                   "a\xff"
-                  "b\xc3\xa9\xf0\x9f\x98\x80",
-                  9));
-    uint64_t n = 0;
-    CHECK(tfrec_ij_u64(v, "n", &n) == 0 && n == UINT64_MAX);
-    CHECK(tfrec_ij_u64(v, "m", &n) == -1);
-    tfrec_json j;
-    tfrec_json_init(&j, NULL);
-    tfrec_ij_emit(&j, v);
-    char *back = tfrec_json_take(&j);
-    CHECKF(back && !strcmp(back, "{\"p\":\"a\\udcffb\xc3\xa9\xf0\x9f\x98\x80\",\"n\":"
-                                 "18446744073709551615,\"m\":-3,\"s\":1.250,\"t\":[true,"
-                                 "false,null,{}]}"),
-           "%s", back);
-    free(back);
-    tfrec_ij_free(v);
+                  "b",
+                  3));
+    tfrec_json_value_free(v);
 
-    /* A part cut short is refused naming the file. */
     char out[600];
     snprintf(out, sizeof out, "%s/tasks-cut", harness_tmpdir());
     CHECK_EQ(run_task(out, 0, 1, 11), TFREC_OK);
