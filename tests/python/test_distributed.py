@@ -18,7 +18,7 @@ import time
 import pytest
 
 import tfrecord_ref
-from bindings_env import PYTHON_DIR, REPO, load_tfrec
+from bindings_env import PYTHON_DIR, REPO, load_tfrec_with
 
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 import make_images  # noqa: E402
@@ -30,28 +30,12 @@ OPTS = dict(train_shards=6, validation_shards=2, seed=7)
 
 @pytest.fixture(scope="module")
 def tfrec(build_dir):
-    t = load_tfrec(build_dir)
-    f = t.features()
-    if not (f["convert_images"] and f["bigtable"]):
-        pytest.fail("libtfrec-image / libtfrec-bigtable not built or not found: %s" % t.parts())
-    return t
+    return load_tfrec_with(build_dir, "convert_images", "bigtable")
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory):
-    log = tmp_path_factory.mktemp("emu") / "emulator.log"
-    out = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start", str(log)],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    addr, pid = out.stdout.split()
-    old = os.environ.get("BIGTABLE_EMULATOR_HOST")
-    os.environ["BIGTABLE_EMULATOR_HOST"] = addr
-    yield addr
-    if old is None:
-        del os.environ["BIGTABLE_EMULATOR_HOST"]
-    else:
-        os.environ["BIGTABLE_EMULATOR_HOST"] = old
-    subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+def emulator(bigtable_emulator):
+    return bigtable_emulator
 
 
 @pytest.fixture(scope="module")
