@@ -7,6 +7,7 @@
 #   pass NAME / fail NAME [WHY]              # one PASS / FAIL line; fail counts
 #   it_bigtable_emulator LOG                 # start the emulator or exit with FAIL setup
 #   it_finish NAME                           # summary line; exit 1 when anything failed
+#   next_index / wait_for_index / resume_command   tfrec2bt progress and resume output
 #
 # A script that owns more to stop on exit (a proxy, ...) defines
 # cleanup_extra; it runs before the emulators are stopped.
@@ -78,6 +79,23 @@ it_bigtable_emulator() { # logfile
     it_try_bigtable_emulator "$1" ||
         { echo "FAIL setup: emulator did not start: $(cat "$T/emu.err")"; exit 1; }
 }
+
+# tfrec2bt progress files: the next record index a resumed run starts at
+next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
+
+# Wait (at most about 20 s) until a progress file says MINIMUM or more.
+wait_for_index() { # progress-file minimum
+    local n
+    for _ in $(seq 1 1000); do
+        n=$(next_index "$1")
+        [ "${n:-0}" -ge "$2" ] && return 0
+        sleep 0.02
+    done
+    return 1
+}
+
+# The command line an interrupted tool printed to continue the load
+resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
 
 it_finish() { # name
     if [ "$failures" -eq 0 ]; then echo "$1: all passed"; else echo "$1: $failures failed"; fi
