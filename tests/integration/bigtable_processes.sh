@@ -19,8 +19,6 @@ it_bigtable_emulator "$T/emu.log"
 unset JOB_COMPLETION_INDEX TFREC_NUM_TASKS
 
 bt() { cbt -project p -instance i "$@" 2>>"$T/cbt.err"; }
-next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
-resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
 t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i "$@"; }
 
 # 1003 records (up to 3 KB; not a multiple of 3 or 4) in 5 files

@@ -21,17 +21,6 @@ it_bigtable_emulator "$T/emu.log"
 unset JOB_COMPLETION_INDEX TFREC_NUM_TASKS
 
 bt() { cbt -project p -instance i "$@" 2>>"$T/cbt.err"; }
-next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
-wait_for_index() { # progress-file minimum
-    for _ in $(seq 1 1000); do
-        local n
-        n=$(next_index "$1")
-        [ "${n:-0}" -ge "$2" ] && return 0
-        sleep 0.02
-    done
-    return 1
-}
-resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
 
 # 1003 records (up to 3 KB; 1003 is not a multiple of 4) in 5 files
 N=1003

@@ -19,16 +19,6 @@ it_bigtable_emulator "$T/emulator.log"
 
 bt() { cbt -project p -instance i "$@" 2>"$T/cbt.err"; }
 t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i --quiet "$@"; }
-next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
-wait_for_index() { # progress-file minimum
-    for _ in $(seq 1 500); do
-        local n
-        n=$(next_index "$1")
-        [ "${n:-0}" -ge "$2" ] && return 0
-        sleep 0.02
-    done
-    return 1
-}
 # wait_exit PID SECONDS: the exit status in $st (999: still running, killed)
 wait_exit() {
     local i
@@ -45,7 +35,6 @@ wait_exit() {
         st=$?
     fi
 }
-resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
 grpc_log_lines() { grep -cE '^[EWID][0-9]{4} ' "$1"; }
 
 # 2000 records (up to 12 KB) in 2 files
