@@ -9,6 +9,7 @@
 # needs: tfrec-bigtable
 source "$(dirname "$0")/lib/common.sh"
 PROXY=
+# shellcheck disable=SC2317 # called by lib/common.sh's exit trap
 cleanup_extra() { [ -z "$PROXY" ] || { kill "$PROXY" 2>/dev/null && wait "$PROXY" 2>/dev/null; }; }
 it_tmpdir bt-scan
 cd "$T"
