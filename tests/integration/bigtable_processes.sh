@@ -9,37 +9,16 @@
 # checked with `cbt` against the generator's manifest (SHA-256 of each
 # source record, tests/integration/bigtable_check.py), not against our code.
 # needs: tfrec-bigtable
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-CHECK="$PY $ROOT/tests/integration/bigtable_check.py"
-T=$(mktemp -d /tmp/tfrec-bt-procs.XXXXXX)
-EMU=
-failures=0
-
-cleanup() {
-    [ -n "$EMU" ] && "$ROOT/scripts/emulator.sh" stop "$EMU"
-    rm -rf "$T"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib/common.sh"
+it_tmpdir bt-procs
 cd "$T"
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
-
-if ! command -v cbt >/dev/null; then echo "FAIL setup: cbt CLI not installed"; exit 1; fi
-[ -x "$BIN/tfrec2bt" ] || { echo "FAIL setup: $BIN/tfrec2bt not built"; exit 1; }
-read -r ADDR EMU < <("$ROOT/scripts/emulator.sh" start "$T/emu.log" 2>"$T/emu.err") ||
-    { echo "FAIL setup: emulator did not start: $(cat "$T/emu.err")"; exit 1; }
-export BIGTABLE_EMULATOR_HOST=$ADDR
+it_need_cbt
+it_need_bins tfrec2bt
+it_bigtable_emulator "$T/emu.log"
 unset JOB_COMPLETION_INDEX TFREC_NUM_TASKS
 
 bt() { cbt -project p -instance i "$@" 2>>"$T/cbt.err"; }
-next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
-resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
 t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i "$@"; }
 
 # 1003 records (up to 3 KB; not a multiple of 3 or 4) in 5 files
@@ -146,5 +125,4 @@ if [ "$s1 $s2 $s3" = "2 2 2" ] && grep -q "cannot run one task of --num_tasks" "
     pass processes_with_tasks_or_stdin_is_a_usage_error
 else fail processes_with_tasks_or_stdin_is_a_usage_error "exits $s1 $s2 $s3: $(cat "$T"/u[1-3] | head -c 600)"; fi
 
-[ $failures -eq 0 ] && echo "bigtable_processes: all passed" || echo "bigtable_processes: $failures failed"
-exit $((failures > 0))
+it_finish bigtable_processes

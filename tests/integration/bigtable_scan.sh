@@ -7,35 +7,15 @@
 # Records are checked against the generator's manifest (SHA-256 of each
 # source record, tests/integration/bigtable_check.py), not against our code.
 # needs: tfrec-bigtable
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-CHECK="$PY $ROOT/tests/integration/bigtable_check.py"
-T=$(mktemp -d /tmp/tfrec-bt-scan.XXXXXX)
-EMU=
+source "$(dirname "$0")/lib/common.sh"
 PROXY=
-failures=0
-
-cleanup() {
-    [ -n "$PROXY" ] && kill "$PROXY" 2>/dev/null && wait "$PROXY" 2>/dev/null
-    [ -n "$EMU" ] && "$ROOT/scripts/emulator.sh" stop "$EMU"
-    rm -rf "$T"
-}
-trap cleanup EXIT
+# shellcheck disable=SC2317 # called by lib/common.sh's exit trap
+cleanup_extra() { [ -z "$PROXY" ] || { kill "$PROXY" 2>/dev/null && wait "$PROXY" 2>/dev/null; }; }
+it_tmpdir bt-scan
 cd "$T"
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
-
-for b in "$BIN/tfrec2bt" "$BIN/bt2tfrec"; do
-    [ -x "$b" ] || { echo "FAIL setup: $b not built"; exit 1; }
-done
-read -r ADDR EMU < <("$ROOT/scripts/emulator.sh" start "$T/emu.log" 2>"$T/emu.err") ||
-    { echo "FAIL setup: emulator did not start: $(cat "$T/emu.err")"; exit 1; }
-export BIGTABLE_EMULATOR_HOST=$ADDR
+it_need_bins tfrec2bt bt2tfrec
+it_bigtable_emulator "$T/emu.log"
 b2t() { "$BIN/bt2tfrec" --project=p --bigtable_instance=i --bigtable_table=t "$@"; }
 
 # 3000 records of 1 B .. 12 KB (about 20 MB), keys train_0000 .. train_2999,
@@ -128,4 +108,4 @@ if [ $st -eq 0 ] && [ "$(cat "$T/cuts")" = 6 ] && verify "$T/cs.tfrecord" &&
     pass cut_output_shards_every_row_once
 else fail cut_output_shards_every_row_once "exit $st cuts=$(cat "$T/cuts"): $(cat "$T/err" "$T/v" | head -c 500)"; fi
 
-[ $failures -eq 0 ]
+it_finish bigtable_scan

@@ -11,48 +11,16 @@
 # of each source record, tests/integration/bigtable_check.py), not against
 # our code.
 # needs: tfrec-bigtable
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-CHECK="$PY $ROOT/tests/integration/bigtable_check.py"
-T=$(mktemp -d /tmp/tfrec-bt-tasks.XXXXXX)
-EMU=
-failures=0
-
-cleanup() {
-    [ -n "$EMU" ] && "$ROOT/scripts/emulator.sh" stop "$EMU"
-    rm -rf "$T"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib/common.sh"
+it_tmpdir bt-tasks
 cd "$T"
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
-
-if ! command -v cbt >/dev/null; then echo "FAIL setup: cbt CLI not installed"; exit 1; fi
-for b in "$BIN/tfrec2bt" "$BIN/bt2tfrec" "$BIN/tfrec"; do
-    [ -x "$b" ] || { echo "FAIL setup: $b not built"; exit 1; }
-done
-read -r ADDR EMU < <("$ROOT/scripts/emulator.sh" start "$T/emu.log" 2>"$T/emu.err") ||
-    { echo "FAIL setup: emulator did not start: $(cat "$T/emu.err")"; exit 1; }
-export BIGTABLE_EMULATOR_HOST=$ADDR
+it_need_cbt
+it_need_bins tfrec2bt bt2tfrec tfrec
+it_bigtable_emulator "$T/emu.log"
 unset JOB_COMPLETION_INDEX TFREC_NUM_TASKS
 
 bt() { cbt -project p -instance i "$@" 2>>"$T/cbt.err"; }
-next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
-wait_for_index() { # progress-file minimum
-    for _ in $(seq 1 1000); do
-        local n
-        n=$(next_index "$1")
-        [ "${n:-0}" -ge "$2" ] && return 0
-        sleep 0.02
-    done
-    return 1
-}
-resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
 
 # 1003 records (up to 3 KB; 1003 is not a multiple of 4) in 5 files
 N=1003
@@ -303,5 +271,4 @@ if [ ! -s "$T/ts.err" ] && [ "$ts_cells" = "251 1" ] && [ "$nots_cells" = "251 2
 else fail rerun_task_with_job_timestamp_replaces_cells \
     "with the flag: $ts_cells, without: $nots_cells (rows, max cells), bad value exit $s6; $(cat "$T/ts.err" "$T/err6" 2>/dev/null | head -c 400)"; fi
 
-[ $failures -eq 0 ] && echo "bigtable_tasks: all passed" || echo "bigtable_tasks: $failures failed"
-exit $((failures > 0))
+it_finish bigtable_tasks

@@ -7,27 +7,10 @@
 # is a CRC error): the last task still loads its share, checked with cbt,
 # while the first task, which must read it, fails naming it.
 # needs: tfrec-bigtable tfrec-storage
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-if [ -z "${STORAGE_EMULATOR_HOST:-}" ]; then
-    exec "$ROOT/tests/storage/with_emulator.sh" bash "$0" "$@"
-fi
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-CHECK="$PY $ROOT/tests/integration/bigtable_check.py"
-T=$(mktemp -d /tmp/tfrec-bt-tasks-gcs.XXXXXX)
-EMU=
-cleanup() {
-    [ -z "$EMU" ] || "$ROOT/scripts/emulator.sh" stop "$EMU"
-    rm -rf "$T"
-}
-trap cleanup EXIT
-failures=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
-command -v cbt >/dev/null || { echo "FAIL setup: cbt CLI not installed"; exit 1; }
+source "$(dirname "$0")/lib/common.sh"
+it_storage_emulator "$@"
+it_tmpdir bt-tasks-gcs
+it_need_cbt
 BUCKET=bt-tasks-$$
 B=gs://$BUCKET
 # upload NAME FILE: the bytes of FILE as object NAME, unframed (a JSON API media upload)
@@ -54,9 +37,7 @@ head -c "$(stat -c %s "$T/d/data-00000-of-00003")" /dev/zero >"$T/zero"
 upload d/data-00000-of-00003 "$T/zero" || ok=0
 [ $ok = 1 ] || { echo "FAIL setup: upload: $(head -c 300 "$T/err")"; exit 1; }
 
-read -r ADDR EMU < <("$ROOT/scripts/emulator.sh" start "$T/emu.log" 2>"$T/emu.err") ||
-    { echo "FAIL setup: emulator did not start: $(cat "$T/emu.err")"; exit 1; }
-export BIGTABLE_EMULATOR_HOST=$ADDR
+it_bigtable_emulator "$T/emu.log"
 t2b() {
     "$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=g --create_table --quiet \
         --source_glob="$B/d/data-*-of-00003" "$@"
@@ -74,5 +55,4 @@ if [ $st -eq 1 ] && grep -q "$B/d/data-00000-of-00003" "$T/err0"; then
     pass gcs_task_reading_the_zeroed_object_fails_naming_it
 else fail gcs_task_reading_the_zeroed_object_fails_naming_it "exit $st: $(head -c 400 "$T/err0")"; fi
 
-[ $failures -eq 0 ] && echo "bigtable_tasks_gcs: all passed" || echo "bigtable_tasks_gcs: $failures failed"
-exit $((failures > 0))
+it_finish bigtable_tasks_gcs

@@ -10,49 +10,15 @@
 # namespace of their own (unshare -rn) and are skipped where that is
 # unavailable.
 # needs: tfrec-bigtable
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-CHECK="$PY $ROOT/tests/integration/bigtable_check.py"
-T=$(mktemp -d /tmp/tfrec-bt-tools.XXXXXX)
-EMU_PIDS=()
-failures=0
-
-cleanup() {
-    for p in "${EMU_PIDS[@]}"; do
-        kill -CONT "$p" 2>/dev/null
-        "$ROOT/scripts/emulator.sh" stop "$p"
-    done
-    rm -rf "$T"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib/common.sh"
+it_tmpdir bt-tools
 cd "$T"
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
-
-if ! command -v cbt >/dev/null; then echo "FAIL setup: cbt CLI not installed"; exit 1; fi
-out=$("$ROOT/scripts/emulator.sh" start "$T/emulator.log" 2>"$T/emu.err") || {
-    echo "FAIL setup: emulator did not start: $(cat "$T/emu.err")"; exit 1; }
-export BIGTABLE_EMULATOR_HOST=${out% *}
-EMU=${out#* }
-EMU_PIDS+=("$EMU")
+it_need_cbt
+it_bigtable_emulator "$T/emulator.log"
 
 bt() { cbt -project p -instance i "$@" 2>"$T/cbt.err"; }
 t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i --quiet "$@"; }
-next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
-wait_for_index() { # progress-file minimum
-    for _ in $(seq 1 500); do
-        local n
-        n=$(next_index "$1")
-        [ "${n:-0}" -ge "$2" ] && return 0
-        sleep 0.02
-    done
-    return 1
-}
 # wait_exit PID SECONDS: the exit status in $st (999: still running, killed)
 wait_exit() {
     local i
@@ -69,7 +35,6 @@ wait_exit() {
         st=$?
     fi
 }
-resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
 grpc_log_lines() { grep -cE '^[EWID][0-9]{4} ' "$1"; }
 
 # 2000 records (up to 12 KB) in 2 files
@@ -321,5 +286,4 @@ if [ $st -eq 130 ] && grep -q "removed the partial output; $T/part.tfrecord was 
     pass bt2tfrec_interrupt_removes_partial_output
 else fail bt2tfrec_interrupt_removes_partial_output "exit $st: $(ls "$T" | grep part; head -c 300 "$T/err")"; fi
 
-echo "bigtable tools: $failures failure(s)"
-[ $failures -eq 0 ]
+it_finish bigtable_tools

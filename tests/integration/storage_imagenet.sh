@@ -11,20 +11,9 @@
 # labels object is a clear error; the storage-less checks of the library
 # (list_input without open_input). Only loopback is contacted.
 # needs: tfrec-image tfrec-storage
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-if [ -z "${STORAGE_EMULATOR_HOST:-}" ]; then
-    exec "$ROOT/tests/storage/with_emulator.sh" bash "$0" "$@"
-fi
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/tfrec-storage-imagenet.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1${2:+: $2}"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib/common.sh"
+it_storage_emulator "$@"
+it_tmpdir storage-imagenet
 # admin PATH [JSON]: GET (or POST JSON to) the test server's admin port
 admin() {
     $PY - "$TFREC_TEST_GCS_ADMIN$1" "${2:-}" <<'EOF'
@@ -225,5 +214,4 @@ else
     fail "csv with gs:// raw_data_dir" "exit $st, $(head -c 300 "$T/err")"
 fi
 
-[ "$fails" -eq 0 ] && echo "storage_imagenet: all passed" || echo "storage_imagenet: $fails failed"
-[ "$fails" -eq 0 ]
+it_finish storage_imagenet

@@ -7,20 +7,9 @@
 # one-process run byte for byte; a missing part is named. Only loopback is
 # contacted.
 # needs: tfrec-image tfrec-storage
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-if [ -z "${STORAGE_EMULATOR_HOST:-}" ]; then
-    exec "$ROOT/tests/storage/with_emulator.sh" bash "$0" "$@"
-fi
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/tfrec-storage-tasks.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1${2:+: $2}"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib/common.sh"
+it_storage_emulator "$@"
+it_tmpdir storage-tasks
 B=gs://tasks-$$
 FLAGS=(--train_shards=3 --validation_shards=2 --seed=5 --quiet)
 
@@ -96,4 +85,4 @@ else
     fail "missing part on gs://" "exit $st: $(head -c 300 "$T/err")"
 fi
 
-[ "$fails" -eq 0 ]
+it_finish storage_imagenet_tasks

@@ -10,25 +10,9 @@
 # tfrec built without the storage part refusing gs:// (exit 2).
 # Only loopback is contacted.
 # needs: tfrec-storage
-set -u
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
-BUILD=$(cd "${TFREC_BUILD:-$ROOT/build}" && pwd)
-if [ -z "${STORAGE_EMULATOR_HOST:-}" ]; then
-    exec "$ROOT/tests/storage/with_emulator.sh" bash "$0" "$@"
-fi
-BIN=$BUILD/bin
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/tfrec-storage-tools.XXXXXX)
-EMU_PID=
-cleanup() {
-    [ -z "$EMU_PID" ] || "$ROOT/scripts/emulator.sh" stop "$EMU_PID"
-    rm -rf "$T"
-}
-trap cleanup EXIT
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1${2:+: $2}"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib/common.sh"
+it_storage_emulator "$@"
+it_tmpdir storage-tools
 # expect NAME STATUS PATTERN CMD...: CMD exits STATUS and says PATTERN on stderr
 expect() {
     local name=$1 want=$2 says=$3
@@ -216,10 +200,7 @@ fi
 
 # ---------------------------------------------------------------- Bigtable
 if [ -x "$BIN/tfrec2bt" ] && command -v cbt >/dev/null; then
-    out=$("$ROOT/scripts/emulator.sh" start "$T/bt.log" 2>"$T/emu.err")
-    if [ -n "$out" ]; then
-        export BIGTABLE_EMULATOR_HOST=${out% *}
-        EMU_PID=${out#* }
+    if it_try_bigtable_emulator "$T/bt.log"; then
         "$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=t --create_table \
             --source_glob="$B/data/train-*" --progress_file="$T/t2b.progress" --quiet 2>"$T/err"
         st=$?
@@ -260,5 +241,4 @@ else
     fail "building tfrec without the storage part" "$(head -c 300 "$T/cc.err")"
 fi
 
-echo "storage_tools: $fails failed"
-[ "$fails" -eq 0 ]
+it_finish storage_tools

@@ -19,3 +19,18 @@ def load_tfrec(build_dir):
     import tfrec
     assert os.path.realpath(tfrec.library_path) == os.path.realpath(os.environ["TFREC_LIBRARY"])
     return tfrec
+
+
+# The library part behind each optional feature, for the failure message.
+FEATURE_PARTS = {"bigtable": "libtfrec-bigtable", "convert_images": "libtfrec-image"}
+
+
+def load_tfrec_with(build_dir, *features):
+    """The tfrec package; fails the test when a feature's part is missing."""
+    import pytest
+    t = load_tfrec(build_dir)
+    have = t.features()
+    missing = [FEATURE_PARTS.get(f, f) for f in features if not have[f]]
+    if missing:
+        pytest.fail("%s not built or not found: %s" % (" / ".join(missing), t.parts()))
+    return t

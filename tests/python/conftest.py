@@ -1,14 +1,16 @@
 """Shared pytest fixtures for libtfrec's Python tests.
 
 - `build_dir`: the build directory (env TFREC_BUILD, default <repo>/build).
-- `tfrec_bin`: path of the `tfrec` tool in it.
+- `tfrec_bin`, `imagenet2tfrec_bin`: paths of those tools in it (the test
+  fails when one was not built); `built_tool(build_dir, name)` for others.
 - `pb2`: tf.Example message classes (`pb2.Example`, `pb2.Feature`, ...)
   generated from our own proto/ with `protoc --python_out` into a temporary
   directory once per session; nothing generated is ever committed.
 - `run_tfrec(*args, input=None)`: run the tool, returning CompletedProcess
   with bytes stdout/stderr.
 - `bigtable_tfrec`: the tfrec package, failing the test when
-  libtfrec-bigtable was not built.
+  libtfrec-bigtable was not built; `load_tfrec_with(build_dir, *features)`
+  the same for any of tfrec.features() ("bigtable", "convert_images").
 - `bigtable_emulator`: one Bigtable emulator per test module
   (scripts/emulator.sh), its address in BIGTABLE_EMULATOR_HOST while the
   module runs; the fixture's value is that address.
@@ -27,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from bindings_env import load_tfrec  # noqa: E402 (found through the line above)
+from bindings_env import load_tfrec_with  # noqa: E402 (found through the line above)
 
 
 def locate_build_dir():
@@ -43,12 +45,22 @@ def build_dir():
     return d
 
 
-@pytest.fixture(scope="session")
-def tfrec_bin(build_dir):
-    path = os.path.join(build_dir, "bin", "tfrec")
+def built_tool(build_dir, name):
+    """Path of bin/NAME in the build; fails the test when it was not built."""
+    path = os.path.join(build_dir, "bin", name)
     if not os.access(path, os.X_OK):
         pytest.fail("%s not built" % path)
     return path
+
+
+@pytest.fixture(scope="session")
+def tfrec_bin(build_dir):
+    return built_tool(build_dir, "tfrec")
+
+
+@pytest.fixture(scope="session")
+def imagenet2tfrec_bin(build_dir):
+    return built_tool(build_dir, "imagenet2tfrec")
 
 
 @pytest.fixture(scope="session")
@@ -91,10 +103,7 @@ def pb2(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bigtable_tfrec(build_dir):
-    t = load_tfrec(build_dir)
-    if not t.features()["bigtable"]:
-        pytest.fail("libtfrec-bigtable was not built or not found: %s" % t.parts())
-    return t
+    return load_tfrec_with(build_dir, "bigtable")
 
 
 @pytest.fixture(scope="module")

@@ -2,39 +2,21 @@
 (Writer.write_tfrecords(task_index=, num_tasks=), Reader(task_index=,
 num_tasks=)) against the official emulator, read back with the `cbt` CLI."""
 # needs: tfrec-bigtable
-import os
-import subprocess
 
 import pytest
 
 import tfrecord_ref
-from bindings_env import REPO, load_tfrec
 from test_bindings_bigtable import INSTANCE, PROJECT, cbt_rows
 
 
 @pytest.fixture(scope="module")
-def tfrec(build_dir):
-    t = load_tfrec(build_dir)
-    if not t.features()["bigtable"]:
-        pytest.fail("libtfrec-bigtable was not built or not found: %s" % t.parts())
-    return t
+def tfrec(bigtable_tfrec):
+    return bigtable_tfrec
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory):
-    log = tmp_path_factory.mktemp("emu") / "emulator.log"
-    out = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start", str(log)],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    addr, pid = out.stdout.split()
-    old = os.environ.get("BIGTABLE_EMULATOR_HOST")
-    os.environ["BIGTABLE_EMULATOR_HOST"] = addr
-    yield addr
-    if old is None:
-        del os.environ["BIGTABLE_EMULATOR_HOST"]
-    else:
-        os.environ["BIGTABLE_EMULATOR_HOST"] = old
-    subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+def emulator(bigtable_emulator):
+    return bigtable_emulator
 
 
 def make_files(tmp_path, counts):

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 import tfrecord_ref
-from bindings_env import load_tfrec
+from bindings_env import load_tfrec_with
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "fixtures"))
@@ -20,10 +20,7 @@ import make_images  # noqa: E402
 
 @pytest.fixture(scope="module")
 def tfrec(build_dir):
-    t = load_tfrec(build_dir)
-    if not t.features()["convert_images"]:
-        pytest.fail("libtfrec-image was not built or not found: %s" % t.parts())
-    return t
+    return load_tfrec_with(build_dir, "convert_images")
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import time
 import pytest
 
 import tfrecord_ref
-from bindings_env import PYTHON_DIR, REPO, load_tfrec
+from bindings_env import PYTHON_DIR, REPO, load_tfrec_with
 
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 import make_images  # noqa: E402
@@ -30,28 +30,12 @@ OPTS = dict(train_shards=6, validation_shards=2, seed=7)
 
 @pytest.fixture(scope="module")
 def tfrec(build_dir):
-    t = load_tfrec(build_dir)
-    f = t.features()
-    if not (f["convert_images"] and f["bigtable"]):
-        pytest.fail("libtfrec-image / libtfrec-bigtable not built or not found: %s" % t.parts())
-    return t
+    return load_tfrec_with(build_dir, "convert_images", "bigtable")
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory):
-    log = tmp_path_factory.mktemp("emu") / "emulator.log"
-    out = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start", str(log)],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    addr, pid = out.stdout.split()
-    old = os.environ.get("BIGTABLE_EMULATOR_HOST")
-    os.environ["BIGTABLE_EMULATOR_HOST"] = addr
-    yield addr
-    if old is None:
-        del os.environ["BIGTABLE_EMULATOR_HOST"]
-    else:
-        os.environ["BIGTABLE_EMULATOR_HOST"] = old
-    subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+def emulator(bigtable_emulator):
+    return bigtable_emulator
 
 
 @pytest.fixture(scope="module")
@@ -163,21 +147,19 @@ def test_convert_through_dask_equals_one_process(tfrec, client, samples, one_pro
     assert os.path.exists(out / "manifest.json")
 
 
-def test_killed_worker_task_is_retried(tfrec, client, samples, one_process, tmp_path):
-    from tfrec import distributed as td
-    import dask_hooks
-    hold = tmp_path / "hold"
-    hold.mkdir()
-    hook = dask_hooks.HoldOnce(str(hold), "convert", 3)
-    out = tmp_path / "dask"
+def kill_held_attempt(hold, hook, call, before_kill):
+    """Run call() in a thread. When the first attempt of the task `hook`
+    (a dask_hooks.HoldOnce over the directory `hold`) holds, note
+    before_kill(), SIGKILL that attempt's worker, wait for the scheduler to
+    start another attempt (which does not hold), then let everything go on.
+    Returns ({"value": call's result} or {"error": exception}, the killed
+    worker's PID, what before_kill returned)."""
     result = {}
 
     def run():
         try:
-            result["manifest"] = td.convert_images(client, str(samples), str(out), num_tasks=8,
-                                                   retries=0, progress=False,
-                                                   on_task_progress=hook, **OPTS)
-        except BaseException as e:  # reported below
+            result["value"] = call()
+        except BaseException as e:  # reported by the caller
             result["error"] = e
 
     t = threading.Thread(target=run)
@@ -189,21 +171,35 @@ def test_killed_worker_task_is_retried(tfrec, client, samples, one_process, tmp_
         assert first, result.get("error")
         pid = int(first[0].split("-")[1])
         assert pid != os.getpid()
-        # the worker running task 3, one image into its first shard
-        staged = [os.path.join(d, n) for d, _, names in os.walk(out) for n in names]
+        noted = before_kill()
         os.kill(pid, signal.SIGKILL)
-        # the scheduler notices, reschedules task 3; the next attempt must not hold
         while len(hook.attempts()) < 2 and t.is_alive():
             time.sleep(0.02)
     finally:
         (hold / "go").write_text("go\n")
         t.join(300)
     assert not t.is_alive()
+    return result, pid, noted
+
+
+def test_killed_worker_task_is_retried(tfrec, client, samples, one_process, tmp_path):
+    from tfrec import distributed as td
+    import dask_hooks
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    hook = dask_hooks.HoldOnce(str(hold), "convert", 3)
+    out = tmp_path / "dask"
+    # the worker running task 3 is killed one image into its first shard
+    result, pid, staged = kill_held_attempt(
+        hold, hook,
+        lambda: td.convert_images(client, str(samples), str(out), num_tasks=8, retries=0,
+                                  progress=False, on_task_progress=hook, **OPTS),
+        lambda: [os.path.join(d, n) for d, _, names in os.walk(out) for n in names])
     assert "error" not in result, result.get("error")
     attempts = hook.attempts()
     assert len(attempts) >= 2 and int(attempts[1].split("-")[1]) != pid
     # retries=0: only the worker's death made Dask run task 3 again
-    check_same_as_one_process(out, result["manifest"], one_process)
+    check_same_as_one_process(out, result["value"], one_process)
     # the killed attempt had begun writing (its staging area held its files)
     # and nothing of it is left
     assert any(".tfrec-staging" in p for p in staged), staged
@@ -321,39 +317,19 @@ def test_load_worker_killed_mid_load_rewrites_its_share(tfrec, client, emulator,
     hold = tmp_path / "hold"
     hold.mkdir()
     hook = dask_hooks.HoldOnce(str(hold), "load", 1, min_done=20)
-    result = {}
-
-    def run():
-        try:
-            result["stats"] = td.load_bigtable(
-                client, PROJECT, INSTANCE, "rewritten", str(tmp_path / "data-*"), num_tasks=2,
-                row_prefix="k", num_records=400, create_table=True, batch_rows=10,
-                max_inflight=1, progress_interval=-1, retries=0,
-                progress=False, on_task_progress=hook)
-        except BaseException as e:  # reported below
-            result["error"] = e
-
-    t = threading.Thread(target=run)
-    t.start()
-    try:
-        while not hook.attempts() and t.is_alive():
-            time.sleep(0.02)
-        first = hook.attempts()
-        assert first, result.get("error")
-        pid = int(first[0].split("-")[1])
-        # rows of task 1 (records 200..399) are in the table before the kill
-        cells, _ = cbt_cells(emulator, "rewritten")
-        before = [k for k in cells if int(k[1:]) >= 200]
-        os.kill(pid, signal.SIGKILL)
-        while len(hook.attempts()) < 2 and t.is_alive():
-            time.sleep(0.02)
-    finally:
-        (hold / "go").write_text("go\n")
-        t.join(300)
-    assert not t.is_alive() and "error" not in result, result.get("error")
+    # rows of task 1 (records 200..399) are in the table before the kill
+    result, _, before = kill_held_attempt(
+        hold, hook,
+        lambda: td.load_bigtable(
+            client, PROJECT, INSTANCE, "rewritten", str(tmp_path / "data-*"), num_tasks=2,
+            row_prefix="k", num_records=400, create_table=True, batch_rows=10,
+            max_inflight=1, progress_interval=-1, retries=0,
+            progress=False, on_task_progress=hook),
+        lambda: [k for k in cbt_cells(emulator, "rewritten")[0] if int(k[1:]) >= 200])
+    assert "error" not in result, result.get("error")
     assert len(before) >= 20
     assert len(hook.attempts()) >= 2
-    stats = result["stats"]
+    stats = result["value"]
     assert stats["rows_acked"] == 400 and stats["rows_failed"] == 0  # the attempts that finished
     cells, values = cbt_cells(emulator, "rewritten")
     assert sorted(cells) == ["k%03d" % i for i in range(400)]

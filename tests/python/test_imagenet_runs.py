@@ -24,11 +24,8 @@ STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ imagenet2tfrec: ")
 
 
 @pytest.fixture(scope="module")
-def tool(build_dir):
-    path = os.path.join(build_dir, "bin", "imagenet2tfrec")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
+def tool(imagenet2tfrec_bin):
+    return imagenet2tfrec_bin
 
 
 @pytest.fixture(scope="module")

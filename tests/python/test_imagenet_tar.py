@@ -23,11 +23,8 @@ import make_tars  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def tool(build_dir):
-    path = os.path.join(build_dir, "bin", "imagenet2tfrec")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
+def tool(imagenet2tfrec_bin):
+    return imagenet2tfrec_bin
 
 
 def run(tool, *args, timeout=600):

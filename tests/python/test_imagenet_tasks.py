@@ -26,11 +26,8 @@ FLAGS = ["--train_shards", 5, "--validation_shards", 3, "--seed", 7, "--num_thre
 
 
 @pytest.fixture(scope="module")
-def tool(build_dir):
-    path = os.path.join(build_dir, "bin", "imagenet2tfrec")
-    if not os.access(path, os.X_OK):
-        pytest.fail("%s not built" % path)
-    return path
+def tool(imagenet2tfrec_bin):
+    return imagenet2tfrec_bin
 
 
 def command(tool, raw, out, *extra):

@@ -154,14 +154,8 @@ def test_conversion_job_then_merge_job_equal_one_process(build_dir, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory):
-    log = tmp_path_factory.mktemp("emu") / "emulator.log"
-    out = subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "start", str(log)],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    addr, pid = out.stdout.split()
-    yield addr
-    subprocess.run([os.path.join(REPO, "scripts", "emulator.sh"), "stop", pid], timeout=60)
+def emulator(bigtable_emulator):
+    return bigtable_emulator
 
 
 def test_load_and_export_jobs_against_the_emulator(build_dir, emulator, tmp_path):
