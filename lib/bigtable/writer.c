@@ -52,6 +52,8 @@ static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char 
  * earliest due time still waiting, or INT64_MAX. */
 static int64_t promote_due(tfrec_bt_writer *w)
 {
+    if (!w->backoff) /* the usual case: no clock read per row */
+        return INT64_MAX;
     int64_t now = tfrec_bt_now_ms(), next = INT64_MAX;
     bt_entry **pp = &w->backoff;
     while (*pp) {
