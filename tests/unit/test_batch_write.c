@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "harness.h"
+#include "record_util.h"
 #include "tfrec/tfrec.h"
 
 /* Sizes with empty records, one byte, a record larger than a small output
@@ -37,24 +38,6 @@ static uint64_t le(const uint8_t *p, int n)
     for (int i = n - 1; i >= 0; i--)
         v = v << 8 | p[i];
     return v;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return p;
 }
 
 /* Inflate a whole zlib or gzip file with zlib itself; NULL if it is not
@@ -132,7 +115,7 @@ static void drop(uint8_t **recs)
 static uint8_t *stream_of(const char *path, int compression, size_t *len)
 {
     size_t flen;
-    uint8_t *file = slurp(path, &flen);
+    uint8_t *file = rt_slurp(path, &flen);
     if (!file || compression == TFREC_COMPRESSION_NONE) {
         *len = flen;
         return file;
