@@ -20,6 +20,7 @@ from operator import add
 
 from . import _args, _lib
 from . import _constants as C
+from ._closing import Closing, Committing
 from ._handles import ReaderHandle, RecordBatchHandle, WriterHandle
 from ._lib import _Sized, lib
 from .errors import error_for, open_error
@@ -301,7 +302,7 @@ class _Batches:
                 pass
 
 
-class TFRecordReader:
+class TFRecordReader(Closing):
     """Iterate over the records of a TFRecord file.
 
     compression: "auto" (detect from the first bytes), None, "ZLIB" or "GZIP".
@@ -376,12 +377,6 @@ class TFRecordReader:
             self._h = None
             self._it = _CLOSED_ITERATOR
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     # No __del__: the handle belongs to _Batches, which outlives the reader
     # while an iterator over it is in use.
 
@@ -447,7 +442,7 @@ class _Closed(list):
 _CLOSED = _Closed()
 
 
-class TFRecordWriter:
+class TFRecordWriter(Committing):
     """Write a TFRecord file that TensorFlow reads.
 
     compression: None, "ZLIB" or "GZIP"; level: 1..9 (None: zlib's default 6).
@@ -584,6 +579,8 @@ class TFRecordWriter:
             lib.tfrec_writer_abort(self._h)
             self._release((0, 0))
 
+    _discard = abort  # a `with` block that raised
+
     def _release(self, final=None):
         """Free the handle, keeping the counts that records and bytes_out
         report from now on (also after a failed close)."""
@@ -591,15 +588,6 @@ class TFRecordWriter:
         self._queue = _CLOSED
         self._final = final or (lib.tfrec_writer_records(h), lib.tfrec_writer_bytes_out(h))
         lib.tfrec_writer_free(h)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
 
     def __del__(self):
         if getattr(self, "_h", None) is not None:
