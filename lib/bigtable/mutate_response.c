@@ -93,7 +93,7 @@ static int any_fields(cursor c)
     return rc;
 }
 
-/* Status fields merge into *code / *msg: a later occurrence wins. */
+/* Status fields into *code / *msg: a later occurrence of one wins. */
 static int status_fields(cursor c, int32_t *code, cursor *msg)
 {
     uint32_t field;
@@ -124,6 +124,7 @@ static int entry_fields(cursor c, int64_t *index, int32_t *code, cursor *msg)
     uint32_t field;
     unsigned wt;
     int rc;
+    unsigned statuses = 0;
     while ((rc = get_tag(&c, &field, &wt)) == 1) {
         if (field == 1) {
             uint64_t v;
@@ -131,8 +132,11 @@ static int entry_fields(cursor c, int64_t *index, int32_t *code, cursor *msg)
                 return -1;
             *index = (int64_t)v;
         } else if (field == 2) {
+            /* No server sends two statuses for an entry, and decoders
+             * disagree on what two would mean (protobuf merges them,
+             * protobuf-c half does): refused, the rows are re-sent. */
             cursor s;
-            if (wt != WT_BYTES || get_bytes(&c, &s) || status_fields(s, code, msg))
+            if (wt != WT_BYTES || statuses++ || get_bytes(&c, &s) || status_fields(s, code, msg))
                 return -1;
         } else if (skip(&c, wt)) {
             return -1;
