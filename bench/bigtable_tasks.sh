@@ -5,7 +5,10 @@
 # (--dry_run: --num_records given, fresh .idx files, or a counting pass).
 # Every process shares the machine's cores with the emulator, so the task
 # figures say what splitting costs here, not how it scales over machines.
-# BENCH_RECORDS (200000), BENCH_FILES (16), BENCH_TASKS (4).
+# Prints RATIO bigtable_tasks_vs_one_process (met when the tasks together
+# take at most 1.5x the wall of one process). Every load is counted with
+# `cbt` and must hold every record.
+# BENCH_RECORDS (200000), BENCH_FILES (16), BENCH_TASKS (4), BENCH_ROUNDS (3).
 # needs: tfrec-bigtable
 set -u
 cd "$(dirname "$0")/.."
@@ -29,6 +32,7 @@ echo "machine: $(nproc) cores; $R records (1..2000 bytes, $MB MB) in $F files; $
 
 # interleaved rounds (the machine is shared); each table dropped after its count
 ROUNDS=${BENCH_ROUNDS:-3}
+ratios=()
 for r in $(seq 1 "$ROUNDS"); do
     t0=$(now)
     t2b --source_glob="$G" --bigtable_table=one --progress_file="$W/one.p" 2>"$W/one.err" ||
@@ -44,12 +48,21 @@ for r in $(seq 1 "$ROUNDS"); do
     t2=$(now)
     rows=""
     if command -v cbt >/dev/null; then
-        rows="; rows $(cbt -project p -instance i count one 2>/dev/null)/$(cbt -project p -instance i count split 2>/dev/null)"
+        one=$(cbt -project p -instance i count one 2>/dev/null)
+        split=$(cbt -project p -instance i count split 2>/dev/null)
+        rows="; rows $one/$split"
+        [ "$one" = "$R" ] && [ "$split" = "$R" ] ||
+            { echo "round $r: rows $one (one process) / $split (tasks), expected $R each"; exit 1; }
         cbt -project p -instance i deletetable one 2>/dev/null
         cbt -project p -instance i deletetable split 2>/dev/null
     fi
     echo "round $r: one process $(secs "$t0" "$t1") s, $N tasks (--num_records) $(secs "$t1" "$t2") s (all done)$rows"
+    ratios+=("$(/usr/bin/python3 -c "print(($t1 - $t0) / ($t2 - $t1))")")
 done
+# The tasks share this machine's cores with each other and the emulator:
+# the target is that splitting costs little (their wall within 1.5x of
+# one process's), not that it speeds anything up here.
+echo "RATIO bigtable_tasks_vs_one_process $(/usr/bin/python3 -c "import statistics, sys; print('%.2f' % statistics.median(map(float, sys.argv[1:])))" "${ratios[@]}") 0.67 one process's wall / $N tasks' wall, median of $ROUNDS rounds (tasks within 1.5x)"
 
 for how in num_records read indexes; do
     extra=()

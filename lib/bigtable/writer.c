@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bigtable/mutate_response.h"
 #include "bigtable/retry.h"
 #include "bigtable/writer_internal.h"
-#include "google/bigtable/v2/bigtable.pb-c.h"
 #include "util/struct_size.h"
 
 /* ------------------------------------------------------------ retry */
@@ -198,31 +198,39 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
                  msg);
 }
 
+typedef struct msg_ctx {
+    tfrec_bt_writer *w;
+    wcall *c;
+} msg_ctx;
+
+static void on_entry_result(void *ctx, int64_t i, int32_t code, const char *msg, size_t msg_len)
+{
+    tfrec_bt_writer *w = ((msg_ctx *)ctx)->w;
+    wcall *c = ((msg_ctx *)ctx)->c;
+    if (i < 0 || (uint64_t)i >= c->n || c->seen[i])
+        return;
+    c->seen[i] = 1;
+    bt_entry *e = c->e[i];
+    if (w->status_hook)
+        code = w->status_hook(w->status_hook_ctx, e->index, e->attempts, code);
+    if (code == BT_OK) {
+        tfrec_bt_w_ack(w, e);
+        return;
+    }
+    char text[512]; /* the server's message, cut to what a report shows */
+    snprintf(text, sizeof text, "%.*s", msg_len > 511 ? 511 : (int)msg_len, msg);
+    if (tfrec_bt_retryable(code, text))
+        retry_or_fail(w, e, code, text, 0);
+    else
+        tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), text);
+}
+
 static void on_message(tfrec_bt_writer *w, wcall *c, const uint8_t *data, size_t len)
 {
-    Google__Bigtable__V2__MutateRowsResponse *r =
-        google__bigtable__v2__mutate_rows_response__unpack(NULL, len, data);
-    if (!r)
-        return; /* unparsable: its entries count as missing at DONE */
-    for (size_t k = 0; k < r->n_entries; k++) {
-        int64_t i = r->entries[k]->index;
-        if (i < 0 || (uint64_t)i >= c->n || c->seen[i])
-            continue;
-        c->seen[i] = 1;
-        bt_entry *e = c->e[i];
-        const Google__Rpc__Status *s = r->entries[k]->status;
-        int code = s ? s->code : BT_OK;
-        const char *msg = s && s->message ? s->message : "";
-        if (w->status_hook)
-            code = w->status_hook(w->status_hook_ctx, e->index, e->attempts, code);
-        if (code == BT_OK)
-            tfrec_bt_w_ack(w, e);
-        else if (tfrec_bt_retryable(code, msg))
-            retry_or_fail(w, e, code, msg, 0);
-        else
-            tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), msg);
-    }
-    google__bigtable__v2__mutate_rows_response__free_unpacked(r, NULL);
+    msg_ctx m = { w, c };
+    /* A malformed response yields nothing: its entries count as missing at
+     * DONE and are re-sent. */
+    tfrec_bt_mutate_response_each(data, len, on_entry_result, &m);
 }
 
 static void on_done(tfrec_bt_writer *w, wcall *c, int code, const char *details)

@@ -1,13 +1,16 @@
 /* The bulk writer's transport over gRPC: MutateRows calls with the routing
- * header for the table, spread over a few connections. By default each
- * connection gets its own completion queue and polling thread; with
- * $TFREC_BT_POLLERS=0 the writer's thread polls one queue for all of them.
+ * header for the table, spread over a few connections. By default one
+ * polling thread serves every connection's calls through its completion
+ * queue; $TFREC_BT_POLLERS=N gives them N threads and queues (connection i
+ * uses queue i mod N), and 0 has the writer's thread poll one queue itself.
  *
- * Why polling threads: gRPC core moves a connection's bytes (writes as the
+ * Why a polling thread: gRPC core moves a connection's bytes (writes as the
  * socket drains, window updates, responses) only while some thread polls,
  * so with the writer's thread as the only poller that happens between
  * reading and encoding rows, for all connections on one thread, and the
  * server sees one call at a time (bench/RESULTS.md, "Polling threads").
+ * One thread does as well as one per connection and costs less client CPU
+ * (bench/RESULTS.md, "One polling thread").
  *
  * Why several connections: over one HTTP/2 connection every request byte
  * goes through the server's single reader for that connection (in gRPC-Go,
@@ -60,12 +63,13 @@ struct grpc_tr {
     tfrec_bt_client *client;
     conn k[MAX_CONNECTIONS];
     int nch, next; /* next: where the search for the least busy starts */
+    int npollers;  /* threaded mode: connection i uses k[i % npollers]'s queue */
     char params[3 * BT_NAME_MAX + 64];
     tr_call *live; /* calls in flight, for tr_cancel_all (writer's thread only) */
 
-    /* Threaded mode: each connection's queue has its own poller thread, so
-     * gRPC's I/O for every connection progresses while the writer's thread
-     * reads and encodes rows. mu guards the calls (started and cancelled by
+    /* Threaded mode: each queue has its own poller thread, so gRPC's I/O
+     * for every connection progresses while the writer's thread reads and
+     * encodes rows. mu guards the calls (started and cancelled by
      * the writer's thread, completed by the pollers) and the ready list. */
     int threaded;
     pthread_mutex_t mu;
@@ -145,8 +149,8 @@ static int tr_start(void *ctx, void *user, const grpc_slice *slices, size_t n, t
     tc->next = t->live;
     lock(t);
     bt_call *call =
-        tfrec_bt_call_start(t->k[best].ch, t->threaded ? t->k[best].cq : t->cq, MUTATE_ROWS,
-                            t->params, slices, n, t->client->rpc_timeout_ms, tc, err);
+        tfrec_bt_call_start(t->k[best].ch, t->threaded ? t->k[best % t->npollers].cq : t->cq,
+                            MUTATE_ROWS, t->params, slices, n, t->client->rpc_timeout_ms, tc, err);
     tc->call = call;
     unlock(t);
     /* Not tc->call: once unlocked, a poller may finish the call and clear it. */
@@ -236,7 +240,7 @@ static void tr_destroy(void *ctx)
     if (t->threaded) {
         /* Every call has delivered its DONE: each queue drains at once and
          * its poller returns on the shutdown. */
-        for (int i = 0; i < t->nch; i++) {
+        for (int i = 0; i < t->npollers; i++) {
             grpc_completion_queue_shutdown(t->k[i].cq);
             pthread_join(t->k[i].poller, NULL);
             grpc_completion_queue_destroy(t->k[i].cq);
@@ -264,10 +268,10 @@ static void tr_destroy(void *ctx)
     free(t);
 }
 
-/* A queue and a poller thread per connection; on failure the connections
- * without one are dropped, and with none at all the writer's thread polls
- * one queue itself. */
-static void start_pollers(grpc_tr *t)
+/* want queues, each with its poller thread (at most one per connection);
+ * if fewer can be made, the connections share those there are, and with
+ * none at all the writer's thread polls one queue itself. */
+static void start_pollers(grpc_tr *t, int want)
 {
     if (pthread_cond_init(&t->ready_cv, NULL))
         return;
@@ -276,7 +280,7 @@ static void start_pollers(grpc_tr *t)
         return;
     }
     int n = 0;
-    for (; n < t->nch; n++) {
+    for (; n < want && n < t->nch; n++) {
         conn *k = &t->k[n];
         k->t = t;
         if (!(k->cq = grpc_completion_queue_create_for_next(NULL)))
@@ -291,20 +295,21 @@ static void start_pollers(grpc_tr *t)
         pthread_cond_destroy(&t->ready_cv);
         return;
     }
-    for (int i = n; i < t->nch; i++)
-        grpc_channel_destroy(t->k[i].ch);
-    t->nch = n;
+    t->npollers = n;
     t->threaded = 1;
 }
 
-/* Polling threads unless $TFREC_BT_POLLERS=0: against the emulator they
- * let it work on two calls at once (1.3 cores instead of 0.8), 1.7x the rows/s
- * for 1 KB rows and 1.1x for 110 KB rows (bench/RESULTS.md); 0 keeps the
- * writer's thread as the only poller (a little less client CPU). */
+/* Polling threads: $TFREC_BT_POLLERS, else one. Against the emulator a
+ * polling thread lets it work on two calls at once (1.3 cores instead of
+ * 0.8): 1.4x the rows/s for 1 KB rows and 1.6x for 110 KB rows of the
+ * writer's thread polling alone (0), for no more client CPU
+ * (bench/RESULTS.md, "One polling thread"). */
 static int pollers_wanted(void)
 {
     const char *env = getenv("TFREC_BT_POLLERS");
-    return !env || !*env || atoi(env) > 0;
+    if (!env || !*env)
+        return 1;
+    return atoi(env) > 0 ? atoi(env) : 0;
 }
 
 /* Connections to use: the option, else $TFREC_BT_CONNECTIONS, else one per
@@ -351,8 +356,9 @@ int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *
     for (int want = connections_wanted(opts); t->nch < want; t->nch++)
         if (!(t->k[t->nch].ch = tfrec_bt_data_channel_new(c)))
             break;
-    if (pollers_wanted())
-        start_pollers(t);
+    int want = pollers_wanted();
+    if (want > 0)
+        start_pollers(t, want);
     if (!t->threaded)
         t->cq = grpc_completion_queue_create_for_next(NULL);
     bt_transport tr = { t, tr_start, tr_next, tr_destroy, tr_cancel_all };

@@ -323,6 +323,26 @@ def json_seeds():
     return seeds
 
 
+def mutate_response_seeds():
+    """MutateRowsResponse messages: entries of index + status (code,
+    message, details), an unknown field, a negative code."""
+    def entry(i, code=None, msg=None, details=()):
+        st = b""
+        if code is not None:
+            st += field_varint(1, code)
+        if msg is not None:
+            st += field_bytes(2, msg)
+        for d in details:
+            st += field_bytes(3, field_bytes(1, b"type.googleapis.com/x") + field_bytes(2, d))
+        return field_bytes(1, field_varint(1, i) + (field_bytes(2, st) if st or code == 0 else b""))
+    return {
+        "ok": b"".join(entry(i) for i in range(8)),
+        "codes": entry(0, 0) + entry(1, 14, b"unavailable") + entry(2, 3, b"bad", [b"\x01"]),
+        "negative": entry(5, -1 & 0xFFFFFFFF, b"x") + entry(-1 & (1 << 64) - 1),
+        "unknown": field_varint(9, 7) + entry(3) + field_bytes(3, b"\x08\x01"),
+    }
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -332,6 +352,7 @@ def main():
         "batch": batch_seeds(),
         "image": image_seeds(),
         "bigtable_merger": merger_seeds(),
+        "bigtable_mutate_response": mutate_response_seeds(),
         "imagenet_lists": lists_seeds(),
         "tar": tar_seeds(),
         "dataset_index": index_seeds(),

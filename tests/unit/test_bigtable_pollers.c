@@ -1,6 +1,6 @@
-/* The bulk writer over its real gRPC transport, with each connection polled
- * by its own thread ($TFREC_BT_POLLERS=1) and, where noted, by the writer's
- * thread alone (the default), against an in-process MutateRows server (gRPC
+/* The bulk writer over its real gRPC transport, its connections polled by
+ * one thread (the default), by a thread each ($TFREC_BT_POLLERS=16) or by
+ * the writer's thread alone ($TFREC_BT_POLLERS=0), against an in-process MutateRows server (gRPC
  * core's server API on a loopback port): many connections and calls in
  * flight deliver every row exactly once, per-entry failures are retried,
  * and a stop cancels calls the server holds, or waits for them within the
@@ -314,7 +314,7 @@ typedef struct rig {
 
 static int rig_open(rig *r, srv *s, tfrec_bt_writer_options *o)
 {
-    setenv("TFREC_BT_POLLERS", "1", 1); /* read at each writer open */
+    unsetenv("TFREC_BT_POLLERS"); /* the default; read at each writer open */
     char ep[64];
     snprintf(ep, sizeof ep, "127.0.0.1:%d", s->port);
     tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
@@ -355,9 +355,11 @@ static int put_rows(tfrec_bt_writer *w, int from, int to, size_t vlen)
 
 /* 16 connections, 16 calls in flight, small batches, each answered in two
  * messages: every row reaches the server once and is acknowledged once, and
- * (with polling threads) the calls really overlap. */
-static void every_row_once(int threaded)
+ * (with polling threads) the calls really overlap. pollers: the value of
+ * $TFREC_BT_POLLERS, NULL for the default (one thread). */
+static void every_row_once(const char *pollers)
 {
+    int threaded = !pollers || strcmp(pollers, "0") != 0;
     rig r;
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 7;
@@ -365,9 +367,9 @@ static void every_row_once(int threaded)
     o.connections = 16;
     o.retry_timeout_ms = -1;
     CHECKF(rig_open(&r, srv_start(20, 0), &o) == 0, "%s", tfrec_last_errmsg());
-    if (!threaded) { /* reopen the writer polled by this thread */
+    if (pollers) { /* reopen the writer with that many polling threads */
         tfrec_bt_writer_free(r.w);
-        setenv("TFREC_BT_POLLERS", "0", 1);
+        setenv("TFREC_BT_POLLERS", pollers, 1);
         CHECKF(tfrec_bt_writer_open(&r.w, r.c, "t", "f", &o) == TFREC_OK, "%s",
                tfrec_last_errmsg());
     }
@@ -389,12 +391,22 @@ static void every_row_once(int threaded)
 
 static void test_many_connections_every_row_once(void)
 {
-    every_row_once(1);
+    every_row_once(NULL);
+}
+
+static void test_many_connections_a_poller_each(void)
+{
+    every_row_once("16");
+}
+
+static void test_many_connections_three_pollers(void)
+{
+    every_row_once("3");
 }
 
 static void test_many_connections_polled_inline(void)
 {
-    every_row_once(0);
+    every_row_once("0");
 }
 
 /* Entries failed on their first attempt are re-sent alone, over whichever
@@ -513,7 +525,8 @@ static void test_free_after_stop_with_calls_held(void)
     rig_close(&r);
 }
 
-TESTS(TEST(test_many_connections_every_row_once), TEST(test_many_connections_polled_inline),
+TESTS(TEST(test_many_connections_every_row_once), TEST(test_many_connections_a_poller_each),
+      TEST(test_many_connections_three_pollers), TEST(test_many_connections_polled_inline),
       TEST(test_failed_entries_retried_over_pollers),
       TEST(test_stop_cancels_calls_on_every_connection),
       TEST(test_stop_waits_for_calls_within_timeout), TEST(test_free_after_stop_with_calls_held))
