@@ -301,8 +301,8 @@ static void start_pollers(grpc_tr *t, int want)
 
 /* Polling threads: $TFREC_BT_POLLERS, else one. Against the emulator a
  * polling thread lets it work on two calls at once (1.3 cores instead of
- * 0.8): 1.4x the rows/s for 1 KB rows and 1.6x for 110 KB rows of the
- * writer's thread polling alone (0), for no more client CPU
+ * 0.8): 1.4x the rows/s for 1 KB rows and 1.5-1.6x for 110 KB rows of
+ * the writer's thread polling alone (0), for 0-4% more client CPU
  * (bench/RESULTS.md, "One polling thread"). */
 static int pollers_wanted(void)
 {
