@@ -2,7 +2,7 @@
  *
  * For 1 KB rows a response carries thousands of entries; protobuf-c would
  * allocate two structures per entry only for the writer to read two numbers
- * and free them again (bench/RESULTS.md, "Responses decoded in place"). */
+ * and free them again (bench/RESULTS.md, "One polling thread, responses decoded in place"). */
 #ifndef TFREC_BT_MUTATE_RESPONSE_H
 #define TFREC_BT_MUTATE_RESPONSE_H
 
