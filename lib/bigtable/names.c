@@ -1,5 +1,4 @@
 /* Row keys like the reference loader's, and gRPC status names for messages. */
-#include <stdio.h>
 #include <string.h>
 
 #include "tfrec/bigtable.h"
@@ -17,12 +16,24 @@ int tfrec_bt_key_width(uint64_t num_records)
 size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t index, int width,
                         int reversed)
 {
-    char digits[32];
     if (width < 1)
         width = 1;
     if (width > 20)
         width = 20;
-    int n = snprintf(digits, sizeof digits, "%0*llu", width, (unsigned long long)index);
+    /* The digits by hand, as "%0*llu" would print them: snprintf per row
+     * was a measurable share of a load's CPU for 1 KB rows. */
+    char digits[32], tmp[20];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + index % 10);
+        index /= 10;
+    } while (index);
+    int pad = width > n ? width - n : 0;
+    memset(digits, '0', (size_t)pad);
+    for (int i = 0; i < n; i++)
+        digits[pad + i] = tmp[n - 1 - i];
+    n += pad;
+    digits[n] = '\0';
     if (reversed) /* reverse the padded digits: keys of consecutive rows scatter */
         for (int i = 0, j = n - 1; i < j; i++, j--) {
             char t = digits[i];

@@ -622,6 +622,29 @@ static void test_row_keys_like_the_reference(void)
     tfrec_bt_row_key(buf, sizeof buf, "v_", 123, 5, 1);
     CHECK(!strcmp(buf, "v_32100"));
     CHECK_EQ(tfrec_bt_row_key(buf, 4, "train_", 1, 3, 0), 9); /* too small: needed length */
+    /* Against printf's "%0*llu" (the key is formatted by hand): widths
+     * 0-22 (clamped to 1-20), values around every power of ten, and the
+     * largest uint64_t, forwards and reversed. */
+    for (int width = 0; width <= 22; width++) {
+        uint64_t v = 0;
+        for (int p = 0; p <= 20; p++) {
+            uint64_t vals[] = { v, v + 1, v ? v - 1 : 0, UINT64_MAX };
+            for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+                char want[64], rev[64];
+                int cw = width < 1 ? 1 : width > 20 ? 20 : width;
+                int n = snprintf(want, sizeof want, "k_%0*llu", cw, (unsigned long long)vals[k]);
+                CHECK_EQ(tfrec_bt_row_key(buf, sizeof buf, "k_", vals[k], width, 0), (size_t)n);
+                CHECKF(!strcmp(buf, want), "%s, want %s (width %d)", buf, want, width);
+                for (int i = 0; i < n - 2; i++)
+                    rev[i + 2] = want[n - 1 - i];
+                memcpy(rev, "k_", 2);
+                rev[n] = '\0';
+                tfrec_bt_row_key(buf, sizeof buf, "k_", vals[k], width, 1);
+                CHECKF(!strcmp(buf, rev), "%s, want %s (reversed, width %d)", buf, rev, width);
+            }
+            v = p ? v * 10 : 1;
+        }
+    }
     CHECK(!strcmp(tfrec_bt_code_name(14), "UNAVAILABLE"));
 }
 
