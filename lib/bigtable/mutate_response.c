@@ -100,14 +100,14 @@ static int status_fields(cursor c, int32_t *code, cursor *msg)
     unsigned wt;
     int rc;
     while ((rc = get_tag(&c, &field, &wt)) == 1) {
-        if (field == 1 || field == 2) {
+        if (field == 1) {
             uint64_t v;
-            if (wt != (field == 1 ? WT_VARINT : WT_BYTES))
+            if (wt != WT_VARINT || get_varint(&c, &v))
                 return -1;
-            if (field == 1 ? get_varint(&c, &v) : get_bytes(&c, msg))
+            *code = (int32_t)(uint32_t)v; /* int32: the low 32 bits */
+        } else if (field == 2) {
+            if (wt != WT_BYTES || get_bytes(&c, msg))
                 return -1;
-            if (field == 1)
-                *code = (int32_t)(uint32_t)v; /* int32: the low 32 bits */
         } else if (field == 3) {
             cursor any;
             if (wt != WT_BYTES || get_bytes(&c, &any) || any_fields(any))

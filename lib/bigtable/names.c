@@ -22,18 +22,15 @@ size_t tfrec_bt_row_key(char *buf, size_t cap, const char *prefix, uint64_t inde
         width = 20;
     /* The digits by hand, as "%0*llu" would print them: snprintf per row
      * was a measurable share of a load's CPU for 1 KB rows. */
-    char digits[32], tmp[20];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + index % 10);
-        index /= 10;
-    } while (index);
-    int pad = width > n ? width - n : 0;
-    memset(digits, '0', (size_t)pad);
-    for (int i = 0; i < n; i++)
-        digits[pad + i] = tmp[n - 1 - i];
-    n += pad;
+    int n = 1;
+    for (uint64_t rest = index / 10; rest; rest /= 10)
+        n++;
+    if (n < width)
+        n = width; /* the rest of the places are leading zeros */
+    char digits[21];
     digits[n] = '\0';
+    for (int i = n - 1; i >= 0; i--, index /= 10)
+        digits[i] = (char)('0' + index % 10);
     if (reversed) /* reverse the padded digits: keys of consecutive rows scatter */
         for (int i = 0, j = n - 1; i < j; i++, j--) {
             char t = digits[i];

@@ -53,7 +53,7 @@ typedef struct grpc_tr grpc_tr;
 typedef struct conn {
     grpc_tr *t;
     grpc_channel *ch;          /* [0] is the client's; the rest are ours */
-    grpc_completion_queue *cq; /* this connection's queue (threaded mode) */
+    grpc_completion_queue *cq; /* threaded mode: queue i, for i < npollers */
     pthread_t poller;
     bt_call *deferred; /* the poller's slot for tfrec_bt_cq_poll */
     int busy;          /* calls in flight */
@@ -307,9 +307,8 @@ static void start_pollers(grpc_tr *t, int want)
 static int pollers_wanted(void)
 {
     const char *env = getenv("TFREC_BT_POLLERS");
-    if (!env || !*env)
-        return 1;
-    return atoi(env) > 0 ? atoi(env) : 0;
+    int n = env && *env ? atoi(env) : 1;
+    return n > 0 ? n : 0;
 }
 
 /* Connections to use: the option, else $TFREC_BT_CONNECTIONS, else one per
