@@ -187,6 +187,8 @@ int tfrec_bt_writer_failed_row(const tfrec_bt_writer *w, size_t i, const uint8_t
 /* ---------------------------------------------------------------- reader */
 
 typedef struct tfrec_bt_reader tfrec_bt_reader;
+/* A split plan shared by the workers of a sharded read (bigtable_plan.h). */
+typedef struct tfrec_bt_plan tfrec_bt_plan;
 
 /* A key range to read: a plain tuple, frozen (no struct_size, arrays of it
  * keep their stride). start NULL/empty: from the first row; end NULL/empty:
@@ -236,10 +238,13 @@ typedef struct tfrec_bt_read_options {
      * many concurrent ReadRows streams [1]. */
     int parallel_scans;
     /* Worker shard_index of num_shards [0 of 1]: the row set is split into
-     * num_shards * parallel_scans ranges and this worker reads its
-     * parallel_scans contiguous ones. The workers' shares are disjoint and
-     * cover the row set when they plan from the same boundaries: pass
-     * split_keys (or run against a table whose tablets do not change). */
+     * num_shards shares and this worker reads its one, itself split into
+     * parallel_scans ranges. The workers' shares are disjoint and cover the
+     * row set only when every worker cuts at the same keys, so a range
+     * read with num_shards > 1 needs `plan` (made once, include/tfrec/
+     * bigtable_plan.h) or split_keys, or sample_split = 1; without them
+     * tfrec_bt_reader_open refuses (TFREC_E_INVALID). A key list is split
+     * by count and needs none of them. */
     int shard_index;
     int num_shards;
     /* 0: rows in key order over all ranges (ranges ahead of the one being
@@ -259,6 +264,17 @@ typedef struct tfrec_bt_read_options {
      * 2 s, until no row has arrived for retry_timeout_ms [600000]. */
     int64_t retry_timeout_ms;
     int64_t retry_initial_ms;
+    /* Since 1.1. The split plan every worker of a sharded read is given
+     * (not owned; must outlive tfrec_bt_reader_open). The reader refuses a
+     * plan made for another table, row set or shard count. Not together
+     * with split_keys. [NULL] */
+    const tfrec_bt_plan *plan;
+    /* Since 1.1. 1: without plan or split_keys, let each worker of a
+     * sharded read cut the row set at the SampleRowKeys answer it gets.
+     * Answers differ between calls (tablets split and move; the emulator
+     * samples at random), so the workers' shares may overlap or leave
+     * rows out, silently: only for a table known not to change. [0] */
+    int sample_split;
 } tfrec_bt_read_options;
 
 #define TFREC_BT_READ_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_read_options)

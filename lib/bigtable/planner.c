@@ -13,6 +13,25 @@ void tfrec_bt_samples_free(bt_samples *s)
     s->n = 0;
 }
 
+int tfrec_bt_samples_from_keys(const void *const *keys, const size_t *lens, size_t n,
+                               bt_samples *out)
+{
+    out->v = calloc(n ? n : 1, sizeof *out->v);
+    out->n = 0;
+    if (!out->v)
+        return TFREC_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        bt_sample *s = &out->v[out->n++];
+        s->offset_bytes = (int64_t)i;
+        s->key.n = lens ? lens[i] : 0;
+        if (s->key.n && !(s->key.p = malloc(s->key.n)))
+            return TFREC_E_NOMEM;
+        if (s->key.n)
+            memcpy(s->key.p, keys[i], s->key.n);
+    }
+    return TFREC_OK;
+}
+
 static int kcmp(const bt_key *a, const bt_key *b)
 {
     return tfrec_bt_key_cmp(a->p, a->n, b->p, b->n);
@@ -115,44 +134,62 @@ static int plan_keys(const bt_rowset *set, size_t pieces, bt_rowset *out)
     return TFREC_OK;
 }
 
-int tfrec_bt_plan(const bt_rowset *set, const bt_samples *samples, size_t pieces, bt_rowset **out)
+int tfrec_bt_plan_cuts(const bt_rowset *set, const bt_samples *samples, size_t pieces,
+                       bt_key *cuts, size_t *ncuts)
+{
+    *ncuts = 0;
+    if (pieces < 2 || set->is_keys || !set->n)
+        return TFREC_OK;
+    cand *c = malloc((samples->n ? samples->n : 1) * sizeof *c);
+    size_t *pick = malloc(pieces * sizeof *pick);
+    size_t m = c ? candidates(samples, tfrec_bt_rowset_lo(set), tfrec_bt_rowset_hi(set), c) : 0;
+    int rc = TFREC_OK;
+    if (!c || !pick || m == (size_t)-1) {
+        rc = TFREC_E_NOMEM;
+    } else {
+        size_t n = choose(c, m, pieces - 1, pick);
+        for (size_t i = 0; i < n && !rc; i++) {
+            const bt_key *k = c[pick[i]].key;
+            if (!(cuts[i].p = malloc(k->n)))
+                rc = TFREC_E_NOMEM;
+            else {
+                memcpy(cuts[i].p, k->p, k->n);
+                cuts[i].n = k->n;
+                *ncuts = i + 1;
+            }
+        }
+    }
+    free(c);
+    free(pick);
+    return rc;
+}
+
+int tfrec_bt_plan_pieces(const bt_rowset *set, const bt_samples *samples, size_t pieces, bt_rowset **out)
 {
     if (!pieces)
         pieces = 1;
     *out = calloc(pieces, sizeof **out);
-    if (!*out)
-        return TFREC_E_NOMEM;
-    bt_rowset *o = *out;
-    int rc = TFREC_OK;
-    if (set->is_keys || !set->n) {
-        if (set->is_keys)
-            rc = plan_keys(set, pieces, o);
-        goto done;
-    }
-    cand *c = malloc((samples->n ? samples->n : 1) * sizeof *c);
-    size_t *pick = malloc(pieces * sizeof *pick);
-    size_t m = c ? candidates(samples, tfrec_bt_rowset_lo(set), tfrec_bt_rowset_hi(set), c) : 0;
-    if (!c || !pick || m == (size_t)-1) {
-        free(c);
-        free(pick);
-        rc = TFREC_E_NOMEM;
-        goto done;
-    }
-    size_t cuts = choose(c, m, pieces - 1, pick);
+    bt_key *cuts = calloc(pieces, sizeof *cuts);
+    size_t ncuts = 0;
+    int rc = *out && cuts ? TFREC_OK : TFREC_E_NOMEM;
+    if (!rc && set->is_keys)
+        rc = plan_keys(set, pieces, *out);
+    else if (!rc && set->n)
+        rc = tfrec_bt_plan_cuts(set, samples, pieces, cuts, &ncuts);
     /* piece p is [cut p-1, cut p): the first from the set's start, the last
      * one with a piece to the end; pieces beyond the cuts stay empty */
-    for (size_t p = 0; p <= cuts && !rc; p++) {
-        const bt_key *lo = p ? c[pick[p - 1]].key : NULL;
-        const bt_key *hi = p < cuts ? c[pick[p]].key : NULL;
-        rc = tfrec_bt_rowset_slice(&o[p], set, lo, hi);
-    }
-    free(c);
-    free(pick);
-done:
-    if (rc) {
+    for (size_t p = 0; !rc && !set->is_keys && set->n && p <= ncuts; p++)
+        rc = tfrec_bt_rowset_slice(&(*out)[p], set, p ? &cuts[p - 1] : NULL,
+                                   p < ncuts ? &cuts[p] : NULL);
+    for (size_t i = 0; cuts && i < ncuts; i++)
+        free(cuts[i].p);
+    free(cuts);
+    if (rc && *out) {
         for (size_t p = 0; p < pieces; p++)
-            tfrec_bt_rowset_free(&o[p]);
-        free(o);
+            tfrec_bt_rowset_free(&(*out)[p]);
+    }
+    if (rc) {
+        free(*out);
         *out = NULL;
     }
     return rc;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bigtable/client_internal.h"
+#include "bigtable/plan_internal.h"
 #include "bigtable/reader_internal.h"
 #include "util/struct_size.h"
 
@@ -130,54 +131,71 @@ int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s)
     return TFREC_OK;
 }
 
-/* Split points given by the caller, as samples weighted by position. */
-static int given_samples(const tfrec_bt_read_options *o, bt_samples *out)
+/* A read split into shards over ranges must cut where every other worker
+ * cuts: from a shared plan or given split keys, or at the caller's risk. */
+static int check_sharding(tfrec_bt_reader *r, const tfrec_bt_read_options *o,
+                          const bt_rowset *set)
 {
-    out->v = calloc(o->n_split_keys ? o->n_split_keys : 1, sizeof *out->v);
-    out->n = 0;
-    if (!out->v)
-        return TFREC_E_NOMEM;
-    for (size_t i = 0; i < o->n_split_keys; i++) {
-        bt_sample *s = &out->v[out->n++];
-        s->offset_bytes = (int64_t)i;
-        s->key.n = o->split_key_lens ? o->split_key_lens[i] : 0;
-        if (s->key.n && !(s->key.p = malloc(s->key.n)))
-            return TFREC_E_NOMEM;
-        if (s->key.n)
-            memcpy(s->key.p, o->split_keys[i], s->key.n);
+    size_t shards = o->num_shards > 0 ? (size_t)o->num_shards : 1;
+    if (o->plan) {
+        if (o->split_keys)
+            return tfrec_fail(&r->err, TFREC_E_INVALID,
+                              "read options: plan and split_keys are exclusive");
+        return tfrec_bt_plan_check(o->plan, r->name, set, shards, &r->err);
     }
+    if (shards > 1 && !set->is_keys && !o->split_keys && !o->sample_split)
+        return tfrec_fail(&r->err, TFREC_E_INVALID,
+                          "shard %d of %zu needs a split plan shared by every worker (read "
+                          "options .plan, made once by tfrec_bt_plan_create) or .split_keys: "
+                          "workers that each ask SampleRowKeys may cut the rows at different "
+                          "keys and lose or repeat rows (.sample_split = 1 accepts that risk)",
+                          o->shard_index, shards);
     return TFREC_OK;
 }
 
-/* The scans of this worker: its parallel_scans pieces of the row set cut
- * into num_shards * parallel_scans. */
+/* The scans of this worker: with a plan, its share cut into parallel_scans
+ * pieces; else its parallel_scans pieces of the row set cut into
+ * num_shards * parallel_scans. */
 static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *set)
 {
     size_t par = o->parallel_scans > 0 ? (size_t)o->parallel_scans : 1;
     size_t shards = o->num_shards > 0 ? (size_t)o->num_shards : 1;
     size_t pieces = par * shards;
     bt_samples samples = { 0 };
-    int rc = TFREC_OK;
+    int rc = check_sharding(r, o, set);
+    if (rc)
+        return rc;
+    bt_rowset share = { 0 };
+    size_t first = (size_t)o->shard_index * par;
+    if (o->plan) {
+        if (tfrec_bt_plan_piece(o->plan, (size_t)o->shard_index, &share))
+            return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
+        set = &share; /* cut only this share, into par pieces */
+        pieces = par;
+        first = 0;
+    }
     if (pieces > 1 && !set->is_keys && set->n) {
         if (o->split_keys)
-            rc = given_samples(o, &samples);
+            rc = tfrec_bt_samples_from_keys(o->split_keys, o->split_key_lens, o->n_split_keys,
+                                            &samples);
         else
             rc = r->t.sample(r->t.ctx, &samples, &r->err);
         if (rc) {
             tfrec_bt_samples_free(&samples);
+            tfrec_bt_rowset_free(&share);
             return rc == TFREC_E_NOMEM ? tfrec_fail(&r->err, rc, "out of memory") : rc;
         }
         r->st.samples = samples.n;
     }
     bt_rowset *parts;
-    rc = tfrec_bt_plan(set, &samples, pieces, &parts);
+    rc = tfrec_bt_plan_pieces(set, &samples, pieces, &parts);
     tfrec_bt_samples_free(&samples);
+    tfrec_bt_rowset_free(&share);
     if (rc)
         return tfrec_fail(&r->err, rc, "out of memory planning the scan");
     r->scans = calloc(par, sizeof *r->scans);
     if (!r->scans)
         rc = tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
-    size_t first = (size_t)o->shard_index * par;
     for (size_t p = 0; p < pieces; p++) {
         if (!rc && p >= first && p < first + par) { /* an empty one ends at once */
             bt_scan *s = &r->scans[r->nscans];

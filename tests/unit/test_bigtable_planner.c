@@ -191,7 +191,7 @@ static void test_plan_disjoint_ordered_covering(void)
         random_samples(&smp);
         size_t pieces = 1 + rnd(12);
         bt_rowset *parts;
-        CHECK_EQ(tfrec_bt_plan(&s, &smp, pieces, &parts), TFREC_OK);
+        CHECK_EQ(tfrec_bt_plan_pieces(&s, &smp, pieces, &parts), TFREC_OK);
         size_t last_piece = 0;
         for (size_t i = 0; i < NKEYS + 1; i++) {
             /* probe in key order: the universe sorts as k000.., then odd ones */
@@ -262,7 +262,7 @@ static void test_plan_balanced(void)
         bt_rowset s, *parts;
         tfrec_err err = { 0 };
         CHECK_EQ(tfrec_bt_rowset_from_options(&s, &o, &err), TFREC_OK);
-        CHECK_EQ(tfrec_bt_plan(&s, &smp, pieces, &parts), TFREC_OK);
+        CHECK_EQ(tfrec_bt_plan_pieces(&s, &smp, pieces, &parts), TFREC_OK);
         size_t count[16] = { 0 };
         for (size_t i = 0; i < ROWS; i++) {
             char k[16];
