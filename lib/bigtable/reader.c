@@ -90,15 +90,43 @@ int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s)
     links.filters = parts;
     chain.filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CHAIN;
     chain.chain = &links;
+    Google__Bigtable__V2__RowFilter *filter = nparts == 1 ? parts[0] : nparts ? &chain : NULL;
+
+    /* Rows without the column: the union of the column's cells with one
+     * cell of any column, its value stripped, so that every row comes back */
+    Google__Bigtable__V2__RowFilter mark[2], mchain = GOOGLE__BIGTABLE__V2__ROW_FILTER__INIT,
+                                             both = GOOGLE__BIGTABLE__V2__ROW_FILTER__INIT;
+    Google__Bigtable__V2__RowFilter *mparts[2], *bparts[2];
+    Google__Bigtable__V2__RowFilter__Chain mlinks = GOOGLE__BIGTABLE__V2__ROW_FILTER__CHAIN__INIT;
+    Google__Bigtable__V2__RowFilter__Interleave blinks =
+        GOOGLE__BIGTABLE__V2__ROW_FILTER__INTERLEAVE__INIT;
+    if (r->rows_without_column && filter) {
+        google__bigtable__v2__row_filter__init(&mark[0]);
+        google__bigtable__v2__row_filter__init(&mark[1]);
+        mark[0].filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CELLS_PER_ROW_LIMIT_FILTER;
+        mark[0].cells_per_row_limit_filter = 1;
+        mark[1].filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_STRIP_VALUE_TRANSFORMER;
+        mark[1].strip_value_transformer = 1;
+        mparts[0] = &mark[0];
+        mparts[1] = &mark[1];
+        mlinks.n_filters = 2;
+        mlinks.filters = mparts;
+        mchain.filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CHAIN;
+        mchain.chain = &mlinks;
+        bparts[0] = filter;
+        bparts[1] = &mchain;
+        blinks.n_filters = 2;
+        blinks.filters = bparts;
+        both.filter_case = GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_INTERLEAVE;
+        both.interleave = &blinks;
+        filter = &both;
+    }
 
     Google__Bigtable__V2__ReadRowsRequest req = GOOGLE__BIGTABLE__V2__READ_ROWS_REQUEST__INIT;
     req.table_name = r->name;
     req.app_profile_id = r->app_profile;
     req.rows = &set;
-    if (nparts == 1)
-        req.filter = parts[0]; /* a chain needs two or more links */
-    else if (nparts)
-        req.filter = &chain;
+    req.filter = filter; /* one filter alone: a chain needs two or more links */
     if (r->rows_limit > 0)
         req.rows_limit = r->rows_limit - r->returned;
     uint8_t *buf = NULL;
@@ -153,51 +181,74 @@ static int check_sharding(tfrec_bt_reader *r, const tfrec_bt_read_options *o,
     return TFREC_OK;
 }
 
-/* The scans of this worker: with a plan, its share cut into parallel_scans
- * pieces; else its parallel_scans pieces of the row set cut into
- * num_shards * parallel_scans. */
+/* The plan of a range read: a copy of the one given, else one made here
+ * (from split_keys, from this worker's samples, or one shard). */
+static int own_plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, const bt_rowset *set,
+                    size_t shards, bt_samples *samples)
+{
+    if (o->plan)
+        return tfrec_bt_plan_parse(&r->plan, o->plan->text, o->plan->text_len)
+                   ? tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory")
+                   : TFREC_OK;
+    int rc = TFREC_OK;
+    if (shards > 1 && set->n && o->split_keys)
+        rc = tfrec_bt_samples_from_keys(o->split_keys, o->split_key_lens, o->n_split_keys,
+                                        samples);
+    else if (shards > 1 && set->n)
+        rc = r->t.sample(r->t.ctx, samples, &r->err);
+    if (rc)
+        return rc == TFREC_E_NOMEM ? tfrec_fail(&r->err, rc, "out of memory") : rc;
+    r->st.samples = samples->n;
+    return tfrec_bt_plan_make(&r->plan, r->name, set, samples, shards,
+                              o->split_keys ? "split_keys" : "sample", &r->err);
+}
+
+/* The scans of this worker: its share of the row set (a key list: by
+ * count; ranges: by the plan), cut into parallel_scans pieces at the
+ * split keys or the table's samples. */
 static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *set)
 {
     size_t par = o->parallel_scans > 0 ? (size_t)o->parallel_scans : 1;
     size_t shards = o->num_shards > 0 ? (size_t)o->num_shards : 1;
-    size_t pieces = par * shards;
     bt_samples samples = { 0 };
+    bt_rowset share = { 0 }, *parts = NULL;
+    r->shard = (size_t)o->shard_index;
     int rc = check_sharding(r, o, set);
-    if (rc)
-        return rc;
-    bt_rowset share = { 0 };
-    size_t first = (size_t)o->shard_index * par;
-    if (o->plan) {
-        if (tfrec_bt_plan_piece(o->plan, (size_t)o->shard_index, &share))
-            return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
-        set = &share; /* cut only this share, into par pieces */
-        pieces = par;
-        first = 0;
+    if (!rc && set->is_keys) { /* by count: the same in every worker */
+        bt_rowset *all;
+        rc = tfrec_bt_plan_pieces(set, &samples, shards, &all);
+        if (!rc) {
+            share = all[r->shard];
+            for (size_t i = 0; i < shards; i++)
+                if (i != r->shard)
+                    tfrec_bt_rowset_free(&all[i]);
+            free(all);
+        }
+    } else if (!rc) {
+        rc = own_plan(r, o, set, shards, &samples);
+        if (!rc && tfrec_bt_plan_piece(r->plan, r->shard, &share))
+            rc = TFREC_E_NOMEM;
     }
-    if (pieces > 1 && !set->is_keys && set->n) {
+    /* the share into par pieces, at boundaries strictly inside it */
+    if (!rc && par > 1 && !share.is_keys && share.n && !samples.n) {
         if (o->split_keys)
             rc = tfrec_bt_samples_from_keys(o->split_keys, o->split_key_lens, o->n_split_keys,
                                             &samples);
         else
             rc = r->t.sample(r->t.ctx, &samples, &r->err);
-        if (rc) {
-            tfrec_bt_samples_free(&samples);
-            tfrec_bt_rowset_free(&share);
-            return rc == TFREC_E_NOMEM ? tfrec_fail(&r->err, rc, "out of memory") : rc;
-        }
         r->st.samples = samples.n;
     }
-    bt_rowset *parts;
-    rc = tfrec_bt_plan_pieces(set, &samples, pieces, &parts);
+    if (!rc)
+        rc = tfrec_bt_plan_pieces(&share, &samples, par, &parts);
     tfrec_bt_samples_free(&samples);
     tfrec_bt_rowset_free(&share);
     if (rc)
-        return tfrec_fail(&r->err, rc, "out of memory planning the scan");
+        return r->err.code ? r->err.code : tfrec_fail(&r->err, rc, "out of memory planning the scan");
     r->scans = calloc(par, sizeof *r->scans);
     if (!r->scans)
         rc = tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
-    for (size_t p = 0; p < pieces; p++) {
-        if (!rc && p >= first && p < first + par) { /* an empty one ends at once */
+    for (size_t p = 0; p < par; p++) {
+        if (!rc) { /* an empty one ends at once */
             bt_scan *s = &r->scans[r->nscans];
             s->index = r->nscans++;
             s->set = parts[p];
@@ -277,8 +328,8 @@ int tfrec_bt_reader_open_transport(tfrec_bt_reader **out, const bt_read_transpor
     return TFREC_OK;
 }
 
-int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
-                         const tfrec_bt_read_options *opts)
+int tfrec_bt_reader_open_flags(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
+                               const tfrec_bt_read_options *opts, int flags)
 {
     if (out)
         *out = NULL;
@@ -299,9 +350,18 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
     if (rc)
         return tfrec_fail(NULL, rc, "%s", err.msg);
     rc = tfrec_bt_reader_open_transport(out, &t, name, c->app_profile, &o);
-    if (!rc) /* servers send progress at least this often on a live stream */
+    if (!rc) { /* servers send progress at least this often on a live stream */
         (*out)->stall_ms = c->rpc_timeout_ms;
+        (*out)->rows_without_column =
+            (flags & BT_READ_ROWS_WITHOUT_COLUMN) && o.family && o.column;
+    }
     return rc;
+}
+
+int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
+                         const tfrec_bt_read_options *opts)
+{
+    return tfrec_bt_reader_open_flags(out, c, table, opts, 0);
 }
 
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r)

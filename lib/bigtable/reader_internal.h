@@ -55,11 +55,23 @@ struct tfrec_bt_reader {
     int64_t retry_timeout_ms, stall_ms;
     bt_backoff backoff;
     size_t max_row_bytes;
+    /* With family and column: rows lacking that column come back too (an
+     * extra empty-valued cell marks every row; tfrec_bt_export). */
+    int rows_without_column;
+    /* The plan of a range read (NULL for a key list): given, or made here
+     * from split_keys, the samples, or as one shard; and this worker's share. */
+    struct tfrec_bt_plan *plan;
+    size_t shard;
     bt_scan *scans;
     size_t nscans, cur;
     int running; /* calls without their DONE yet */
     tfrec_bt_read_stats st;
 };
+
+/* tfrec_bt_reader_open with internal flags. */
+#define BT_READ_ROWS_WITHOUT_COLUMN 1
+int tfrec_bt_reader_open_flags(tfrec_bt_reader **out, tfrec_bt_client *c, const char *table,
+                               const tfrec_bt_read_options *opts, int flags);
 
 /* Start scan s's next ReadRows call for what is left of its row set;
  * SCAN_DONE instead when nothing is left. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigtable/plan_internal.h"
 #include "bigtable/reader_internal.h"
 #include "util/struct_size.h"
 
@@ -294,5 +295,6 @@ void tfrec_bt_reader_free(tfrec_bt_reader *r)
     free(r->app_profile);
     free(r->family);
     free(r->column);
+    tfrec_bt_plan_free(r->plan);
     free(r);
 }
