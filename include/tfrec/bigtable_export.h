@@ -35,6 +35,7 @@
 
 #include "bigtable.h"
 #include "bigtable_plan.h"
+#include "io.h"
 
 TFREC_BEGIN_DECLS
 
@@ -50,6 +51,10 @@ typedef struct tfrec_bt_export_stats {
     uint64_t rows_skipped; /* rows without the cell, skipped */
     uint64_t outputs;      /* files committed */
     double seconds;
+    uint64_t ranges;  /* the reader's (tfrec_bt_read_stats) */
+    uint64_t samples;
+    uint64_t streams;
+    uint64_t resumed;
 } tfrec_bt_export_stats;
 
 #define TFREC_BT_EXPORT_STATS_INIT TFREC_STRUCT_INIT(tfrec_bt_export_stats)
@@ -71,6 +76,13 @@ typedef struct tfrec_bt_export_options {
     double progress_interval; /* seconds [0.25] */
     tfrec_bt_export_progress_fn progress;
     void *progress_ctx;
+    /* Opens every file the export writes (outputs, keys, the part file)
+     * as a byte sink (set up with TFREC_IO_INIT) that makes its output
+     * visible only when closed with commit, e.g. tfrec_storage_open_sink
+     * for gs:// names; sink_ctx is passed along [NULL: local paths and
+     * "-", tfrec_io_open_sink]. */
+    int (*open_sink)(void *sink_ctx, tfrec_io *io, const char *name);
+    void *sink_ctx;
 } tfrec_bt_export_options;
 
 #define TFREC_BT_EXPORT_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_export_options)

@@ -20,6 +20,12 @@
 #if __has_include("bigtable_load.h")
 #include "bigtable_load.h"
 #endif
+#if __has_include("bigtable_plan.h")
+#include "bigtable_plan.h"
+#endif
+#if __has_include("bigtable_export.h")
+#include "bigtable_export.h"
+#endif
 #if __has_include("image.h")
 #include "image.h"
 #endif
@@ -29,6 +35,8 @@
 #else
 #include "bigtable.h"
 #include "bigtable_load.h"
+#include "bigtable_plan.h"
+#include "bigtable_export.h"
 #include "image.h"
 #include "imagenet.h"
 #endif

@@ -93,6 +93,11 @@ typedef struct exp {
     double t0;
 } exp;
 
+static int open_sink(const exp *e, tfrec_io *io, const char *name)
+{
+    return e->o.open_sink ? e->o.open_sink(e->o.sink_ctx, io, name) : tfrec_bt_open_sink(io, name);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -123,7 +128,7 @@ static int open_outputs(exp *e)
                                     i);
         crc_sink *s = &e->sinks[i];
         s->inner = (tfrec_io)TFREC_IO_INIT;
-        int rc = tfrec_bt_open_sink(&s->inner, e->names[i]);
+        int rc = open_sink(e, &s->inner, e->names[i]);
         if (rc)
             return rc;
         s->opened = 1;
@@ -137,7 +142,7 @@ static int open_outputs(exp *e)
     }
     if (e->o.keys_output) {
         e->keys = (tfrec_io)TFREC_IO_INIT;
-        int rc = tfrec_bt_open_sink(&e->keys, e->o.keys_output);
+        int rc = open_sink(e, &e->keys, e->o.keys_output);
         if (rc)
             return rc;
         e->have_keys = 1;
@@ -319,8 +324,17 @@ static int write_part(exp *e, const tfrec_bt_reader *rd)
     if (!rc && tfrec_bt_export_part_name(name, sizeof name, e->output, e->ro.shard_index,
                                          e->ro.num_shards) >= sizeof name)
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "output name too long");
-    else if (!rc)
-        rc = tfrec_bt_write_file(name, t.p, t.n);
+    else if (!rc) {
+        tfrec_io io = TFREC_IO_INIT;
+        rc = open_sink(e, &io, name);
+        if (!rc) {
+            rc = io.write(io.ctx, t.p, t.n);
+            if (rc)
+                tfrec_fail(NULL, rc, "%s: %s", name, io.errmsg ? io.errmsg(io.ctx) : "write failed");
+            int crc = io.close(io.ctx, rc == TFREC_OK);
+            rc = rc ? rc : crc;
+        }
+    }
     else
         tfrec_fail(NULL, rc, "out of memory writing the part file");
     tfrec_bt_text_free(&t);
@@ -374,6 +388,12 @@ int tfrec_bt_export(tfrec_bt_client *c, const char *table, const char *output,
         rc = write_part(&e, rd);
     char msg[TFREC_ERRMSG_MAX];
     snprintf(msg, sizeof msg, "%s", tfrec_last_errmsg());
+    if (rd) {
+        e.st.ranges = rd->st.ranges;
+        e.st.samples = rd->st.samples;
+        e.st.streams = rd->st.streams;
+        e.st.resumed = rd->st.resumed;
+    }
     tfrec_bt_reader_free(rd);
     for (size_t i = 0; e.names && i < e.nout; i++)
         free(e.names[i]);

@@ -13,6 +13,7 @@
 #include "../common/progress.h"
 #include "../common/signals.h"
 #include "../common/task.h"
+#include "tfrec/bigtable_export.h"
 #include "tfrec/tfrec.h"
 
 static const char usage[] =
@@ -25,17 +26,30 @@ static const char usage[] =
     "range goes to its own file FILE-iiiii-of-nnnnn, else the one file is still\n"
     "in key order. --task_index/--num_tasks (or JOB_COMPLETION_INDEX and\n"
     "TFREC_NUM_TASKS; --shard_index/--num_shards are the same): task i of n\n"
-    "reads only its share of the ranges, into FILE-iiiii-of-nnnnn unless\n"
-    "--output_shards. A stream that breaks is resumed after its last row.\n"
+    "reads only its share, into FILE-iiiii-of-nnnnn unless --output_shards.\n"
+    "Tasks must cut the rows at the same keys: make a split plan once\n"
+    "  bt2tfrec --write_split_plan=PLAN --num_shards=N --bigtable_table=T ...\n"
+    "and give every task --split_plan=PLAN (or --split_keys_file for a table\n"
+    "loaded by tfrec2bt). Without either a split task refuses to start;\n"
+    "--split_keys=sample lets each task ask SampleRowKeys itself, which can\n"
+    "lose or repeat rows (a warning says so). Each task writes a part file,\n"
+    "FILE.part-iiiii-of-nnnnn, with its share and each output's size and\n"
+    "CRC32C; --merge_parts=FILE (or a directory, or a pattern of part files)\n"
+    "checks that the tasks' shares cover every row once and that every output\n"
+    "is intact, and names the task to run again otherwise (exit status 1).\n"
+    "A row without the cell fails the export (naming the row) unless\n"
+    "--missing_cell=skip. A stream that breaks is resumed after its last row.\n"
     "The outputs appear only when every row was read (written under a\n"
     "temporary name and renamed); SIGINT/SIGTERM removes the partial output\n"
     "and exits with status 130.\n";
 
 static const char *const compressions[] = { "none", "zlib", "gzip", NULL };
+static const char *const missing_policies[] = { "error", "skip", NULL };
 
 typedef struct bt2_flags {
     const char *instance, *table, *project, *prefix, *family, *column, *output, *keys_path;
-    const char *split_keys_path;
+    const char *split_keys_path, *split_keys, *split_plan, *write_plan, *merge_parts;
+    int missing_cell; /* index in missing_policies[] */
     int64_t max_rows;
     int quiet;
     int compression; /* index in compressions[] */
@@ -44,6 +58,8 @@ typedef struct bt2_flags {
 } bt2_flags;
 
 static int run(const bt2_flags *f);
+static int write_plan(const bt2_flags *f);
+static int merge_parts(const bt2_flags *f);
 
 /* --task_index/--num_tasks (defaults from the environment) and the older
  * names --shard_index/--num_shards for the same share: one pair or the
@@ -167,6 +183,36 @@ int main(int argc, char **argv)
           .value_name = "FILE",
           .help = "split points, one key a line, instead of SampleRowKeys (so\n"
                   "that workers cut the rows at the same keys)" },
+        { .name = "split_plan",
+          .type = CLI_LOCAL_PATH,
+          .dest = &f.split_plan,
+          .value_name = "FILE",
+          .help = "the split plan every task of a split export is given\n"
+                  "(made once by --write_split_plan)" },
+        { .name = "write_split_plan",
+          .type = CLI_LOCAL_PATH,
+          .dest = &f.write_plan,
+          .value_name = "FILE",
+          .help = "plan --num_shards shares of the rows (SampleRowKeys, or\n"
+                  "--split_keys_file) into FILE and exit; nothing is exported" },
+        { .name = "split_keys",
+          .type = CLI_STRING,
+          .dest = &f.split_keys,
+          .value_name = "sample",
+          .help = "sample: each task plans from its own SampleRowKeys (may lose\n"
+                  "or repeat rows; only for a table whose tablets never change)" },
+        { .name = "merge_parts",
+          .type = CLI_LOCAL_PATH,
+          .dest = &f.merge_parts,
+          .value_name = "FILE|DIR|PATTERN",
+          .help = "check the part files of an export's tasks (FILE.part-*, the\n"
+                  "*.part-* of DIR, or a pattern) and their outputs; nothing is read\n"
+                  "from Bigtable. With --split_plan, against that plan" },
+        { .name = "missing_cell",
+          .type = CLI_CHOICE,
+          .dest = &f.missing_cell,
+          .choices = missing_policies,
+          .help = "a row without <column_family>:<column>: error or skip [error]" },
         { .name = "retry_timeout",
           .type = CLI_DOUBLE,
           .dest = &f.retry_timeout_s,
@@ -187,73 +233,56 @@ int main(int argc, char **argv)
     if (st == CLI_PARSED)
         st = resolve_task(&cl, &f, &task);
     if (st == CLI_PARSED) {
-        if (!f.instance || !f.table || !f.output) {
-            cli_usage_error(&cl, "--bigtable_instance, --bigtable_table and --output are required");
+        if (f.merge_parts) {
+            st = merge_parts(&f);
+        } else if (!f.instance || !f.table || (!f.output && !f.write_plan)) {
+            cli_usage_error(&cl, "--bigtable_instance, --bigtable_table and --output (or "
+                                 "--write_split_plan) are required");
             st = EXIT_USAGE;
         } else if (f.shard_index >= f.num_shards) {
             cli_usage_error(&cl, "--shard_index must be below --num_shards");
             st = EXIT_USAGE;
-        } else if (f.output_shards && !strcmp(f.output, "-")) {
+        } else if (f.output && f.output_shards && !strcmp(f.output, "-")) {
             cli_usage_error(&cl, "--output_shards needs a file name, not -");
             st = EXIT_USAGE;
+        } else if (f.split_keys && strcmp(f.split_keys, "sample") != 0) {
+            cli_usage_error(&cl, "--split_keys=%s: the only value is sample (split points go in "
+                                 "--split_keys_file, a shared plan in --split_plan)",
+                            f.split_keys);
+            st = EXIT_USAGE;
+        } else if (!!f.split_plan + !!f.split_keys_path + !!f.split_keys > 1) {
+            cli_usage_error(&cl, "--split_plan, --split_keys_file and --split_keys=sample are "
+                                 "three ways to cut the rows: give one");
+            st = EXIT_USAGE;
+        } else if (f.write_plan && (f.split_plan || f.split_keys)) {
+            cli_usage_error(&cl, "--write_split_plan plans from SampleRowKeys or "
+                                 "--split_keys_file");
+            st = EXIT_USAGE;
+        } else if (!f.write_plan && f.num_shards > 1 && !f.split_plan && !f.split_keys_path && !f.split_keys) {
+            fprintf(stderr,
+                    "bt2tfrec: task %d of %d: a split export needs the same split plan in "
+                    "every task, or tasks that each ask SampleRowKeys may lose or repeat rows.\n"
+                    "Make one plan:  bt2tfrec --write_split_plan=PLAN --num_shards=%d "
+                    "--bigtable_instance=%s --bigtable_table=%s --row_prefix='%s'\n"
+                    "then give every task --split_plan=PLAN (or --split_keys_file=FILE for a "
+                    "table loaded by tfrec2bt; --split_keys=sample accepts the risk).\n",
+                    f.shard_index, f.num_shards, f.num_shards, f.instance, f.table, f.prefix);
+            st = EXIT_USAGE;
+        } else if (f.write_plan) {
+            st = write_plan(&f);
         } else {
+            if (f.split_keys && f.num_shards > 1)
+                fprintf(stderr, "bt2tfrec: warning: --split_keys=sample: task %d of %d cuts the "
+                                "rows at its own SampleRowKeys answer; tasks that get different "
+                                "answers lose or repeat rows without an error (use "
+                                "--split_plan)\n",
+                        f.shard_index, f.num_shards);
             cli_catch_interrupts();
             st = run(&f);
         }
     }
     cli_cmdline_free(&cl);
     return st;
-}
-
-/* The files rows go to: one, or one per range of this worker. */
-typedef struct outputs {
-    tfrec_writer **w;
-    char **names;
-    size_t n;
-} outputs;
-
-/* Copy the rows the reader yields into the outputs (and their keys into keys). */
-static int copy_rows(const bt2_flags *f, tfrec_bt_reader *rd, outputs *out, FILE *keys,
-                     uint64_t *rows, uint64_t *bytes)
-{
-    cli_progress prog;
-    cli_progress_start(&prog, "rows", (uint64_t)f->max_rows, f->quiet);
-    size_t clen = strlen(f->column);
-    int status = EXIT_OK, rc;
-    tfrec_bt_row row = TFREC_BT_ROW_INIT;
-    while (!cli_interrupted && (rc = tfrec_bt_reader_next(rd, &row)) == TFREC_OK) {
-        const tfrec_bt_cell *cell = NULL;
-        for (size_t i = 0; i < row.ncells; i++)
-            if (!strcmp(row.cells[i]->family, f->family) && row.cells[i]->qualifier_len == clen &&
-                !memcmp(row.cells[i]->qualifier, f->column, clen))
-                cell = row.cells[i];
-        if (!cell) {
-            fprintf(stderr, "bt2tfrec: row %.*s has no %s:%s cell\n", (int)row.key_len,
-                    (const char *)row.key, f->family, f->column);
-            status = EXIT_DATA;
-            break;
-        }
-        tfrec_writer *w = out->w[out->n > 1 ? row.range : 0];
-        if ((rc = tfrec_writer_write(w, cell->value, cell->value_len))) {
-            fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(w));
-            status = cli_worst(cli_exit_for(rc), EXIT_IO);
-            break;
-        }
-        if (keys)
-            fprintf(keys, "%.*s\n", (int)row.key_len, (const char *)row.key);
-        (*rows)++;
-        *bytes += cell->value_len;
-        cli_progress_update(&prog, *rows, *bytes);
-    }
-    if (cli_interrupted) {
-        fprintf(stderr, "bt2tfrec: interrupted after %llu rows\n", (unsigned long long)*rows);
-        status = EXIT_INTERRUPTED;
-    } else if (status == EXIT_OK && rc < 0) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_bt_reader_errmsg(rd));
-        status = cli_exit_for(rc);
-    }
-    cli_progress_finish(&prog);
-    return status;
 }
 
 /* --output must be a file name: a directory would only be found out when
@@ -327,163 +356,214 @@ static void split_keys_free(split_keys *sk)
     free(sk->lens);
 }
 
-/* Output i of this task: OUTPUT-iiiii-of-nnnnn numbered over every task's
- * ranges with --output_shards; else one file, OUTPUT itself, or for a task
- * of a split job OUTPUT-iiiii-of-nnnnn numbered by task, so that the tasks
- * of one command line do not write the same file. */
-static void output_name(const bt2_flags *f, size_t i, char *buf, size_t cap)
+/* What every command that reads the table shares: the client, the row set
+ * and how it is cut. */
+typedef struct source {
+    tfrec_bt_client *client;
+    tfrec_bt_read_options ro;
+    split_keys sk;
+    tfrec_bt_plan *plan;
+} source;
+
+static void source_free(source *s)
 {
-    if (f->output_shards)
-        snprintf(buf, cap, "%s-%05ld-of-%05ld", f->output,
-                 (long)f->shard_index * f->parallel_scans + (long)i,
-                 (long)f->num_shards * f->parallel_scans);
-    else if (f->num_shards > 1 && strcmp(f->output, "-") != 0)
-        snprintf(buf, cap, "%s-%05d-of-%05d", f->output, f->shard_index, f->num_shards);
-    else
-        snprintf(buf, cap, "%s", f->output);
+    tfrec_bt_plan_free(s->plan);
+    tfrec_bt_client_free(s->client);
+    split_keys_free(&s->sk);
 }
 
-static int open_outputs(const bt2_flags *f, outputs *out)
+static int source_open(const bt2_flags *f, source *s)
 {
-    tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
-    wo.compression = TFREC_COMPRESSION_NONE + f->compression;
-    out->n = f->output_shards ? (size_t)f->parallel_scans : 1;
-    out->w = calloc(out->n, sizeof *out->w);
-    out->names = calloc(out->n, sizeof *out->names);
-    if (!out->w || !out->names) {
-        fprintf(stderr, "bt2tfrec: out of memory\n");
-        return EXIT_IO;
-    }
-    for (size_t i = 0; i < out->n; i++) {
-        size_t len = strlen(f->output) + 32;
-        if (!(out->names[i] = malloc(len)))
-            return EXIT_IO;
-        output_name(f, i, out->names[i], len);
-        int rc = cli_writer_open(&out->w[i], out->names[i], &wo);
+    memset(s, 0, sizeof *s);
+    int status;
+    if (f->split_keys_path && (status = read_split_keys(f->split_keys_path, &s->sk)))
+        return status;
+    if (f->split_plan) {
+        int rc = tfrec_bt_plan_read(&s->plan, f->split_plan);
         if (rc) {
-            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
-            return cli_exit_for(rc);
+            fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
+            return rc == TFREC_E_PARSE ? EXIT_USAGE : cli_exit_for(rc);
         }
+    }
+    tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
+    co.project = f->project;
+    co.instance = f->instance;
+    int rc = tfrec_bt_client_open(&s->client, &co);
+    if (rc) {
+        fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
+                rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
+        return cli_exit_for(rc);
+    }
+    tfrec_bt_read_options *ro = &s->ro;
+    tfrec_bt_read_options_init(ro);
+    if (*f->prefix)
+        ro->prefix = f->prefix;
+    ro->rows_limit = f->max_rows;
+    ro->parallel_scans = f->parallel_scans;
+    ro->shard_index = f->shard_index;
+    ro->num_shards = f->num_shards;
+    ro->retry_timeout_ms = (int64_t)(f->retry_timeout_s * 1000);
+    ro->plan = s->plan;
+    ro->sample_split = f->split_keys != NULL;
+    if (s->sk.n) {
+        ro->split_keys = (const void *const *)s->sk.keys;
+        ro->split_key_lens = s->sk.lens;
+        ro->n_split_keys = s->sk.n;
     }
     return EXIT_OK;
 }
 
-/* Close every output (or remove them all after a failure). */
-static int close_outputs(outputs *out, int status)
+static int write_plan(const bt2_flags *f)
 {
-    for (size_t i = 0; out->w && i < out->n; i++) {
-        if (!out->w[i])
-            continue;
-        int rc;
-        if (status)
-            tfrec_writer_abort(out->w[i]); /* no partial output file */
-        else if ((rc = tfrec_writer_close(out->w[i]))) {
-            fprintf(stderr, "bt2tfrec: %s\n", tfrec_writer_errmsg(out->w[i]));
-            status = cli_worst(cli_exit_for(rc), EXIT_IO);
+    source s;
+    int status = source_open(f, &s);
+    tfrec_bt_plan *p = NULL;
+    if (!status) {
+        int rc = tfrec_bt_plan_create(&p, s.client, f->table, &s.ro);
+        if (!rc)
+            rc = tfrec_bt_plan_write(p, f->write_plan);
+        if (rc) {
+            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+            status = cli_exit_for(rc);
+        } else if (!f->quiet) {
+            fprintf(stderr, "bt2tfrec: split plan %08x for %zu shards of %s written to %s; give "
+                            "every task --split_plan=%s\n",
+                    (unsigned)tfrec_bt_plan_id(p), tfrec_bt_plan_num_shards(p),
+                    tfrec_bt_plan_table(p), f->write_plan, f->write_plan);
         }
-        tfrec_writer_free(out->w[i]);
-        out->w[i] = NULL;
     }
-    /* one failed close: the others, already renamed, would be a partial set */
-    for (size_t i = 0; status && status != EXIT_INTERRUPTED && out->n > 1 && i < out->n; i++)
-        if (out->names[i])
-            remove(out->names[i]);
-    for (size_t i = 0; out->names && i < out->n; i++)
-        free(out->names[i]);
-    free(out->names);
-    free(out->w);
+    tfrec_bt_plan_free(p);
+    source_free(&s);
     return status;
 }
 
-static void summary(const bt2_flags *f, const outputs *out, const char *name, tfrec_bt_reader *rd,
-                    uint64_t rows, uint64_t bytes, double secs)
+/* The part files --merge_parts names: FILE.part-*, DIR/ *.part-*, or a pattern. */
+static int merge_parts(const bt2_flags *f)
 {
-    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
-    tfrec_bt_reader_stats_get(rd, &st);
-    char where[64];
-    if (out->n > 1)
-        snprintf(where, sizeof where, "%zu files", out->n);
-    /* the same figures and units as tfrec2bt's summary */
-    fprintf(stderr,
-            "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
-            "%.1f MB/s\n",
-            (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : name,
-            secs, secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
-    if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
-        fprintf(stderr, "bt2tfrec: %llu ranges (task %d of %d), %llu streams, %llu resumed\n",
-                (unsigned long long)st.ranges, f->shard_index, f->num_shards,
-                (unsigned long long)st.streams, (unsigned long long)st.resumed);
+    struct stat sb;
+    char *arg;
+    const char *pat = f->merge_parts;
+    size_t len = strlen(pat) + 32;
+    if (!(arg = malloc(len)))
+        return EXIT_IO;
+    if (stat(pat, &sb) == 0 && S_ISDIR(sb.st_mode))
+        snprintf(arg, len, "%s/*.part-[0-9]*-of-[0-9]*", pat);
+    else if (strpbrk(pat, "*?["))
+        snprintf(arg, len, "%s", pat);
+    else
+        snprintf(arg, len, "%s.part-[0-9]*-of-[0-9]*", pat);
+    cli_files parts = { 0 };
+    const char *unmatched = NULL;
+    int rc = cli_files_expand(&parts, &arg, 1, &unmatched);
+    int status = EXIT_OK;
+    if (rc) {
+        fprintf(stderr, "bt2tfrec: --merge_parts=%s: no part file matches %s\n", pat, arg);
+        free(arg);
+        return EXIT_DATA;
+    }
+    tfrec_bt_plan *plan = NULL;
+    if (f->split_plan && (rc = tfrec_bt_plan_read(&plan, f->split_plan))) {
+        fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
+        status = EXIT_USAGE;
+    }
+    tfrec_bt_export_check_result res = TFREC_BT_EXPORT_CHECK_RESULT_INIT;
+    if (!status) {
+        rc = tfrec_bt_export_check((const char *const *)parts.paths, parts.n, plan, &res);
+        if (rc == TFREC_E_STATE) {
+            fprintf(stderr, "bt2tfrec: the export is not complete: %llu problem%s\n%s",
+                    (unsigned long long)res.problems, res.problems == 1 ? "" : "s",
+                    res.report ? res.report : "");
+            status = EXIT_DATA;
+        } else if (rc) {
+            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+            status = rc == TFREC_E_PARSE ? EXIT_DATA : cli_exit_for(rc);
+        } else {
+            printf("%llu tasks, %llu rows, %llu bytes, %llu outputs: every row once, every "
+                   "output intact\n",
+                   (unsigned long long)res.tasks, (unsigned long long)res.rows,
+                   (unsigned long long)res.bytes, (unsigned long long)res.outputs);
+        }
+    }
+    tfrec_bt_free(res.report);
+    tfrec_bt_plan_free(plan);
+    cli_files_free(&parts);
+    free(arg);
+    return status;
+}
+
+typedef struct prog_ctx {
+    cli_progress prog;
+} prog_ctx;
+
+static int on_progress(void *ctx, const tfrec_bt_export_stats *st)
+{
+    prog_ctx *p = ctx;
+    cli_progress_update(&p->prog, st->rows, st->bytes);
+    return cli_interrupted != 0;
 }
 
 static int run(const bt2_flags *f)
 {
     char name[4200]; /* the one output file's name, for messages */
-    output_name(f, 0, name, sizeof name);
+    tfrec_bt_export_output_name(name, sizeof name, f->output, f->shard_index, f->num_shards,
+                                f->parallel_scans, f->output_shards, 0);
     int status = check_output(name);
     if (status)
         return status;
-    split_keys sk = { 0 };
-    if (f->split_keys_path && (status = read_split_keys(f->split_keys_path, &sk))) {
-        split_keys_free(&sk);
+    double t0 = cli_now();
+    source s;
+    if ((status = source_open(f, &s))) {
+        source_free(&s);
         return status;
     }
-    double t0 = cli_now();
-    tfrec_bt_client *cl;
-    tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
-    co.project = f->project;
-    co.instance = f->instance;
-    int rc = tfrec_bt_client_open(&cl, &co);
-    if (rc) {
-        fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
-                rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
-        split_keys_free(&sk);
-        return cli_exit_for(rc);
-    }
-    tfrec_bt_read_options ro = TFREC_BT_READ_OPTIONS_INIT;
-    if (*f->prefix)
-        ro.prefix = f->prefix;
-    ro.rows_limit = f->max_rows;
-    ro.family = f->family;
-    ro.column = f->column; /* the latest cell of family:column, nothing else */
-    ro.parallel_scans = f->parallel_scans;
-    ro.shard_index = f->shard_index;
-    ro.num_shards = f->num_shards;
-    ro.unordered = f->output_shards; /* each file is still in key order */
-    ro.retry_timeout_ms = (int64_t)(f->retry_timeout_s * 1000);
-    if (sk.n) {
-        ro.split_keys = (const void *const *)sk.keys;
-        ro.split_key_lens = sk.lens;
-        ro.n_split_keys = sk.n;
-    }
-    tfrec_bt_reader *rd = NULL;
-    outputs out = { 0 };
-    FILE *keys = NULL;
-    uint64_t rows = 0, bytes = 0;
-    /* the outputs first: a file that cannot be created fails before reading */
-    if ((status = open_outputs(f, &out)))
-        ;
-    else if ((rc = tfrec_bt_reader_open(&rd, cl, f->table, &ro))) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
-        status = cli_exit_for(rc);
-    } else if (f->keys_path && !(keys = fopen(f->keys_path, "w"))) {
-        perror(f->keys_path);
-        status = EXIT_IO;
-    } else {
-        status = copy_rows(f, rd, &out, keys, &rows, &bytes);
-    }
-    if (keys && fclose(keys) != 0)
-        status = cli_worst(status, EXIT_IO);
-    status = close_outputs(&out, status);
-    if (status == EXIT_INTERRUPTED)
+    tfrec_bt_export_options eo = TFREC_BT_EXPORT_OPTIONS_INIT;
+    eo.family = f->family;
+    eo.column = f->column;
+    eo.missing_cell = f->missing_cell;
+    eo.compression = TFREC_COMPRESSION_NONE + f->compression;
+    eo.output_shards = f->output_shards;
+    eo.keys_output = f->keys_path;
+    eo.open_sink = cli_open_sink;
+    prog_ctx pc;
+    cli_progress_start(&pc.prog, "rows", (uint64_t)f->max_rows, f->quiet);
+    eo.progress = on_progress;
+    eo.progress_ctx = &pc;
+    eo.progress_interval = 0.1;
+    tfrec_bt_export_stats st = TFREC_BT_EXPORT_STATS_INIT;
+    int rc = tfrec_bt_export(s.client, f->table, f->output, &s.ro, &eo, &st);
+    cli_progress_finish(&pc.prog);
+    if (rc == TFREC_E_STATE && cli_interrupted) {
+        fprintf(stderr, "bt2tfrec: interrupted after %llu rows\n", (unsigned long long)st.rows);
         fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", name);
-    if (!status && rows == 0)
+        status = EXIT_INTERRUPTED;
+    } else if (rc) {
+        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+        status = rc == TFREC_E_NOT_FOUND && strstr(tfrec_last_errmsg(), " cell") ? EXIT_DATA
+                                                                                 : cli_exit_for(rc);
+    }
+    if (!status && st.rows == 0)
         fprintf(stderr, "bt2tfrec: warning: no row of table %s %s%s%s; %s holds no records\n",
                 f->table, *f->prefix ? "has a key starting with '" : "was found",
                 *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", name);
-    if (!status && !f->quiet)
-        summary(f, &out, name, rd, rows, bytes, cli_now() - t0);
-    tfrec_bt_reader_free(rd);
-    tfrec_bt_client_free(cl);
-    split_keys_free(&sk);
+    if (!status && st.rows_skipped)
+        fprintf(stderr, "bt2tfrec: skipped %llu rows without a %s:%s cell\n",
+                (unsigned long long)st.rows_skipped, f->family, f->column);
+    if (!status && !f->quiet) {
+        double secs = cli_now() - t0;
+        char where[64];
+        snprintf(where, sizeof where, "%llu files", (unsigned long long)st.outputs);
+        /* the same figures and units as tfrec2bt's summary */
+        fprintf(stderr,
+                "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
+                "%.1f MB/s\n",
+                (unsigned long long)st.rows, (double)st.bytes / 1e6, f->table,
+                st.outputs > 1 ? where : name, secs, secs > 0 ? (double)st.rows / secs : 0,
+                secs > 0 ? (double)st.bytes / 1e6 / secs : 0);
+        if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
+            fprintf(stderr, "bt2tfrec: %llu ranges (task %d of %d), %llu streams, %llu resumed\n",
+                    (unsigned long long)st.ranges, f->shard_index, f->num_shards,
+                    (unsigned long long)st.streams, (unsigned long long)st.resumed);
+    }
+    source_free(&s);
     return status;
 }
