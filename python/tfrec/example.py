@@ -22,6 +22,7 @@ import threading
 from array import array
 from ctypes import byref, c_char, c_size_t, c_void_p, string_at
 
+from . import _args
 from . import _constants as C
 from ._handles import ExampleBuilderHandle, ExampleHandle, RecordBatchHandle
 from ._lib import lib
@@ -335,14 +336,7 @@ class Example:
     def parse(cls, data):
         """Parse serialized bytes, or any bytes-like object (raises
         tfrec.ParseError if malformed, TypeError for anything else)."""
-        if type(data) is not bytes:
-            if isinstance(data, str):
-                raise TypeError("Example.parse() takes bytes, not str")
-            try:
-                data = bytes(memoryview(data))  # unlike bytes(), refuses an int
-            except TypeError:
-                raise TypeError("Example.parse() takes a bytes-like object, not %s"
-                                % type(data).__name__) from None
+        data = _args.data(data, "Example.parse() data")
         h = ExampleHandle()
         rc = lib.tfrec_example_parse(byref(h), data, len(data))
         if rc < 0:
