@@ -35,7 +35,7 @@
 
 #include "bigtable.h"
 #include "bigtable_plan.h"
-#include "io.h"
+#include "fs.h"
 
 TFREC_BEGIN_DECLS
 
@@ -76,13 +76,11 @@ typedef struct tfrec_bt_export_options {
     double progress_interval; /* seconds [0.25] */
     tfrec_bt_export_progress_fn progress;
     void *progress_ctx;
-    /* Opens every file the export writes (outputs, keys, the part file)
-     * as a byte sink (set up with TFREC_IO_INIT) that makes its output
-     * visible only when closed with commit, e.g. tfrec_storage_open_sink
-     * for gs:// names; sink_ctx is passed along [NULL: local paths and
-     * "-", tfrec_io_open_sink]. */
-    int (*open_sink)(void *sink_ctx, tfrec_io *io, const char *name);
-    void *sink_ctx;
+    /* The file system every file of the export (outputs, keys, the part
+     * file) is written through (include/tfrec/fs.h) [NULL:
+     * tfrec_fs_default(): local paths, "-", gs:// with the storage part
+     * loaded, mem://]. */
+    const tfrec_fs *fs;
 } tfrec_bt_export_options;
 
 #define TFREC_BT_EXPORT_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_export_options)
@@ -122,7 +120,7 @@ typedef struct tfrec_bt_export_check_result {
 #define TFREC_BT_EXPORT_CHECK_RESULT_INIT TFREC_STRUCT_INIT(tfrec_bt_export_check_result)
 void tfrec_bt_export_check_result_init(tfrec_bt_export_check_result *r);
 
-/* Check the part files parts[0..n): all of one export (table, row set,
+/* Check the part files parts[0..n) (read through fs, NULL: the default): all of one export (table, row set,
  * shard count, and plan when plan is NULL: the first part's), one per task
  * 0..count-1, the tasks' shares tiling the row set in task order (no gap,
  * no overlap), and every output present with its recorded size and
@@ -130,8 +128,8 @@ void tfrec_bt_export_check_result_init(tfrec_bt_export_check_result *r);
  * TFREC_OK when all is well; TFREC_E_PARSE for a part file that cannot be
  * read; TFREC_E_STATE when a check failed (result->report lists each
  * problem; tfrec_last_errmsg() the first). */
-int tfrec_bt_export_check(const char *const *parts, size_t n, const tfrec_bt_plan *plan,
-                          tfrec_bt_export_check_result *result);
+int tfrec_bt_export_check(const tfrec_fs *fs, const char *const *parts, size_t n,
+                          const tfrec_bt_plan *plan, tfrec_bt_export_check_result *result);
 
 /* Release memory the bigtable part returned (a check report). */
 void tfrec_bt_free(void *p);

@@ -14,9 +14,9 @@
  *   o.num_shards = 8;
  *   tfrec_bt_plan *p;
  *   tfrec_bt_plan_create(&p, client, "imagenet", &o);   // once
- *   tfrec_bt_plan_write(p, "plan.txt");
+ *   tfrec_bt_plan_write(p, NULL, "gs://bucket/plan.txt");
  *   ...
- *   tfrec_bt_plan_read(&p, "plan.txt");                  // in each worker
+ *   tfrec_bt_plan_read(&p, NULL, "gs://bucket/plan.txt");                  // in each worker
  *   o.plan = p;
  *   o.shard_index = i;
  *   tfrec_bt_reader_open(&r, client, "imagenet", &o);
@@ -55,6 +55,7 @@
 #include <stdint.h>
 
 #include "bigtable.h"
+#include "fs.h"
 
 TFREC_BEGIN_DECLS
 
@@ -70,9 +71,10 @@ int tfrec_bt_plan_create(tfrec_bt_plan **out, tfrec_bt_client *c, const char *ta
 /* Parse a plan file's bytes (not kept). TFREC_E_PARSE with the reason
  * (and line) in tfrec_last_errmsg() for anything but a valid plan. */
 int tfrec_bt_plan_parse(tfrec_bt_plan **out, const void *text, size_t len);
-/* Read / write a plan file (a local path). */
-int tfrec_bt_plan_read(tfrec_bt_plan **out, const char *name);
-int tfrec_bt_plan_write(const tfrec_bt_plan *p, const char *name);
+/* Read / write a plan file through file system fs (include/tfrec/fs.h;
+ * NULL: tfrec_fs_default(), so a local path, gs:// or mem://). */
+int tfrec_bt_plan_read(tfrec_bt_plan **out, const tfrec_fs *fs, const char *name);
+int tfrec_bt_plan_write(const tfrec_bt_plan *p, const tfrec_fs *fs, const char *name);
 
 /* The plan's file text (valid while p lives). */
 int tfrec_bt_plan_text(const tfrec_bt_plan *p, const char **text, size_t *len);

@@ -6,22 +6,12 @@
 #include "util/errors.h"
 #include "util/vec.h"
 
-int tfrec_bt_open_sink(tfrec_io *io, const char *name)
-{
-    return tfrec_io_open_sink(io, name);
-}
-
-int tfrec_bt_open_source(tfrec_io *io, const char *name)
-{
-    return tfrec_io_open_source(io, name);
-}
-
-int tfrec_bt_read_file(const char *name, size_t max, char **out, size_t *len)
+int tfrec_bt_read_file(const tfrec_fs *fs, const char *name, size_t max, char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
     tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_bt_open_source(&io, name);
+    int rc = tfrec_fs_open_source(fs, name, &io);
     if (rc)
         return rc;
     size_t cap = 0, n = 0;
@@ -54,10 +44,10 @@ int tfrec_bt_read_file(const char *name, size_t max, char **out, size_t *len)
     return TFREC_OK;
 }
 
-int tfrec_bt_write_file(const char *name, const void *p, size_t len)
+int tfrec_bt_write_file(const tfrec_fs *fs, const char *name, const void *p, size_t len)
 {
     tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_bt_open_sink(&io, name);
+    int rc = tfrec_fs_open_sink(fs, name, &io);
     if (rc)
         return rc;
     rc = io.write(io.ctx, p, len);

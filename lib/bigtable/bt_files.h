@@ -1,21 +1,20 @@
 /* Internal: how the bigtable part opens the files it writes and reads by
- * name (export outputs, part files, plan files). One place, so that the
- * routing (local paths today; the file-system layer when it lands) is one
- * change. Failures leave the message in tfrec_last_errmsg(). */
+ * name (export outputs, part files, plan files): through the file-system
+ * layer (include/tfrec/fs.h; fs NULL: tfrec_fs_default(), local paths,
+ * "-", gs:// when the storage part is loaded, mem://). Failures leave the
+ * message in tfrec_last_errmsg(). */
 #ifndef TFREC_BT_FILES_H
 #define TFREC_BT_FILES_H
 
 #include <stddef.h>
 
+#include "tfrec/fs.h"
 #include "tfrec/io.h"
-
-int tfrec_bt_open_sink(tfrec_io *io, const char *name);
-int tfrec_bt_open_source(tfrec_io *io, const char *name);
 
 /* The whole of a (small) file, at most max bytes: *out malloc'ed.
  * TFREC_E_PARSE when it is longer than max. */
-int tfrec_bt_read_file(const char *name, size_t max, char **out, size_t *len);
+int tfrec_bt_read_file(const tfrec_fs *fs, const char *name, size_t max, char **out, size_t *len);
 /* Write len bytes as the whole file name (committed only when complete). */
-int tfrec_bt_write_file(const char *name, const void *p, size_t len);
+int tfrec_bt_write_file(const tfrec_fs *fs, const char *name, const void *p, size_t len);
 
 #endif

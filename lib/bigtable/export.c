@@ -95,7 +95,7 @@ typedef struct exp {
 
 static int open_sink(const exp *e, tfrec_io *io, const char *name)
 {
-    return e->o.open_sink ? e->o.open_sink(e->o.sink_ctx, io, name) : tfrec_bt_open_sink(io, name);
+    return tfrec_fs_open_sink(e->o.fs, name, io);
 }
 
 static double now_s(void)

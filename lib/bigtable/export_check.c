@@ -23,6 +23,7 @@ typedef struct check {
     const bt_part *ref; /* table, row set, shard count every part must have */
     uint32_t plan_id;
     bt_text report;
+    const tfrec_fs *fs;
     uint64_t problems;
     char first[TFREC_ERRMSG_MAX];
 } check;
@@ -153,10 +154,10 @@ static void check_tiling(check *k)
 }
 
 /* Size and CRC32C of a whole file; TFREC_E_NOT_FOUND-ish failures as < 0. */
-static int measure(const char *name, uint64_t *size, uint32_t *crc)
+static int measure(const tfrec_fs *fs, const char *name, uint64_t *size, uint32_t *crc)
 {
     tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_bt_open_source(&io, name);
+    int rc = tfrec_fs_open_source(fs, name, &io);
     if (rc)
         return rc;
     static __thread char buf[1 << 16];
@@ -189,7 +190,7 @@ static void check_outputs(check *k, tfrec_bt_export_check_result *res)
             uint64_t size;
             uint32_t crc;
             res->outputs++;
-            if (measure(path, &size, &crc))
+            if (measure(k->fs, path, &size, &crc))
                 problem(k, "task %zu of %zu: output %s cannot be read (%s): run task %zu again",
                         p->task, p->shards, path, tfrec_last_errmsg(), p->task);
             else if (size != o->size || crc != o->crc)
@@ -208,8 +209,8 @@ void tfrec_bt_free(void *p)
     free(p);
 }
 
-int tfrec_bt_export_check(const char *const *parts, size_t n, const tfrec_bt_plan *plan,
-                          tfrec_bt_export_check_result *result)
+int tfrec_bt_export_check(const tfrec_fs *fs, const char *const *parts, size_t n,
+                          const tfrec_bt_plan *plan, tfrec_bt_export_check_result *result)
 {
     tfrec_bt_export_check_result res;
     tfrec_bt_export_check_result_init(&res);
@@ -222,13 +223,14 @@ int tfrec_bt_export_check(const char *const *parts, size_t n, const tfrec_bt_pla
     check k = { 0 };
     k.parts = calloc(n, sizeof *k.parts);
     k.names = (char **)parts;
+    k.fs = fs;
     if (!k.parts)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !rc; i++) {
         char *text;
         size_t len;
         char why[300];
-        rc = tfrec_bt_read_file(parts[i], BT_PART_MAX_TEXT, &text, &len);
+        rc = tfrec_bt_read_file(fs, parts[i], BT_PART_MAX_TEXT, &text, &len);
         if (!rc) {
             rc = tfrec_bt_part_parse(&k.parts[i], text, len, why, sizeof why);
             free(text);

@@ -56,7 +56,7 @@ int tfrec_bt_plan_create(tfrec_bt_plan **out, tfrec_bt_client *c, const char *ta
     return TFREC_OK;
 }
 
-int tfrec_bt_plan_read(tfrec_bt_plan **out, const char *name)
+int tfrec_bt_plan_read(tfrec_bt_plan **out, const tfrec_fs *fs, const char *name)
 {
     if (out)
         *out = NULL;
@@ -64,7 +64,7 @@ int tfrec_bt_plan_read(tfrec_bt_plan **out, const char *name)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_plan_read: NULL argument");
     char *text;
     size_t len;
-    int rc = tfrec_bt_read_file(name, BT_PLAN_MAX_TEXT, &text, &len);
+    int rc = tfrec_bt_read_file(fs, name, BT_PLAN_MAX_TEXT, &text, &len);
     if (rc)
         return rc;
     rc = tfrec_bt_plan_parse(out, text, len);
@@ -77,9 +77,9 @@ int tfrec_bt_plan_read(tfrec_bt_plan **out, const char *name)
     return TFREC_OK;
 }
 
-int tfrec_bt_plan_write(const tfrec_bt_plan *p, const char *name)
+int tfrec_bt_plan_write(const tfrec_bt_plan *p, const tfrec_fs *fs, const char *name)
 {
     if (!p || !name)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_plan_write: NULL argument");
-    return tfrec_bt_write_file(name, p->text, p->text_len);
+    return tfrec_bt_write_file(fs, name, p->text, p->text_len);
 }

@@ -184,13 +184,13 @@ int main(int argc, char **argv)
           .help = "split points, one key a line, instead of SampleRowKeys (so\n"
                   "that workers cut the rows at the same keys)" },
         { .name = "split_plan",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &f.split_plan,
           .value_name = "FILE",
           .help = "the split plan every task of a split export is given\n"
-                  "(made once by --write_split_plan)" },
+                  "(made once by --write_split_plan; local or gs://)" },
         { .name = "write_split_plan",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &f.write_plan,
           .value_name = "FILE",
           .help = "plan --num_shards shares of the rows (SampleRowKeys, or\n"
@@ -379,7 +379,7 @@ static int source_open(const bt2_flags *f, source *s)
     if (f->split_keys_path && (status = read_split_keys(f->split_keys_path, &s->sk)))
         return status;
     if (f->split_plan) {
-        int rc = tfrec_bt_plan_read(&s->plan, f->split_plan);
+        int rc = tfrec_bt_plan_read(&s->plan, NULL, f->split_plan);
         if (rc) {
             fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
             return rc == TFREC_E_PARSE ? EXIT_USAGE : cli_exit_for(rc);
@@ -421,7 +421,7 @@ static int write_plan(const bt2_flags *f)
     if (!status) {
         int rc = tfrec_bt_plan_create(&p, s.client, f->table, &s.ro);
         if (!rc)
-            rc = tfrec_bt_plan_write(p, f->write_plan);
+            rc = tfrec_bt_plan_write(p, NULL, f->write_plan);
         if (rc) {
             fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
             status = cli_exit_for(rc);
@@ -462,13 +462,13 @@ static int merge_parts(const bt2_flags *f)
         return EXIT_DATA;
     }
     tfrec_bt_plan *plan = NULL;
-    if (f->split_plan && (rc = tfrec_bt_plan_read(&plan, f->split_plan))) {
+    if (f->split_plan && (rc = tfrec_bt_plan_read(&plan, NULL, f->split_plan))) {
         fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
         status = EXIT_USAGE;
     }
     tfrec_bt_export_check_result res = TFREC_BT_EXPORT_CHECK_RESULT_INIT;
     if (!status) {
-        rc = tfrec_bt_export_check((const char *const *)parts.paths, parts.n, plan, &res);
+        rc = tfrec_bt_export_check(NULL, (const char *const *)parts.paths, parts.n, plan, &res);
         if (rc == TFREC_E_STATE) {
             fprintf(stderr, "bt2tfrec: the export is not complete: %llu problem%s\n%s",
                     (unsigned long long)res.problems, res.problems == 1 ? "" : "s",
@@ -523,7 +523,6 @@ static int run(const bt2_flags *f)
     eo.compression = TFREC_COMPRESSION_NONE + f->compression;
     eo.output_shards = f->output_shards;
     eo.keys_output = f->keys_path;
-    eo.open_sink = cli_open_sink;
     prog_ctx pc;
     cli_progress_start(&pc.prog, "rows", (uint64_t)f->max_rows, f->quiet);
     eo.progress = on_progress;
