@@ -83,6 +83,10 @@ class BtReaderHandle(Handle):
     _c_type_ = "tfrec_bt_reader"
 
 
+class BtPlanHandle(Handle):
+    _c_type_ = "tfrec_bt_plan"
+
+
 class ImagenetResultHandle(Handle):
     _c_type_ = "tfrec_imagenet_result"
 

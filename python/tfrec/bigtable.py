@@ -27,7 +27,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_
 from . import _args, paths as _paths
 from . import _constants as C
 from ._closing import Closing, Committing
-from ._handles import BtClientHandle, BtReaderHandle, BtWriterHandle
+from ._handles import BtClientHandle, BtPlanHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _Sized, _proto, lib
 from .errors import BigtableError, error_for
 from .record import _compression_code
@@ -132,7 +132,34 @@ class _ReadOptions(_Sized):
                 ("num_shards", c_int), ("unordered", c_int), ("max_buffer_bytes", c_size_t),
                 ("split_keys", POINTER(c_char_p)), ("split_key_lens", POINTER(c_size_t)),
                 ("n_split_keys", c_size_t), ("retry_timeout_ms", c_int64),
-                ("retry_initial_ms", c_int64)]
+                ("retry_initial_ms", c_int64), ("plan", BtPlanHandle), ("sample_split", c_int)]
+
+
+class _ExportStats(_Sized):
+    _c_type_ = "tfrec_bt_export_stats"
+    _fields_ = [("struct_size", c_size_t), ("rows", c_uint64), ("bytes", c_uint64),
+                ("rows_skipped", c_uint64), ("outputs", c_uint64), ("seconds", c_double),
+                ("ranges", c_uint64), ("samples", c_uint64), ("streams", c_uint64),
+                ("resumed", c_uint64)]
+
+
+_EXPORT_PROGRESS_FN = CFUNCTYPE(c_int, c_void_p, POINTER(_ExportStats))
+
+
+class _ExportOptions(_Sized):
+    _c_type_ = "tfrec_bt_export_options"
+    _fields_ = [("struct_size", c_size_t), ("family", c_char_p), ("column", c_char_p),
+                ("missing_cell", c_int), ("compression", c_int), ("output_shards", c_int),
+                ("keys_output", c_char_p), ("no_part_file", c_int),
+                ("progress_interval", c_double), ("progress", _EXPORT_PROGRESS_FN),
+                ("progress_ctx", c_void_p), ("fs", c_void_p)]
+
+
+class _CheckResult(_Sized):
+    _c_type_ = "tfrec_bt_export_check_result"
+    _fields_ = [("struct_size", c_size_t), ("tasks", c_uint64), ("rows", c_uint64),
+                ("bytes", c_uint64), ("outputs", c_uint64), ("problems", c_uint64),
+                ("report", c_void_p)]
 
 
 class _ReadStats(_Sized):
@@ -191,6 +218,25 @@ _proto("tfrec_bt_reader_next", c_int, BtReaderHandle, POINTER(_Row))
 _proto("tfrec_bt_reader_errmsg", c_char_p, BtReaderHandle)
 _proto("tfrec_bt_reader_free", None, BtReaderHandle)
 _proto("tfrec_bt_reader_stats_get", c_int, BtReaderHandle, POINTER(_ReadStats))
+_proto("tfrec_bt_plan_create", c_int, POINTER(BtPlanHandle), BtClientHandle, c_char_p,
+       POINTER(_ReadOptions))
+_proto("tfrec_bt_plan_parse", c_int, POINTER(BtPlanHandle), c_char_p, c_size_t)
+_proto("tfrec_bt_plan_read", c_int, POINTER(BtPlanHandle), c_void_p, c_char_p)
+_proto("tfrec_bt_plan_write", c_int, BtPlanHandle, c_void_p, c_char_p)
+_proto("tfrec_bt_plan_text", c_int, BtPlanHandle, POINTER(c_void_p), POINTER(c_size_t))
+_proto("tfrec_bt_plan_id", c_uint32, BtPlanHandle)
+_proto("tfrec_bt_plan_num_shards", c_size_t, BtPlanHandle)
+_proto("tfrec_bt_plan_table", c_char_p, BtPlanHandle)
+_proto("tfrec_bt_plan_shard", c_int, BtPlanHandle, c_size_t, POINTER(_Range))
+_proto("tfrec_bt_plan_free", None, BtPlanHandle)
+_proto("tfrec_bt_export", c_int, BtClientHandle, c_char_p, c_char_p, POINTER(_ReadOptions),
+       POINTER(_ExportOptions), POINTER(_ExportStats))
+_proto("tfrec_bt_export_output_name", c_size_t, c_char_p, c_size_t, c_char_p, c_int, c_int, c_int,
+       c_int, c_size_t)
+_proto("tfrec_bt_export_part_name", c_size_t, c_char_p, c_size_t, c_char_p, c_int, c_int)
+_proto("tfrec_bt_export_check", c_int, c_void_p, POINTER(c_char_p), c_size_t, BtPlanHandle,
+       POINTER(_CheckResult))
+_proto("tfrec_bt_free", None, c_void_p)
 _proto("tfrec_bt_row_key", c_size_t, c_char_p, c_size_t, c_char_p, c_uint64, c_int, c_int)
 _proto("tfrec_bt_key_width", c_int, c_uint64)
 _proto("tfrec_bt_code_name", c_char_p, c_int)
@@ -569,6 +615,202 @@ def _shard(shard, task_index=None, num_tasks=None):
     return i, n
 
 
+def _read_options(prefix=None, start=None, end=None, limit=None, family=None,
+                  all_versions=False, max_row_bytes=None, ranges=None, keys=None, column=None,
+                  parallel_scans=1, shard=None, ordered=True, split_keys=None,
+                  retry_timeout=None, task_index=None, num_tasks=None, plan=None,
+                  what="Reader"):
+    """The C read options of a Reader (or a plan, an export) and the Python
+    objects they point into, which must live as long as the options."""
+    if max_row_bytes is not None and not 0 < max_row_bytes < 2 ** 64:
+        raise ValueError("max_row_bytes must be a positive byte count, not %r"
+                         % (max_row_bytes,))
+    if not isinstance(parallel_scans, int) or not 1 <= parallel_scans <= 256:
+        raise ValueError("parallel_scans must be 1 to 256, not %r" % (parallel_scans,))
+    if ranges is not None and keys is not None:
+        raise ValueError("ranges and keys are exclusive")
+    if retry_timeout is not None and not retry_timeout > 0:
+        raise ValueError("retry_timeout must be a positive number of seconds, not %r"
+                         % (retry_timeout,))
+    shard_index, num_shards = _shard(shard, task_index, num_tasks)
+    limit = _args.size(limit, "limit")
+    keep = [_b(prefix, "prefix"), _b(start, "start"), _b(end, "end"),
+            _args.text(family, "family"), _b(column, "column")]
+    p, s, e, f, col = keep
+    o = _ReadOptions(prefix=p, prefix_len=len(p) if p else 0, start_key=s,
+                     start_key_len=len(s) if s else 0, end_key=e,
+                     end_key_len=len(e) if e else 0, rows_limit=limit or 0,
+                     all_versions=1 if all_versions else 0, family=f,
+                     max_row_bytes=max_row_bytes or 0, column=col,
+                     parallel_scans=parallel_scans, shard_index=shard_index,
+                     num_shards=num_shards, unordered=0 if ordered else 1,
+                     retry_timeout_ms=int(retry_timeout * 1000) if retry_timeout else 0)
+    if p == b"":
+        o.prefix = None  # an empty prefix is every row
+    if keys is not None:
+        ptrs, lens, kept = _key_array(list(keys), "keys")
+        keep += [ptrs, lens, kept]
+        o.keys, o.key_lens, o.n_keys = ptrs, lens, len(kept)
+    if ranges is not None:
+        arr, kept = _range_array(list(ranges))
+        keep += [arr, kept]
+        o.ranges, o.n_ranges = arr, len(kept) // 2
+    if split_keys is not None:
+        ptrs, lens, kept = _key_array(list(split_keys), "split_keys")
+        keep += [ptrs, lens, kept]
+        o.split_keys, o.split_key_lens, o.n_split_keys = ptrs, lens, len(kept)
+    if isinstance(plan, str) and plan == "sample":
+        if num_shards > 1 and keys is None and split_keys is None:
+            import warnings
+            warnings.warn("%s(plan='sample'): shard %d of %d cuts the rows at its own "
+                          "SampleRowKeys answer; workers that get different answers lose or "
+                          "repeat rows without an error (pass a plan from "
+                          "tfrec.bigtable.plan())" % (what, shard_index, num_shards),
+                          RuntimeWarning, stacklevel=3)
+        o.sample_split = 1
+    elif plan is not None:
+        if split_keys is not None:
+            raise ValueError("plan and split_keys are exclusive")
+        plan = SplitPlan.of(plan)
+        keep.append(plan)
+        o.plan = plan._handle()
+    elif num_shards > 1 and keys is None and split_keys is None:
+        raise ValueError(
+            "%s(shard=(%d, %d)) needs the split plan every worker is given: make it once with "
+            "tfrec.bigtable.plan(project, instance, table, %d, prefix=...) and pass plan= (a "
+            "SplitPlan, or the file it was saved to) to each worker; workers that each ask "
+            "SampleRowKeys may lose or repeat rows (plan='sample' accepts that risk)"
+            % (what, shard_index, num_shards, num_shards))
+    return o, keep
+
+
+class SplitPlan:
+    """A split plan (include/tfrec/bigtable_plan.h): where num_shards workers
+    cut a row set, made once and given to every worker, so that their shares
+    cover every row exactly once. tfrec.bigtable.plan() makes one;
+    SplitPlan.load(path) / .save(path) read and write its file (local or
+    gs://), SplitPlan.from_bytes(b) / .text its bytes. It pickles as its
+    text, so it can be sent to worker processes. Reader(plan=), Dataset(plan=)
+    and export(plan=) refuse a plan made for another table, row set or
+    shard count."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    @classmethod
+    def of(cls, plan):
+        """A SplitPlan from a SplitPlan, its bytes, or the path of its file."""
+        if isinstance(plan, SplitPlan):
+            return plan
+        if isinstance(plan, (bytes, bytearray, memoryview)):
+            return cls.from_bytes(bytes(plan))
+        if isinstance(plan, (str, os.PathLike)):
+            return cls.load(plan)
+        raise TypeError("plan must be a SplitPlan, its bytes or a path, not %s"
+                        % type(plan).__name__)
+
+    @classmethod
+    def from_bytes(cls, text):
+        text = bytes(text)
+        h = BtPlanHandle()
+        rc = lib.tfrec_bt_plan_parse(byref(h), text, len(text))
+        if rc < 0:
+            _raise(rc)
+        return cls(h)
+
+    @classmethod
+    def load(cls, path):
+        h = BtPlanHandle()
+        name = os.fsencode(path)
+        if name[:5].lower() == b"gs://":
+            from . import storage  # noqa: F401  (registers gs://)
+        rc = lib.tfrec_bt_plan_read(byref(h), None, name)
+        if rc < 0:
+            _raise(rc)
+        return cls(h)
+
+    def save(self, path):
+        name = os.fsencode(path)
+        if name[:5].lower() == b"gs://":
+            from . import storage  # noqa: F401
+        rc = lib.tfrec_bt_plan_write(self._handle(), None, name)
+        if rc < 0:
+            _raise(rc)
+
+    def _handle(self):
+        if self._h is None:
+            raise ValueError("the split plan is closed")
+        return self._h
+
+    @property
+    def text(self):
+        p, n = c_void_p(), c_size_t()
+        lib.tfrec_bt_plan_text(self._handle(), byref(p), byref(n))
+        return string_at(p.value, n.value)
+
+    @property
+    def id(self):
+        """The plan's CRC32C, which part files record."""
+        return lib.tfrec_bt_plan_id(self._handle())
+
+    @property
+    def num_shards(self):
+        return lib.tfrec_bt_plan_num_shards(self._handle())
+
+    @property
+    def table(self):
+        return lib.tfrec_bt_plan_table(self._handle()).decode("utf-8", "replace")
+
+    def shard(self, i):
+        """(start, end) of shard i's window: bytes, b"" for an open side."""
+        r = _Range()
+        rc = lib.tfrec_bt_plan_shard(self._handle(), i, byref(r))
+        if rc < 0:
+            _raise(rc)
+        return (string_at(r.start, r.start_len) if r.start_len else b"",
+                string_at(r.end, r.end_len) if r.end_len else b"")
+
+    def __reduce__(self):
+        return (SplitPlan.from_bytes, (self.text,))
+
+    def __eq__(self, other):
+        return isinstance(other, SplitPlan) and self.text == other.text
+
+    def __hash__(self):
+        return hash(self.text)
+
+    def __repr__(self):
+        return "<SplitPlan %08x: %d shards of %s>" % (self.id, self.num_shards, self.table)
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            lib.tfrec_bt_plan_free(self._h)
+            self._h = None
+
+
+def plan(project, instance, table, num_shards, *, prefix=None, start=None, end=None,
+         ranges=None, split_keys=None, endpoint=None, app_profile_id=None, rpc_timeout_ms=None):
+    """Plan num_shards shares of the rows (prefix, [start, end) or ranges, as
+    Reader takes them) of table, from the table's SampleRowKeys or from
+    split_keys: a SplitPlan to save or pass (pickled) to every worker's
+    Reader(plan=, shard=), Dataset(plan=, shard=) or export(plan=, shard=)."""
+    if not isinstance(num_shards, int) or not 1 <= num_shards <= 65536:
+        raise ValueError("num_shards must be 1 to 65536, not %r" % (num_shards,))
+    o, keep = _read_options(prefix=prefix, start=start, end=end, ranges=ranges,
+                            split_keys=split_keys, what="plan")
+    o.num_shards = num_shards
+    client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
+    try:
+        h = BtPlanHandle()
+        rc = lib.tfrec_bt_plan_create(byref(h), client.h, _args.text(table, "table"), byref(o))
+        if rc < 0:
+            _raise(rc)
+    finally:
+        client.close()
+    del keep
+    return SplitPlan(h)
+
+
 class Reader(Closing):
     """Iterate over rows in key order: all rows, those starting with prefix,
     those in [start, end), the union of ranges (pairs (start, end), or dicts
@@ -581,7 +823,12 @@ class Reader(Closing):
     come in key order unless ordered=False (then key order only within each
     range; Row.range says which). task_index=i, num_tasks=n (or shard=(i, n),
     the same) reads task i's share of n: contiguous ranges, so the tasks'
-    rows taken by task index are all the rows in key order.
+    rows taken by task index are all the rows in key order. Every worker
+    must cut at the same keys: pass plan= (a SplitPlan from
+    tfrec.bigtable.plan(), made once, or the path of its file) or
+    split_keys; without them a split reader raises ValueError, and
+    plan="sample" lets each worker plan from its own SampleRowKeys (with a
+    RuntimeWarning: shares may overlap or leave rows out).
     A stream that breaks with a retryable status is resumed after its last
     row. A row larger than max_row_bytes (default 256 MiB, Bigtable's own
     limit; counted as the memory it takes, about 150 bytes per cell on top
@@ -594,46 +841,15 @@ class Reader(Closing):
                  app_profile_id=None, rpc_timeout_ms=None, max_row_bytes=None,
                  ranges=None, keys=None, column=None, parallel_scans=1, shard=None,
                  ordered=True, split_keys=None, retry_timeout=None, task_index=None,
-                 num_tasks=None):
-        if max_row_bytes is not None and not 0 < max_row_bytes < 2 ** 64:
-            raise ValueError("max_row_bytes must be a positive byte count, not %r"
-                             % (max_row_bytes,))
-        if not isinstance(parallel_scans, int) or not 1 <= parallel_scans <= 256:
-            raise ValueError("parallel_scans must be 1 to 256, not %r" % (parallel_scans,))
-        if ranges is not None and keys is not None:
-            raise ValueError("ranges and keys are exclusive")
-        if retry_timeout is not None and not retry_timeout > 0:
-            raise ValueError("retry_timeout must be a positive number of seconds, not %r"
-                             % (retry_timeout,))
-        shard_index, num_shards = _shard(shard, task_index, num_tasks)
-        limit = _args.size(limit, "limit")
+                 num_tasks=None, plan=None):
         table = _args.text(table, "table")
-        self._keep = [_b(prefix, "prefix"), _b(start, "start"), _b(end, "end"),
-                      _args.text(family, "family"), _b(column, "column")]
         self._closed = False  # by close(), not by reaching the end
-        p, s, e, f, col = self._keep
-        o = _ReadOptions(prefix=p, prefix_len=len(p) if p else 0, start_key=s,
-                         start_key_len=len(s) if s else 0, end_key=e,
-                         end_key_len=len(e) if e else 0, rows_limit=limit or 0,
-                         all_versions=1 if all_versions else 0, family=f,
-                         max_row_bytes=max_row_bytes or 0, column=col,
-                         parallel_scans=parallel_scans, shard_index=shard_index,
-                         num_shards=num_shards, unordered=0 if ordered else 1,
-                         retry_timeout_ms=int(retry_timeout * 1000) if retry_timeout else 0)
-        if p == b"":
-            o.prefix = None  # an empty prefix is every row
-        if keys is not None:
-            ptrs, lens, kept = _key_array(list(keys), "keys")
-            self._keep += [ptrs, lens, kept]
-            o.keys, o.key_lens, o.n_keys = ptrs, lens, len(kept)
-        if ranges is not None:
-            arr, kept = _range_array(list(ranges))
-            self._keep += [arr, kept]
-            o.ranges, o.n_ranges = arr, len(kept) // 2
-        if split_keys is not None:
-            ptrs, lens, kept = _key_array(list(split_keys), "split_keys")
-            self._keep += [ptrs, lens, kept]
-            o.split_keys, o.split_key_lens, o.n_split_keys = ptrs, lens, len(kept)
+        o, self._keep = _read_options(
+            prefix=prefix, start=start, end=end, limit=limit, family=family,
+            all_versions=all_versions, max_row_bytes=max_row_bytes, ranges=ranges, keys=keys,
+            column=column, parallel_scans=parallel_scans, shard=shard, ordered=ordered,
+            split_keys=split_keys, retry_timeout=retry_timeout, task_index=task_index,
+            num_tasks=num_tasks, plan=plan)
         self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
         h = BtReaderHandle()
         rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, table, byref(o))
@@ -711,11 +927,13 @@ class Dataset:
     family:column of each row as bytes, or with parse=True the tf.Example
     it holds as a dict. parallel_scans, shard=(i, n) (or task_index=i,
     num_tasks=n), ordered and the row set options (prefix, start/end,
-    ranges, keys, limit, split_keys) are those of Reader. Rows without that column are not in the scan (the
-    server filters by column). shard splits at SampleRowKeys boundaries, so
-    workers agree on their shares when the table's tablets do not move
-    during planning; pass split_keys to make the shares independent of the
-    server. A Bigtable scan has no random access: there is no global
+    ranges, keys, limit, split_keys, plan) are those of Reader. Rows without
+    that column are not in the scan (the server filters by column). A
+    dataset split with shard=(i, n) needs the same plan in every worker:
+    plan=tfrec.bigtable.plan(...) made once (a SplitPlan pickles, or save it
+    and pass the path), or split_keys; plan="sample" lets each worker cut
+    at its own SampleRowKeys answer, with a RuntimeWarning (rows may be lost
+    or repeated). A Bigtable scan has no random access: there is no global
     shuffle here (shuffle a buffer, or the files' tfrec.Dataset)."""
 
     def __init__(self, project, instance, table, *, prefix=b"train_", family="tfexample",
@@ -743,4 +961,109 @@ class Dataset:
             self.stats = r.stats
 
 
-__all__ = ["Writer", "Reader", "Dataset", "Row", "Cell", "FailedRow", "LoadProgress", "row_key", "key_width"]
+_MISSING_CELL = {"error": 0, "skip": 1}
+
+
+def export_output_name(output, shard_index=0, num_shards=1, parallel_scans=1,
+                       output_shards=False, i=0):
+    """The name export() gives output i of task shard_index of num_shards
+    (the library's tfrec_bt_export_output_name, as bt2tfrec names them)."""
+    out = os.fsencode(output)
+    n = lib.tfrec_bt_export_output_name(None, 0, out, shard_index, num_shards, parallel_scans,
+                                        1 if output_shards else 0, i)
+    buf = create_string_buffer(n + 1)
+    lib.tfrec_bt_export_output_name(buf, n + 1, out, shard_index, num_shards, parallel_scans,
+                                    1 if output_shards else 0, i)
+    return os.fsdecode(buf.value)
+
+
+def export_part_name(output, shard_index=0, num_shards=1):
+    """The part file export() writes for task shard_index of num_shards."""
+    out = os.fsencode(output)
+    n = lib.tfrec_bt_export_part_name(None, 0, out, shard_index, num_shards)
+    buf = create_string_buffer(n + 1)
+    lib.tfrec_bt_export_part_name(buf, n + 1, out, shard_index, num_shards)
+    return os.fsdecode(buf.value)
+
+
+def export(project, instance, table, output, *, prefix=b"train_", family="tfexample",
+           column=b"example", missing_cell="error", compression=None, output_shards=False,
+           keys_output=None, part_file=True, endpoint=None, app_profile_id=None,
+           rpc_timeout_ms=None, **read_options):
+    """Export rows into TFRecord files, one record per row (the latest cell
+    of family:column), in key order: the library's tfrec_bt_export, the loop
+    bt2tfrec runs, so the same rows give the same bytes. read_options are
+    Reader's row set and split options (start, end, ranges, keys, limit,
+    parallel_scans, shard / task_index + num_tasks, plan, split_keys,
+    retry_timeout). Outputs: output itself, output-iiiii-of-nnnnn for task i
+    of n, or one per parallel scan with output_shards (export_output_name).
+    A row without the cell raises BigtableError naming the row
+    (missing_cell="error"), or is skipped and counted (missing_cell="skip").
+    Unless part_file=False the task writes its part file
+    (export_part_name): its share, row count and each output's size and
+    CRC32C, which check_export() verifies across the tasks. Returns the
+    stats dict (rows, bytes, rows_skipped, outputs, seconds, ranges,
+    samples, streams, resumed) with "outputs_names" and "part_file"."""
+    if missing_cell not in _MISSING_CELL:
+        raise ValueError("missing_cell must be 'error' or 'skip', not %r" % (missing_cell,))
+    ro, keep = _read_options(prefix=prefix, what="export", **read_options)
+    out = os.fsencode(output)
+    names = [out, _args.text(family, "family"), _b(column, "column"),
+             os.fsencode(keys_output) if keys_output is not None else None]
+    if any(n and n[:5].lower() == b"gs://" for n in (out, names[3])):
+        from . import storage  # noqa: F401  (registers gs://)
+    eo = _ExportOptions(family=names[1], column=names[2],
+                        missing_cell=_MISSING_CELL[missing_cell],
+                        compression=_compression_code(compression, False),
+                        output_shards=1 if output_shards else 0, keys_output=names[3],
+                        no_part_file=0 if part_file else 1)
+    st = _ExportStats()
+    client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
+    try:
+        rc = lib.tfrec_bt_export(client.h, _args.text(table, "table"), out, byref(ro), byref(eo),
+                                 byref(st))
+        if rc < 0:
+            _raise(rc)
+    finally:
+        client.close()
+    del keep
+    d = {n: getattr(st, n) for n, _ in _ExportStats._fields_[1:]}
+    i, n = ro.shard_index, ro.num_shards
+    par = ro.parallel_scans
+    d["output_names"] = [export_output_name(output, i, n, par, output_shards, k)
+                         for k in range(par if output_shards else 1)]
+    d["part_file"] = export_part_name(output, i, n) if part_file and output != "-" else None
+    return d
+
+
+def check_export(parts, plan=None):
+    """Check the part files of an export's tasks (a list of names, or a glob
+    pattern): every task present once, their shares tiling the row set with
+    no gap or overlap, and every output there with its recorded size and
+    CRC32C (read through). plan (a SplitPlan or its path), when given, must
+    be the plan they ran. Returns {"tasks", "rows", "bytes", "outputs"};
+    raises BigtableError (code TFREC_E_STATE, .report: one line per
+    problem, each naming the task to run again) otherwise."""
+    if isinstance(parts, (str, os.PathLike)):
+        parts = _paths.glob(os.fspath(parts))
+    names = [os.fsencode(p) for p in parts]
+    if not names:
+        raise BigtableError("check_export: no part files", C.TFREC_E_NOT_FOUND)
+    arr = (c_char_p * len(names))(*names)
+    pl = SplitPlan.of(plan) if plan is not None else None
+    res = _CheckResult()
+    rc = lib.tfrec_bt_export_check(None, arr, len(names), pl._handle() if pl else None,
+                                   byref(res))
+    report = string_at(res.report).decode("utf-8", "replace") if res.report else ""
+    if res.report:
+        lib.tfrec_bt_free(res.report)
+    if rc < 0:
+        err = error_for(rc, cls=BigtableError)
+        err.report = report
+        raise err
+    return {"tasks": res.tasks, "rows": res.rows, "bytes": res.bytes, "outputs": res.outputs}
+
+
+__all__ = ["Writer", "Reader", "Dataset", "Row", "Cell", "FailedRow", "LoadProgress", "row_key",
+           "key_width", "SplitPlan", "plan", "export", "check_export", "export_output_name",
+           "export_part_name"]

@@ -301,55 +301,56 @@ def _split_keys(keys):
 
 def export_task(project, instance, table, output_prefix, read_opts, family, column,
                 compression, on_task_start, index, count):
-    """Task index of count of an export: its share of the rows, the latest
-    family:column value of each in key order, into
-    output_prefix-IIIII-of-NNNNN (written under a temporary name, renamed
-    when complete). Returns {"path", "records", "first_key", "last_key"}."""
+    """Task index of count of an export: its share of the rows (read_opts
+    carries the plan every task is given, and missing_cell), the latest family:column value of
+    each in key order, into output_prefix-IIIII-of-NNNNN, with its part file
+    output_prefix.part-IIIII-of-NNNNN: tfrec.bigtable.export, the loop
+    bt2tfrec runs. Returns {"path", "records", "rows_skipped", "part_file"}."""
     if on_task_start is not None:
         on_task_start("export", index, count)
     from . import bigtable
-    from .record import TFRecordWriter
-    path = "%s-%05d-of-%05d" % (output_prefix, index, count)
+    path = bigtable.export_output_name(output_prefix, index, count)
     if "://" not in path and os.path.dirname(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)  # this worker may be its first user
-    first = last = None
-    records = 0
-    with bigtable.Reader(project, instance, table, family=family, column=column,
-                         shard=(index, count), **read_opts) as r, \
-            TFRecordWriter(path, compression=compression) as w:
-        for row in r:
-            value = row.value(family, column)
-            if value is None:
-                continue
-            w.write(value)
-            records += 1
-            first = row.key if first is None else first
-            last = row.key
-    return {"path": path, "records": records, "first_key": first, "last_key": last}
+    st = bigtable.export(project, instance, table, output_prefix, family=family, column=column,
+                         compression=compression, shard=(index, count), **read_opts)
+    return {"path": path, "records": st["rows"], "rows_skipped": st["rows_skipped"],
+            "part_file": st["part_file"]}
+
+
+def check_task(parts, plan_text):
+    """The merge step of an export: check_export over the tasks' part files."""
+    from . import bigtable
+    return bigtable.check_export(parts, bigtable.SplitPlan.from_bytes(plan_text))
 
 
 def export_bigtable(client, project, instance, table, output_prefix, *, num_tasks=None,
                     prefix=b"train_", num_records=None, split_keys=None, family="tfexample",
                     column=b"example", compression=None, retries=3, progress=True,
-                    on_task_start=None, **read_opts):
+                    on_task_start=None, missing_cell="error", check=True, **read_opts):
     """Export the rows starting with prefix (family:column, latest cell) as
     num_tasks Dask tasks; task i writes output_prefix-iiiii-of-nnnnn (local
-    path on a shared file system, or gs://). Returns the list of files in
-    task order; the concatenation of their records is the rows in key order.
+    path on a shared file system, or gs://) and its part file. Returns the
+    list of files in task order; the concatenation of their records is the
+    rows in key order.
 
-    The tasks must cut the rows at the same keys: give num_records (the
-    table was loaded by tfrec2bt / load_bigtable with this prefix: the cuts
-    are computed from the keys, export_split_keys) or split_keys (sorted
-    keys, one fewer than the tasks for balanced shares). split_keys="sample"
-    lets each task plan from the table's own SampleRowKeys, which agree
-    between tasks only while the table's tablets do not move (the emulator
-    samples at random: never there). read_opts: tfrec.bigtable.Reader's
-    (parallel_scans, endpoint, app_profile_id, rpc_timeout_ms, ...)."""
+    The tasks must cut the rows at the same keys: one split plan is made
+    here, before the tasks, and given to each (tfrec.bigtable.plan): from
+    num_records (the table was loaded by tfrec2bt / load_bigtable with this
+    prefix: the cuts are computed from the keys, export_split_keys), from
+    split_keys (sorted keys, one fewer than the tasks for balanced shares),
+    or with split_keys="sample" from the table's SampleRowKeys, asked once
+    here. A row without the cell fails its task (missing_cell="error") or
+    is skipped (missing_cell="skip"). With check (default) the part files
+    are checked at the end on a worker (tfrec.bigtable.check_export: shares
+    tile the rows, outputs intact), raising TaskFailedError otherwise.
+    read_opts: tfrec.bigtable.Reader's (parallel_scans, endpoint,
+    app_profile_id, rpc_timeout_ms, ...)."""
     if split_keys is None:
         if num_records is None:
             raise ValueError("export_bigtable needs num_records or split_keys so that every task "
-                             "cuts the rows at the same keys (split_keys='sample' trusts the "
-                             "table's SampleRowKeys; see docs/scale-out.md)")
+                             "cuts the rows at the same keys (split_keys='sample' plans once from "
+                             "the table's SampleRowKeys; see docs/scale-out.md)")
     n = _count(num_tasks, client, None)
     if split_keys is None:
         split_keys = export_split_keys(prefix, num_records, n,
@@ -359,15 +360,20 @@ def export_bigtable(client, project, instance, table, output_prefix, *, num_task
             raise ValueError("split_keys must be a list of keys or 'sample', not %r" % split_keys)
         split_keys = None
     else:
-        split_keys = _split_keys(split_keys)
-        if not split_keys and n > 1:
-            # no cut point (a table with fewer rows than tasks): a key below
-            # every row keeps the plan server-independent
-            split_keys = [b"\0"]
-    read_opts = dict(read_opts, prefix=prefix, split_keys=split_keys)
+        split_keys = [k.encode("utf-8") if isinstance(k, str) else bytes(k) for k in split_keys]
+    from . import bigtable
+    conn = {k: read_opts[k] for k in ("endpoint", "app_profile_id", "rpc_timeout_ms")
+            if k in read_opts}
+    plan = bigtable.plan(project, instance, table, n, prefix=prefix, split_keys=split_keys,
+                         **conn)
+    read_opts = dict(read_opts, prefix=prefix, plan=plan.text, missing_cell=missing_cell)
+    output_prefix = os.fspath(output_prefix)
     results = _run(client, "export", "exported", export_task,
-                   [(project, instance, table, os.fspath(output_prefix), read_opts, family,
+                   [(project, instance, table, output_prefix, read_opts, family,
                      column, compression, on_task_start)] * n, retries, progress)
+    if check:
+        parts = [r["part_file"] for r in results]
+        _one(client, "export-check", check_task, (parts, plan.text), retries)
     return [r["path"] for r in results]
 
 
@@ -394,7 +400,7 @@ def main(argv=None):
 
 __all__ = ["convert_images", "load_bigtable", "export_bigtable", "TaskFailedError",
            "default_num_tasks", "export_split_keys", "convert_task", "merge_task", "load_task",
-           "ensure_table_task", "export_task", "TASKS_PER_THREAD", "main"]
+           "ensure_table_task", "export_task", "check_task", "TASKS_PER_THREAD", "main"]
 
 
 if __name__ == "__main__":

@@ -277,7 +277,9 @@ def test_export_through_dask_every_row_once(tfrec, client, emulator, loaded, tmp
     files = td.export_bigtable(client, PROJECT, INSTANCE, "loaded", str(tmp_path / "out" / "exp"),
                                num_tasks=3, prefix="train_", num_records=250, progress=False)
     assert files == [str(tmp_path / "out" / ("exp-%05d-of-00003" % i)) for i in range(3)]
-    assert sorted(os.listdir(tmp_path / "out")) == [os.path.basename(f) for f in files]
+    # each task's outputs and its part file (checked by the merge step)
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(
+        [os.path.basename(f) for f in files] + ["exp.part-%05d-of-00003" % i for i in range(3)])
     got = [tfrecord_ref.read_records(f) for f in files]
     # the shares of 250 rows in 3: floor(250 * i / 3) .. floor(250 * (i + 1) / 3)
     assert [len(g) for g in got] == [250 * (i + 1) // 3 - 250 * i // 3 for i in range(3)]
