@@ -112,8 +112,11 @@ static int text(pp *s, size_t word, size_t max, char **out)
 static int num(pp *s, const char *name, uint64_t max, uint64_t *v)
 {
     int rc = expect(s, name, 1);
-    if (!rc && tfrec_bt_word_u64(s->l.words[1], max, v))
-        rc = bad(s, "not a count, or too large");
+    if (!rc && tfrec_bt_word_u64(s->l.words[1], max, v)) {
+        char w[120];
+        snprintf(w, sizeof w, "%s %.24s: not a count, or too large", name, s->l.words[1]);
+        rc = bad(s, w);
+    }
     return rc;
 }
 

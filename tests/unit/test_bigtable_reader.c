@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bigtable/plan_internal.h"
 #include "bigtable/read_transport.h"
 #include "bigtable/reader_internal.h"
 #include "bigtable/retry.h"
@@ -736,7 +737,62 @@ static void test_row_range_and_old_row_struct(void)
     fake_free(f);
 }
 
-TESTS(TEST(test_resume_every_retryable_code), TEST(test_parallel_ordered_with_cuts),
+/* A range read split into shards: refused without a plan, split_keys or
+ * sample_split; with one plan (made from the fake's samples), the workers
+ * cover every row once, whatever their parallel scans. */
+static void test_sharded_reads_need_a_plan(void)
+{
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.prefix = "row_";
+    o.num_shards = 3;
+    o.shard_index = 1;
+    scan s;
+    CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "needs a split plan shared by every worker"));
+    CHECK_EQ(s.f->samples_asked, 0);
+    scan_free(&s);
+    o.sample_split = 1;
+    CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_END);
+    CHECK_EQ(s.f->samples_asked, 1);
+    scan_free(&s);
+    o.sample_split = 0;
+
+    fake *f = fake_new(ROWS);
+    bt_rowset set;
+    tfrec_err err = { 0 };
+    CHECK_EQ(tfrec_bt_rowset_from_options(&set, &o, &err), TFREC_OK);
+    for (size_t shards = 2; shards <= 7; shards += 5) {
+        tfrec_bt_plan *p = NULL;
+        CHECK_EQ(tfrec_bt_plan_make(&p, "projects/p/instances/i/tables/t", &set, &f->samples,
+                                    shards, "sample", &err),
+                 TFREC_OK);
+        unsigned seen[ROWS] = { 0 };
+        for (size_t w = 0; w < shards; w++) {
+            o.plan = p;
+            o.num_shards = (int)shards;
+            o.shard_index = (int)w;
+            o.parallel_scans = 1 + (int)(w % 3);
+            CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_END);
+            CHECK(s.order);
+            CHECK_EQ(s.f->samples_asked, o.parallel_scans > 1);
+            for (size_t i = 0; i < ROWS; i++)
+                seen[i] += s.seen[i];
+            scan_free(&s);
+        }
+        CHECKF(all_once(seen, 0, ROWS), "%zu shards with one plan", shards);
+        /* the same plan for another count is refused */
+        o.num_shards = (int)shards + 1;
+        o.shard_index = 0;
+        CHECK_EQ(scan_run(&s, fake_new(ROWS), &o), TFREC_E_INVALID);
+        CHECK(strstr(tfrec_last_errmsg(), "make the plan for"));
+        scan_free(&s);
+        tfrec_bt_plan_free(p);
+    }
+    tfrec_bt_rowset_free(&set);
+    fake_free(f);
+}
+
+TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_code), TEST(test_parallel_ordered_with_cuts),
       TEST(test_parallel_unordered), TEST(test_shards_disjoint_and_covering), TEST(test_row_sets),
       TEST(test_limit_across_resumes), TEST(test_pause_full_buffers), TEST(test_latest_cell_filter),
       TEST(test_errors_not_retried), TEST(test_bad_options), TEST(test_silent_stream_resumed),
