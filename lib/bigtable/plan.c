@@ -42,8 +42,7 @@ void tfrec_bt_plan_free(tfrec_bt_plan *p)
     free(p);
 }
 
-/* The text of p from its fields, sealed, and its id. */
-static int print_plan(tfrec_bt_plan *p)
+int tfrec_bt_plan_print(tfrec_bt_plan *p)
 {
     bt_text t = { 0 };
     tfrec_bt_text_printf(&t, "%s %d\ntable ", BT_PLAN_MAGIC, BT_PLAN_VERSION);
@@ -135,7 +134,7 @@ int tfrec_bt_plan_make(tfrec_bt_plan **out, const char *table_name, const bt_row
             rc = copy_key(&p->cuts[i], &low);
     }
     if (!rc)
-        rc = print_plan(p);
+        rc = tfrec_bt_plan_print(p);
     if (rc) {
         tfrec_bt_plan_free(p);
         return tfrec_fail(err, rc, "out of memory making a split plan");

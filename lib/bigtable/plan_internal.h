@@ -37,6 +37,9 @@ int tfrec_bt_plan_make(tfrec_bt_plan **out, const char *table_name, const bt_row
                        const bt_samples *samples, size_t shards, const char *source,
                        tfrec_err *err);
 
+/* (Re)print p's text from its fields, sealed, and set its id. */
+int tfrec_bt_plan_print(tfrec_bt_plan *p);
+
 /* Shard i's rows: the plan's row set within [cut i-1, cut i). */
 int tfrec_bt_plan_piece(const tfrec_bt_plan *p, size_t i, bt_rowset *out);
 

@@ -343,6 +343,33 @@ def mutate_response_seeds():
     }
 
 
+def sealed(body):
+    return body + b"crc32c %08x\n" % crc32c(body)
+
+
+def plan_seeds():
+    """fuzz_bigtable_plan: a control byte (bit 0: part file, bit 1: the
+    harness fixes the checksum), then the file."""
+    head = b"tfrec-bigtable-split-plan 1\ntable projects/p/instances/i/tables/t\n"
+    plan3 = sealed(head + b"ranges 1\nrange train_ train%60\nshards 3\nsource sample 57\n"
+                   b"cut train_1667\ncut train_3334\n")
+    keys = sealed(head + b"ranges 2\nrange - %00%FF\nrange a - \nshards 2\n"
+                  b"source split_keys 1\ncut %2D\n")
+    part = sealed(b"tfrec-bigtable-export-part 1\ntable projects/p/instances/i/tables/t\n"
+                  b"plan 0123abcd\nranges 1\nrange train_ train%60\nshards 3\ntask 1\n"
+                  b"share train_1667 train_3334\nrows 1667\nbytes 123456\nskipped 0\n"
+                  b"outputs 2\noutput x-00002-of-00006 1000 800 89abcdef\n"
+                  b"output x-00003-of-00006 1000 867 00000000\n")
+    return {
+        "plan3": b"\x00" + plan3,
+        "plan_keys": b"\x00" + keys,
+        "plan_fixcrc": b"\x02" + plan3[:-16] + b"crc32c 00000000\n",
+        "plan_down": b"\x02" + head + b"ranges 0\nshards 3\nsource sample 0\ncut b\ncut a\n",
+        "part": b"\x01" + part,
+        "part_fixcrc": b"\x03" + part,
+    }
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -352,6 +379,7 @@ def main():
         "batch": batch_seeds(),
         "image": image_seeds(),
         "bigtable_merger": merger_seeds(),
+        "bigtable_plan": plan_seeds(),
         "bigtable_mutate_response": mutate_response_seeds(),
         "imagenet_lists": lists_seeds(),
         "tar": tar_seeds(),
