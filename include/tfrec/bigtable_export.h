@@ -13,7 +13,8 @@
  * one file; OUTPUT-iiiii-of-nnnnn numbered by task for task i of n; with
  * output_shards one file per parallel scan, numbered over every task's
  * scans. Each is written under a temporary name and appears only complete.
- * Unless no_part_file, the task then writes its part file,
+ * Unless no_part_file (or the output is "-", or the rows are a key list,
+ * which has no range shares), the task then writes its part file,
  * OUTPUT.part-iiiii-of-nnnnn (tfrec_bt_export_part_name): the plan it ran
  * (table, row set, shard count, plan id), the bounds of its share, its row
  * count and bytes, and each output's name, size, records and CRC32C.
