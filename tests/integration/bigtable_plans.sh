@@ -90,6 +90,16 @@ if [ $runs = 10 ] && [ $rows = $((10 * N)) ] && [ $distinct = $((10 * N)) ] && [
    [ $merged = 10 ]; then pass trials_with_plan_give_the_one_process_bytes
 else fail trials_with_plan_give_the_one_process_bytes "see the trials line"; fi
 
+# --- the merge against a given plan: the tasks must have run that one
+b2t --merge_parts="$T/t3-1" --split_plan="$T/t3-1/plan" >"$T/m1" 2>&1
+st1=$?
+b2t --merge_parts="$T/t3-1/x.part-*" --split_plan="$T/t3-2/plan" >"$T/m2" 2>&1
+st2=$?
+if [ $st1 = 0 ] && grep -q "3 tasks, $N rows" "$T/m1" && [ $st2 = 1 ] &&
+   grep -q "task 0 of 3 ran split plan .*, the export's plan is" "$T/m2"; then
+    pass merge_against_the_given_plan
+else fail merge_against_the_given_plan "$st1 $st2: $(cat "$T/m1" "$T/m2" | head -c 500)"; fi
+
 # --- plans for something else are refused
 P3="$T/t3-1/plan"
 b2t --output="$T/m/x" --num_shards=7 --shard_index=0 --split_plan="$P3" 2>"$T/err"
