@@ -52,7 +52,7 @@ typedef struct tfrec_bt_export_stats {
     uint64_t rows_skipped; /* rows without the cell, skipped */
     uint64_t outputs;      /* files committed */
     double seconds;
-    uint64_t ranges;  /* the reader's (tfrec_bt_read_stats) */
+    uint64_t ranges; /* the reader's (tfrec_bt_read_stats) */
     uint64_t samples;
     uint64_t streams;
     uint64_t resumed;
@@ -67,13 +67,13 @@ typedef int (*tfrec_bt_export_progress_fn)(void *ctx, const tfrec_bt_export_stat
 
 typedef struct tfrec_bt_export_options {
     size_t struct_size;
-    const char *family;  /* [tfexample] */
-    const char *column;  /* [example] */
-    int missing_cell;    /* enum tfrec_bt_missing_cell [ERROR] */
-    int compression;     /* tfrec_compression of the outputs [NONE] */
-    int output_shards;   /* one output per parallel scan [0: one per task] */
-    const char *keys_output; /* also write each row key on its own line here [NULL] */
-    int no_part_file;    /* 1: no part file [0] */
+    const char *family;       /* [tfexample] */
+    const char *column;       /* [example] */
+    int missing_cell;         /* enum tfrec_bt_missing_cell [ERROR] */
+    int compression;          /* tfrec_compression of the outputs [NONE] */
+    int output_shards;        /* one output per parallel scan [0: one per task] */
+    const char *keys_output;  /* also write each row key on its own line here [NULL] */
+    int no_part_file;         /* 1: no part file [0] */
     double progress_interval; /* seconds [0.25] */
     tfrec_bt_export_progress_fn progress;
     void *progress_ctx;
@@ -100,16 +100,15 @@ int tfrec_bt_export(tfrec_bt_client *c, const char *table, const char *output,
  * with output_shards, else 0) and of the task's part file, written into
  * buf like snprintf: returns the length the name needs. */
 size_t tfrec_bt_export_output_name(char *buf, size_t cap, const char *output, int shard_index,
-                                   int num_shards, int parallel_scans, int output_shards,
-                                   size_t i);
+                                   int num_shards, int parallel_scans, int output_shards, size_t i);
 size_t tfrec_bt_export_part_name(char *buf, size_t cap, const char *output, int shard_index,
                                  int num_shards);
 
 /* What tfrec_bt_export_check found. */
 typedef struct tfrec_bt_export_check_result {
     size_t struct_size;
-    uint64_t tasks;   /* part files read */
-    uint64_t rows;    /* rows of all the tasks */
+    uint64_t tasks; /* part files read */
+    uint64_t rows;  /* rows of all the tasks */
     uint64_t bytes;
     uint64_t outputs; /* outputs checked */
     uint64_t problems;

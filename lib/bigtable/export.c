@@ -20,8 +20,7 @@ TFREC_DEFINE_STRUCT_INIT(tfrec_bt_export_stats)
 #define MAX_NAME 4200
 
 size_t tfrec_bt_export_output_name(char *buf, size_t cap, const char *output, int shard_index,
-                                   int num_shards, int parallel_scans, int output_shards,
-                                   size_t i)
+                                   int num_shards, int parallel_scans, int output_shards, size_t i)
 {
     int n;
     long par = parallel_scans > 0 ? parallel_scans : 1, shards = num_shards > 0 ? num_shards : 1;
@@ -109,8 +108,8 @@ static int open_outputs(exp *e)
 {
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
     wo.compression = e->o.compression ? e->o.compression : TFREC_COMPRESSION_NONE;
-    e->nout = e->o.output_shards ? (size_t)(e->ro.parallel_scans > 0 ? e->ro.parallel_scans : 1)
-                                 : 1;
+    e->nout =
+        e->o.output_shards ? (size_t)(e->ro.parallel_scans > 0 ? e->ro.parallel_scans : 1) : 1;
     e->sinks = calloc(e->nout, sizeof *e->sinks);
     e->w = calloc(e->nout, sizeof *e->w);
     e->names = calloc(e->nout, sizeof *e->names);
@@ -118,14 +117,13 @@ static int open_outputs(exp *e)
     if (!e->sinks || !e->w || !e->names || !e->records)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     for (size_t i = 0; i < e->nout; i++) {
-        size_t len = tfrec_bt_export_output_name(NULL, 0, e->output, e->ro.shard_index,
-                                                 e->ro.num_shards, e->ro.parallel_scans,
-                                                 e->o.output_shards, i);
+        size_t len =
+            tfrec_bt_export_output_name(NULL, 0, e->output, e->ro.shard_index, e->ro.num_shards,
+                                        e->ro.parallel_scans, e->o.output_shards, i);
         if (!(e->names[i] = malloc(len + 1)))
             return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
         tfrec_bt_export_output_name(e->names[i], len + 1, e->output, e->ro.shard_index,
-                                    e->ro.num_shards, e->ro.parallel_scans, e->o.output_shards,
-                                    i);
+                                    e->ro.num_shards, e->ro.parallel_scans, e->o.output_shards, i);
         crc_sink *s = &e->sinks[i];
         s->inner = (tfrec_io)TFREC_IO_INIT;
         int rc = open_sink(e, &s->inner, e->names[i]);
@@ -330,12 +328,12 @@ static int write_part(exp *e, const tfrec_bt_reader *rd)
         if (!rc) {
             rc = io.write(io.ctx, t.p, t.n);
             if (rc)
-                tfrec_fail(NULL, rc, "%s: %s", name, io.errmsg ? io.errmsg(io.ctx) : "write failed");
+                tfrec_fail(NULL, rc, "%s: %s", name,
+                           io.errmsg ? io.errmsg(io.ctx) : "write failed");
             int crc = io.close(io.ctx, rc == TFREC_OK);
             rc = rc ? rc : crc;
         }
-    }
-    else
+    } else
         tfrec_fail(NULL, rc, "out of memory writing the part file");
     tfrec_bt_text_free(&t);
     for (size_t i = 0; p.out && i < p.nout; i++)
@@ -357,8 +355,9 @@ int tfrec_bt_export(tfrec_bt_client *c, const char *table, const char *output,
     if (!rc)
         rc = TFREC_STRUCT_IN(tfrec_bt_read_options, &e.ro, read, NULL);
     if (!rc && (!c || !table || !*table || !output || !*output))
-        rc = tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_export needs a client, a table and an "
-                                               "output name");
+        rc = tfrec_fail(NULL, TFREC_E_INVALID,
+                        "tfrec_bt_export needs a client, a table and an "
+                        "output name");
     if (!rc && e.o.missing_cell != TFREC_BT_MISSING_CELL_ERROR &&
         e.o.missing_cell != TFREC_BT_MISSING_CELL_SKIP)
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "missing_cell %d: not a policy", e.o.missing_cell);

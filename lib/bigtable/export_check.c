@@ -80,23 +80,26 @@ static void check_tasks(check *k)
         bt_part *p = &k->parts[i];
         if (strcmp(p->table, k->ref->table) != 0 || p->shards != k->shards ||
             !same_set(&p->set, &k->ref->set)) {
-            problem(k, "task %zu of %zu (%s): made for table %s, %zu shards and another row set "
-                       "than the others (%s, %zu shards): it belongs to another export; remove "
-                       "it or run task %zu again",
-                    p->task, p->shards, k->names[i], p->table, p->shards, k->ref->table,
-                    k->shards, p->task);
+            problem(k,
+                    "task %zu of %zu (%s): made for table %s, %zu shards and another row set "
+                    "than the others (%s, %zu shards): it belongs to another export; remove "
+                    "it or run task %zu again",
+                    p->task, p->shards, k->names[i], p->table, p->shards, k->ref->table, k->shards,
+                    p->task);
             continue;
         }
         if (k->by_task[p->task]) {
-            problem(k, "task %zu of %zu: two part files (%s and another): remove the stale one "
-                       "and run task %zu again",
+            problem(k,
+                    "task %zu of %zu: two part files (%s and another): remove the stale one "
+                    "and run task %zu again",
                     p->task, k->shards, k->names[i], p->task);
             continue;
         }
         k->by_task[p->task] = p;
         if (p->plan_id != k->plan_id)
-            problem(k, "task %zu of %zu ran split plan %08x, the export's plan is %08x: run "
-                       "task %zu again with the shared plan",
+            problem(k,
+                    "task %zu of %zu ran split plan %08x, the export's plan is %08x: run "
+                    "task %zu again with the shared plan",
                     p->task, k->shards, (unsigned)p->plan_id, (unsigned)k->plan_id, p->task);
     }
     for (size_t t = 0; t < k->shards; t++)
@@ -118,12 +121,14 @@ static void check_tiling(check *k)
     char s1[120], s2[120];
     const bt_part *first = k->by_task[0], *last = k->by_task[k->shards - 1];
     if (first && first->lo.n)
-        problem(k, "task 0 of %zu: its share starts at %s, not at the start of the rows: rows "
-                   "before it are in no share; run task 0 again with the shared plan",
+        problem(k,
+                "task 0 of %zu: its share starts at %s, not at the start of the rows: rows "
+                "before it are in no share; run task 0 again with the shared plan",
                 k->shards, tfrec_bt_key_show(first->lo.p, first->lo.n, "", s1, sizeof s1));
     if (last && last->hi.n)
-        problem(k, "task %zu of %zu: its share ends at %s, not at the end of the rows: rows "
-                   "after it are in no share; run task %zu again with the shared plan",
+        problem(k,
+                "task %zu of %zu: its share ends at %s, not at the end of the rows: rows "
+                "after it are in no share; run task %zu again with the shared plan",
                 k->shards - 1, k->shards,
                 tfrec_bt_key_show(last->hi.p, last->hi.n, "", s1, sizeof s1), k->shards - 1);
     for (size_t t = 0; t < k->shards; t++) {
@@ -131,8 +136,9 @@ static void check_tiling(check *k)
         if (!a)
             continue;
         if (a->hi.n && kcmp(&a->lo, &a->hi) > 0)
-            problem(k, "task %zu of %zu: its share ends (%s) before it starts (%s): run task %zu "
-                       "again with the shared plan",
+            problem(k,
+                    "task %zu of %zu: its share ends (%s) before it starts (%s): run task %zu "
+                    "again with the shared plan",
                     t, k->shards, tfrec_bt_key_show(a->hi.p, a->hi.n, "", s1, sizeof s1),
                     tfrec_bt_key_show(a->lo.p, a->lo.n, "", s2, sizeof s2), t);
         const bt_part *b = t + 1 < k->shards ? k->by_task[t + 1] : NULL;
@@ -140,13 +146,15 @@ static void check_tiling(check *k)
             continue;
         int c = !a->hi.n ? 1 : kcmp(&a->hi, &b->lo); /* open end: past every start */
         if (c < 0)
-            problem(k, "tasks %zu and %zu of %zu: gap: rows in [%s, %s) are in neither share: "
-                       "run task %zu again with the shared plan",
+            problem(k,
+                    "tasks %zu and %zu of %zu: gap: rows in [%s, %s) are in neither share: "
+                    "run task %zu again with the shared plan",
                     t, t + 1, k->shards, tfrec_bt_key_show(a->hi.p, a->hi.n, "", s1, sizeof s1),
                     tfrec_bt_key_show(b->lo.p, b->lo.n, "", s2, sizeof s2), culprit(k, a, b));
         else if (c > 0)
-            problem(k, "tasks %zu and %zu of %zu: overlap: rows in [%s, %s) are in both shares: "
-                       "run task %zu again with the shared plan",
+            problem(k,
+                    "tasks %zu and %zu of %zu: overlap: rows in [%s, %s) are in both shares: "
+                    "run task %zu again with the shared plan",
                     t, t + 1, k->shards, tfrec_bt_key_show(b->lo.p, b->lo.n, "", s1, sizeof s1),
                     tfrec_bt_key_show(a->hi.p, a->hi.n, "end of table", s2, sizeof s2),
                     culprit(k, a, b));
@@ -194,9 +202,10 @@ static void check_outputs(check *k, tfrec_bt_export_check_result *res)
                 problem(k, "task %zu of %zu: output %s cannot be read (%s): run task %zu again",
                         p->task, p->shards, path, tfrec_last_errmsg(), p->task);
             else if (size != o->size || crc != o->crc)
-                problem(k, "task %zu of %zu: output %s has %llu bytes with CRC32C %08x, its part "
-                           "file says %llu bytes with %08x (rewritten or damaged): run task %zu "
-                           "again",
+                problem(k,
+                        "task %zu of %zu: output %s has %llu bytes with CRC32C %08x, its part "
+                        "file says %llu bytes with %08x (rewritten or damaged): run task %zu "
+                        "again",
                         p->task, p->shards, path, (unsigned long long)size, (unsigned)crc,
                         (unsigned long long)o->size, (unsigned)o->crc, p->task);
             free(path);
@@ -214,8 +223,7 @@ int tfrec_bt_export_check(const tfrec_fs *fs, const char *const *parts, size_t n
 {
     tfrec_bt_export_check_result res;
     tfrec_bt_export_check_result_init(&res);
-    int rc = result ? TFREC_STRUCT_CHECK_OUT(tfrec_bt_export_check_result, result, NULL)
-                    : TFREC_OK;
+    int rc = result ? TFREC_STRUCT_CHECK_OUT(tfrec_bt_export_check_result, result, NULL) : TFREC_OK;
     if (rc)
         return rc;
     if (!parts || !n)
@@ -235,8 +243,9 @@ int tfrec_bt_export_check(const tfrec_fs *fs, const char *const *parts, size_t n
             rc = tfrec_bt_part_parse(&k.parts[i], text, len, why, sizeof why);
             free(text);
             if (rc)
-                tfrec_fail(NULL, rc, "%s: not a valid part file: %s (run the task that wrote it "
-                                     "again)",
+                tfrec_fail(NULL, rc,
+                           "%s: not a valid part file: %s (run the task that wrote it "
+                           "again)",
                            parts[i], why);
         }
         if (!rc)

@@ -13,8 +13,7 @@ static int kcmp(const bt_key *a, const bt_key *b)
     return tfrec_bt_key_cmp(a->p, a->n, b->p, b->n);
 }
 
-const char *tfrec_bt_key_show(const uint8_t *p, size_t n, const char *empty, char *buf,
-                              size_t cap)
+const char *tfrec_bt_key_show(const uint8_t *p, size_t n, const char *empty, char *buf, size_t cap)
 {
     if (!n) {
         snprintf(buf, cap, "%s", empty);
@@ -22,8 +21,8 @@ const char *tfrec_bt_key_show(const uint8_t *p, size_t n, const char *empty, cha
     }
     size_t o = 0;
     for (size_t i = 0; i < n && o + 8 < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, p[i] >= ' ' && p[i] < 0x7f ? "%c" : "\\x%02x",
-                              p[i]);
+        o +=
+            (size_t)snprintf(buf + o, cap - o, p[i] >= ' ' && p[i] < 0x7f ? "%c" : "\\x%02x", p[i]);
     if (o + 8 >= cap)
         snprintf(buf + o, cap - o, "...");
     return buf;
@@ -87,8 +86,7 @@ static int copy_key(bt_key *d, const bt_key *s)
 }
 
 int tfrec_bt_plan_make(tfrec_bt_plan **out, const char *table_name, const bt_rowset *set,
-                       const bt_samples *samples, size_t shards, const char *source,
-                       tfrec_err *err)
+                       const bt_samples *samples, size_t shards, const char *source, tfrec_err *err)
 {
     *out = NULL;
     if (set->is_keys)
@@ -99,8 +97,7 @@ int tfrec_bt_plan_make(tfrec_bt_plan **out, const char *table_name, const bt_row
                           BT_PLAN_MAX_SHARDS, shards);
     tfrec_bt_plan *p = calloc(1, sizeof *p);
     int rc = p ? TFREC_OK : TFREC_E_NOMEM;
-    if (!rc && (!(p->table = strdup(table_name)) ||
-                !(p->cuts = calloc(shards, sizeof *p->cuts))))
+    if (!rc && (!(p->table = strdup(table_name)) || !(p->cuts = calloc(shards, sizeof *p->cuts))))
         rc = TFREC_E_NOMEM;
     if (!rc) {
         p->shards = shards;
@@ -127,7 +124,7 @@ int tfrec_bt_plan_make(tfrec_bt_plan **out, const char *table_name, const bt_row
         memmove(p->cuts + pad, p->cuts, ncuts * sizeof *p->cuts);
         static const uint8_t zero = 0;
         bt_key low = set->n && set->ranges[0].start.n ? set->ranges[0].start
-                                                     : (bt_key){ (uint8_t *)&zero, 1 };
+                                                      : (bt_key){ (uint8_t *)&zero, 1 };
         for (size_t i = 0; i < pad; i++)
             p->cuts[i] = (bt_key){ 0 };
         for (size_t i = 0; i < pad && !rc; i++)
@@ -167,11 +164,11 @@ static void show_set(const bt_rowset *s, char *buf, size_t cap)
     if (!s->n)
         snprintf(buf, cap, "no rows");
     else
-        snprintf(buf, cap, "%zu range%s, [%s, %s)", s->n, s->n == 1 ? "" : "s",
-                 tfrec_bt_key_show(s->ranges[0].start.p, s->ranges[0].start.n, "first row", a,
-                                   sizeof a),
-                 tfrec_bt_key_show(s->ranges[s->n - 1].end.p, s->ranges[s->n - 1].end.n,
-                                   "end of table", b, sizeof b));
+        snprintf(
+            buf, cap, "%zu range%s, [%s, %s)", s->n, s->n == 1 ? "" : "s",
+            tfrec_bt_key_show(s->ranges[0].start.p, s->ranges[0].start.n, "first row", a, sizeof a),
+            tfrec_bt_key_show(s->ranges[s->n - 1].end.p, s->ranges[s->n - 1].end.n, "end of table",
+                              b, sizeof b));
 }
 
 int tfrec_bt_plan_check(const tfrec_bt_plan *p, const char *table_name, const bt_rowset *set,
@@ -226,8 +223,7 @@ static int expect(parse *ps, const char *name, size_t nargs)
     }
     if (strcmp(ps->l.words[0], name) != 0 || ps->l.nwords != nargs + 1) {
         char w[80];
-        snprintf(w, sizeof w, "expected \"%s\" and %zu word%s", name, nargs,
-                 nargs == 1 ? "" : "s");
+        snprintf(w, sizeof w, "expected \"%s\" and %zu word%s", name, nargs, nargs == 1 ? "" : "s");
         return bad(ps, w);
     }
     return TFREC_OK;
@@ -341,8 +337,8 @@ int tfrec_bt_plan_parse(tfrec_bt_plan **out, const void *text, size_t len)
                           len);
     parse ps = { 0 };
     unsigned version;
-    int rc = tfrec_bt_lines_open(&ps.l, text, len, BT_PLAN_MAGIC, BT_PLAN_VERSION, &version,
-                                 ps.why, sizeof ps.why);
+    int rc = tfrec_bt_lines_open(&ps.l, text, len, BT_PLAN_MAGIC, BT_PLAN_VERSION, &version, ps.why,
+                                 sizeof ps.why);
     if (rc)
         return tfrec_fail(NULL, rc, "split plan: %s", ps.why);
     tfrec_bt_plan *p = calloc(1, sizeof *p);
@@ -395,8 +391,9 @@ int tfrec_bt_plan_shard(const tfrec_bt_plan *p, size_t i, tfrec_bt_range *out)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_plan_shard: no shard %zu", i);
     memset(out, 0, sizeof *out);
     const bt_key *lo = i ? &p->cuts[i - 1] : p->set.n ? &p->set.ranges[0].start : NULL;
-    const bt_key *hi = i + 1 < p->shards ? &p->cuts[i] : p->set.n ? &p->set.ranges[p->set.n - 1].end
-                                                                  : NULL;
+    const bt_key *hi = i + 1 < p->shards ? &p->cuts[i]
+                       : p->set.n        ? &p->set.ranges[p->set.n - 1].end
+                                         : NULL;
     if (lo) {
         out->start = lo->p;
         out->start_len = lo->n;

@@ -20,15 +20,15 @@
 #define BT_PLAN_MAX_TEXT ((size_t)64 << 20)
 
 struct tfrec_bt_plan {
-    char *table;     /* projects/P/instances/I/tables/T */
-    bt_rowset set;   /* ranges, normal form */
-    size_t shards;   /* >= 1 */
-    bt_key *cuts;    /* shards - 1, never decreasing, non-empty */
-    char source[16]; /* "sample" or "split_keys" */
+    char *table;      /* projects/P/instances/I/tables/T */
+    bt_rowset set;    /* ranges, normal form */
+    size_t shards;    /* >= 1 */
+    bt_key *cuts;     /* shards - 1, never decreasing, non-empty */
+    char source[16];  /* "sample" or "split_keys" */
     uint64_t nsource; /* samples or split keys planned from */
-    char *text;      /* the file, sealed */
+    char *text;       /* the file, sealed */
     size_t text_len;
-    uint32_t id;     /* CRC32C of text */
+    uint32_t id; /* CRC32C of text */
 };
 
 /* A plan of `shards` shares of set (ranges) cut from samples (split keys
@@ -50,7 +50,6 @@ int tfrec_bt_plan_check(const tfrec_bt_plan *p, const char *table_name, const bt
 
 /* Key bytes as text for messages: printable ASCII as is, others \xHH,
  * cut at cap; "" shown as `empty`. */
-const char *tfrec_bt_key_show(const uint8_t *p, size_t n, const char *empty, char *buf,
-                              size_t cap);
+const char *tfrec_bt_key_show(const uint8_t *p, size_t n, const char *empty, char *buf, size_t cap);
 
 #endif

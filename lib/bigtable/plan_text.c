@@ -117,8 +117,10 @@ int tfrec_bt_lines_open(bt_lines *l, const void *text, size_t len, const char *m
     }
     uint32_t got = tfrec_crc32c(s, body);
     if (got != want) {
-        snprintf(why, whycap, "checksum mismatch (crc32c %08x recorded, %08x computed): the file "
-                 "was changed or cut short", (unsigned)want, (unsigned)got);
+        snprintf(why, whycap,
+                 "checksum mismatch (crc32c %08x recorded, %08x computed): the file "
+                 "was changed or cut short",
+                 (unsigned)want, (unsigned)got);
         return TFREC_E_PARSE;
     }
     l->buf = malloc(body + 1);

@@ -23,8 +23,7 @@ typedef struct bt_text {
     int failed;
 } bt_text;
 
-void tfrec_bt_text_printf(bt_text *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void tfrec_bt_text_printf(bt_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append bytes p[0..n) as one escaped word. */
 void tfrec_bt_text_word(bt_text *t, const void *p, size_t n);
 /* Append "crc32c XXXXXXXX\n" over everything so far. */

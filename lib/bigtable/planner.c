@@ -134,8 +134,8 @@ static int plan_keys(const bt_rowset *set, size_t pieces, bt_rowset *out)
     return TFREC_OK;
 }
 
-int tfrec_bt_plan_cuts(const bt_rowset *set, const bt_samples *samples, size_t pieces,
-                       bt_key *cuts, size_t *ncuts)
+int tfrec_bt_plan_cuts(const bt_rowset *set, const bt_samples *samples, size_t pieces, bt_key *cuts,
+                       size_t *ncuts)
 {
     *ncuts = 0;
     if (pieces < 2 || set->is_keys || !set->n)
@@ -164,7 +164,8 @@ int tfrec_bt_plan_cuts(const bt_rowset *set, const bt_samples *samples, size_t p
     return rc;
 }
 
-int tfrec_bt_plan_pieces(const bt_rowset *set, const bt_samples *samples, size_t pieces, bt_rowset **out)
+int tfrec_bt_plan_pieces(const bt_rowset *set, const bt_samples *samples, size_t pieces,
+                         bt_rowset **out)
 {
     if (!pieces)
         pieces = 1;

@@ -37,10 +37,11 @@ int tfrec_bt_samples_from_keys(const void *const *keys, const size_t *lens, size
 /* The split points of the plan above: at most pieces - 1 keys, strictly
  * increasing, strictly inside the (range) set, copied into cuts[] (room for
  * pieces - 1; *ncuts set). None for a key list or an empty set. */
-int tfrec_bt_plan_cuts(const bt_rowset *set, const bt_samples *samples, size_t pieces,
-                       bt_key *cuts, size_t *ncuts);
+int tfrec_bt_plan_cuts(const bt_rowset *set, const bt_samples *samples, size_t pieces, bt_key *cuts,
+                       size_t *ncuts);
 
 /* out: an array of `pieces` row sets (free each, then the array). */
-int tfrec_bt_plan_pieces(const bt_rowset *set, const bt_samples *samples, size_t pieces, bt_rowset **out);
+int tfrec_bt_plan_pieces(const bt_rowset *set, const bt_samples *samples, size_t pieces,
+                         bt_rowset **out);
 
 #endif

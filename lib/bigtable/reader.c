@@ -161,8 +161,7 @@ int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s)
 
 /* A read split into shards over ranges must cut where every other worker
  * cuts: from a shared plan or given split keys, or at the caller's risk. */
-static int check_sharding(tfrec_bt_reader *r, const tfrec_bt_read_options *o,
-                          const bt_rowset *set)
+static int check_sharding(tfrec_bt_reader *r, const tfrec_bt_read_options *o, const bt_rowset *set)
 {
     size_t shards = o->num_shards > 0 ? (size_t)o->num_shards : 1;
     if (o->plan) {
@@ -192,8 +191,7 @@ static int own_plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, const bt
                    : TFREC_OK;
     int rc = TFREC_OK;
     if (shards > 1 && set->n && o->split_keys)
-        rc = tfrec_bt_samples_from_keys(o->split_keys, o->split_key_lens, o->n_split_keys,
-                                        samples);
+        rc = tfrec_bt_samples_from_keys(o->split_keys, o->split_key_lens, o->n_split_keys, samples);
     else if (shards > 1 && set->n)
         rc = r->t.sample(r->t.ctx, samples, &r->err);
     if (rc)
@@ -243,7 +241,8 @@ static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *s
     tfrec_bt_samples_free(&samples);
     tfrec_bt_rowset_free(&share);
     if (rc)
-        return r->err.code ? r->err.code : tfrec_fail(&r->err, rc, "out of memory planning the scan");
+        return r->err.code ? r->err.code
+                           : tfrec_fail(&r->err, rc, "out of memory planning the scan");
     r->scans = calloc(par, sizeof *r->scans);
     if (!r->scans)
         rc = tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
@@ -352,8 +351,7 @@ int tfrec_bt_reader_open_flags(tfrec_bt_reader **out, tfrec_bt_client *c, const 
     rc = tfrec_bt_reader_open_transport(out, &t, name, c->app_profile, &o);
     if (!rc) { /* servers send progress at least this often on a live stream */
         (*out)->stall_ms = c->rpc_timeout_ms;
-        (*out)->rows_without_column =
-            (flags & BT_READ_ROWS_WITHOUT_COLUMN) && o.family && o.column;
+        (*out)->rows_without_column = (flags & BT_READ_ROWS_WITHOUT_COLUMN) && o.family && o.column;
     }
     return rc;
 }

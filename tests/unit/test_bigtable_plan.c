@@ -116,14 +116,16 @@ static void test_round_trip_and_tiling(void)
                     CHECK_EQ(tfrec_bt_plan_piece(q, i, &piece), TFREC_OK);
                     for (size_t r = 0; r < piece.n; r++) {
                         const bt_krange *g = &piece.ranges[r];
-                        if (tfrec_bt_key_cmp((uint8_t *)key, (size_t)kl, g->start.p, g->start.n) >= 0 &&
+                        if (tfrec_bt_key_cmp((uint8_t *)key, (size_t)kl, g->start.p, g->start.n) >=
+                                0 &&
                             (!g->end.n ||
                              tfrec_bt_key_cmp((uint8_t *)key, (size_t)kl, g->end.p, g->end.n) < 0))
                             in++;
                     }
                     tfrec_bt_rowset_free(&piece);
                 }
-                CHECKF(in == 1, "key %s in %d pieces (%zu shards, %d samples)", key, in, shards, ns);
+                CHECKF(in == 1, "key %s in %d pieces (%zu shards, %d samples)", key, in, shards,
+                       ns);
             }
             tfrec_bt_plan_free(p);
             tfrec_bt_plan_free(q);
@@ -152,7 +154,8 @@ static void test_hostile_plans(void)
     memcpy(copy, text, len);
     copy[40] ^= 1;
     tfrec_bt_plan_parse(&q, copy, len);
-    CHECK(strstr(tfrec_last_errmsg(), "checksum mismatch") || strstr(tfrec_last_errmsg(), "crc32c"));
+    CHECK(strstr(tfrec_last_errmsg(), "checksum mismatch") ||
+          strstr(tfrec_last_errmsg(), "crc32c"));
     free(copy);
     CHECK_EQ(tfrec_bt_plan_parse(&q, NULL, 0), TFREC_E_PARSE);
     CHECK_EQ(tfrec_bt_plan_parse(NULL, text, len), TFREC_E_INVALID);
@@ -163,9 +166,11 @@ static void test_hostile_plans(void)
     /* valid, then one thing wrong at a time (checksum fixed each time) */
     snprintf(body, sizeof body, "%sranges 1\nrange a b\nshards 2\nsource sample 3\ncut a5\n", head);
     CHECK_EQ(parse_body(body, NULL), TFREC_OK);
-    snprintf(body, sizeof body, "%sranges 1\nrange a b\nshards 3\nsource sample 3\ncut a5\ncut a1\n", head);
+    snprintf(body, sizeof body,
+             "%sranges 1\nrange a b\nshards 3\nsource sample 3\ncut a5\ncut a1\n", head);
     CHECK_EQ(parse_body(body, "cuts must never go down"), TFREC_E_PARSE);
-    snprintf(body, sizeof body, "%sranges 99999999999\nrange a b\nshards 2\nsource sample 3\ncut a5\n", head);
+    snprintf(body, sizeof body,
+             "%sranges 99999999999\nrange a b\nshards 2\nsource sample 3\ncut a5\n", head);
     CHECK_EQ(parse_body(body, "not a count of at most"), TFREC_E_PARSE);
     snprintf(body, sizeof body, "%sranges 1000000\nrange a b\nshards 2\n", head);
     CHECK_EQ(parse_body(body, "expected \"range\""), TFREC_E_PARSE);
@@ -173,11 +178,13 @@ static void test_hostile_plans(void)
     CHECK_EQ(parse_body(body, "shards 70000"), TFREC_E_PARSE);
     snprintf(body, sizeof body, "%sranges 1\nrange a b\nshards 0\nsource sample 3\n", head);
     CHECK_EQ(parse_body(body, "shards 0"), TFREC_E_PARSE);
-    snprintf(body, sizeof body, "%sranges 1\nrange a b\nshards 65536\nsource sample 3\ncut a\n", head);
+    snprintf(body, sizeof body, "%sranges 1\nrange a b\nshards 65536\nsource sample 3\ncut a\n",
+             head);
     CHECK_EQ(parse_body(body, "ends before its \"cut\" line"), TFREC_E_PARSE);
     snprintf(body, sizeof body, "%sranges 1\nrange b a\nshards 1\nsource sample 0\n", head);
     CHECK_EQ(parse_body(body, "end after its start"), TFREC_E_PARSE);
-    snprintf(body, sizeof body, "%sranges 2\nrange a c\nrange b d\nshards 1\nsource sample 0\n", head);
+    snprintf(body, sizeof body, "%sranges 2\nrange a c\nrange b d\nshards 1\nsource sample 0\n",
+             head);
     CHECK_EQ(parse_body(body, "sorted, disjoint"), TFREC_E_PARSE);
     snprintf(body, sizeof body, "%sranges 1\nrange a%%zz b\nshards 1\nsource sample 0\n", head);
     CHECK_EQ(parse_body(body, "bad %XX escape"), TFREC_E_PARSE);
@@ -257,7 +264,9 @@ static void test_part_round_trip_and_hostile(void)
                  "tfrec-bigtable-export-part 1\ntable t\nplan 00000000\nranges 0\nshards 3\n%s"
                  "share - -\nrows 0\nbytes 0\nskipped 0\noutputs 1\n%s",
                  i == 0 ? bad[0] : "task 0\n",
-                 i == 1 ? bad[1] : i == 2 ? "" : "output x 1 1 00000000\n");
+                 i == 1   ? bad[1]
+                 : i == 2 ? ""
+                          : "output x 1 1 00000000\n");
         if (i == 2) { /* replace the outputs line */
             char *o = strstr(body, "outputs 1\n");
             snprintf(o, sizeof body - (size_t)(o - body), "%s", bad[2]);

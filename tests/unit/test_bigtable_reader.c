@@ -792,8 +792,9 @@ static void test_sharded_reads_need_a_plan(void)
     fake_free(f);
 }
 
-TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_code), TEST(test_parallel_ordered_with_cuts),
-      TEST(test_parallel_unordered), TEST(test_shards_disjoint_and_covering), TEST(test_row_sets),
-      TEST(test_limit_across_resumes), TEST(test_pause_full_buffers), TEST(test_latest_cell_filter),
-      TEST(test_errors_not_retried), TEST(test_bad_options), TEST(test_silent_stream_resumed),
+TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_code),
+      TEST(test_parallel_ordered_with_cuts), TEST(test_parallel_unordered),
+      TEST(test_shards_disjoint_and_covering), TEST(test_row_sets), TEST(test_limit_across_resumes),
+      TEST(test_pause_full_buffers), TEST(test_latest_cell_filter), TEST(test_errors_not_retried),
+      TEST(test_bad_options), TEST(test_silent_stream_resumed),
       TEST(test_row_range_and_old_row_struct))

@@ -246,8 +246,9 @@ int main(int argc, char **argv)
             cli_usage_error(&cl, "--output_shards needs a file name, not -");
             st = EXIT_USAGE;
         } else if (f.split_keys && strcmp(f.split_keys, "sample") != 0) {
-            cli_usage_error(&cl, "--split_keys=%s: the only value is sample (split points go in "
-                                 "--split_keys_file, a shared plan in --split_plan)",
+            cli_usage_error(&cl,
+                            "--split_keys=%s: the only value is sample (split points go in "
+                            "--split_keys_file, a shared plan in --split_plan)",
                             f.split_keys);
             st = EXIT_USAGE;
         } else if (!!f.split_plan + !!f.split_keys_path + !!f.split_keys > 1) {
@@ -258,7 +259,8 @@ int main(int argc, char **argv)
             cli_usage_error(&cl, "--write_split_plan plans from SampleRowKeys or "
                                  "--split_keys_file");
             st = EXIT_USAGE;
-        } else if (!f.write_plan && f.num_shards > 1 && !f.split_plan && !f.split_keys_path && !f.split_keys) {
+        } else if (!f.write_plan && f.num_shards > 1 && !f.split_plan && !f.split_keys_path &&
+                   !f.split_keys) {
             fprintf(stderr,
                     "bt2tfrec: task %d of %d: a split export needs the same split plan in "
                     "every task, or tasks that each ask SampleRowKeys may lose or repeat rows.\n"
@@ -272,10 +274,11 @@ int main(int argc, char **argv)
             st = write_plan(&f);
         } else {
             if (f.split_keys && f.num_shards > 1)
-                fprintf(stderr, "bt2tfrec: warning: --split_keys=sample: task %d of %d cuts the "
-                                "rows at its own SampleRowKeys answer; tasks that get different "
-                                "answers lose or repeat rows without an error (use "
-                                "--split_plan)\n",
+                fprintf(stderr,
+                        "bt2tfrec: warning: --split_keys=sample: task %d of %d cuts the "
+                        "rows at its own SampleRowKeys answer; tasks that get different "
+                        "answers lose or repeat rows without an error (use "
+                        "--split_plan)\n",
                         f.shard_index, f.num_shards);
             cli_catch_interrupts();
             st = run(&f);
@@ -426,8 +429,9 @@ static int write_plan(const bt2_flags *f)
             fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
             status = cli_exit_for(rc);
         } else if (!f->quiet) {
-            fprintf(stderr, "bt2tfrec: split plan %08x for %zu shards of %s written to %s; give "
-                            "every task --split_plan=%s\n",
+            fprintf(stderr,
+                    "bt2tfrec: split plan %08x for %zu shards of %s written to %s; give "
+                    "every task --split_plan=%s\n",
                     (unsigned)tfrec_bt_plan_id(p), tfrec_bt_plan_num_shards(p),
                     tfrec_bt_plan_table(p), f->write_plan, f->write_plan);
         }
