@@ -13,6 +13,8 @@
 
 int tfrec_in_notes_add(in_notes *l, const char *path, const char *what)
 {
+    if (!path) /* every note names a file: a caller without one has a bug */
+        return TFREC_E_INVALID;
     if (tfrec_vec_reserve(&l->v, &l->cap, l->n + 1, 64))
         return TFREC_E_NOMEM;
     char *w = strdup(what ? what : ""), *p = strdup(path);

@@ -89,6 +89,32 @@ static int read_all(merge *m, const char *name, char **out, size_t *len)
     return TFREC_OK;
 }
 
+/* A part's "fixed" and "rejected" lists, when present: arrays of objects
+ * whose "path" is a string and whose other field (the source format, the
+ * reason), if any, is one too. The merge copies them and reports the
+ * rejected images by path, so an entry without one is refused here, naming
+ * the part, instead of reaching the notes as a NULL path. */
+static int check_notes(merge *m, const part *p, const char *key, const char *field)
+{
+    const tfrec_json_value *a = tfrec_json_member(p->root, key);
+    if (!a)
+        return TFREC_OK;
+    if (a->type != TFREC_JSON_ARR)
+        return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: \"%s\" is not an array", p->name,
+                          key);
+    size_t i = 0;
+    for (const tfrec_json_value *e = a->child; e; e = e->next, i++) {
+        const tfrec_json_value *w = e->type == TFREC_JSON_OBJ ? tfrec_json_member(e, field) : NULL;
+        if (e->type != TFREC_JSON_OBJ || !tfrec_json_member_str(e, "path") ||
+            (w && w->type != TFREC_JSON_STR))
+            return tfrec_fail(&m->res->err, TFREC_E_PARSE,
+                              "%s: entry %zu of \"%s\" is not {\"path\": string, \"%s\": "
+                              "string}",
+                              p->name, i, key, field);
+    }
+    return TFREC_OK;
+}
+
 static int load_part(merge *m, const char *name)
 {
     if (tfrec_vec_reserve(&m->v, &m->cap, m->n + 1, 16))
@@ -146,7 +172,8 @@ static int load_part(merge *m, const char *name)
                           name, (unsigned long long)p->index, (unsigned long long)p->count,
                           (unsigned long long)b, (unsigned long long)e,
                           (unsigned long long)p->total, listed, (unsigned long long)p->begin);
-    return TFREC_OK;
+    int rc2 = check_notes(m, p, "fixed", "from");
+    return rc2 ? rc2 : check_notes(m, p, "rejected", "reason");
 }
 
 /* manifest-task-IIIII-of-NNNNN.json in a local output directory. */
@@ -306,7 +333,7 @@ static void concat(merge *m, tfrec_json *j, const char *key)
     tfrec_json_array_end(j);
 }
 
-static void build(merge *m)
+static int build(merge *m)
 {
     const part *p0 = m->by_index[0];
     uint64_t count = p0->count;
@@ -365,9 +392,11 @@ static void build(merge *m)
         const tfrec_json_value *a = tfrec_json_member(m->by_index[t]->root, "rejected");
         for (const tfrec_json_value *e = a && a->type == TFREC_JSON_ARR ? a->child : NULL; e;
              e = e->next)
-            tfrec_in_notes_add(&m->res->rejected, tfrec_json_member_str(e, "path"),
-                               tfrec_json_member_str(e, "reason"));
+            if (tfrec_in_notes_add(&m->res->rejected, tfrec_json_member_str(e, "path"),
+                                   tfrec_json_member_str(e, "reason")))
+                return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
     }
+    return TFREC_OK;
 }
 
 static int write_manifest(merge *m, const char *path)
@@ -421,7 +450,7 @@ static int run(merge *m, const tfrec_imagenet_merge_options *opts, char **manife
     if (!rc)
         rc = check_shards(m);
     if (!rc)
-        build(m);
+        rc = build(m);
     if (!rc)
         rc = write_manifest(m, *manifest);
     return rc;

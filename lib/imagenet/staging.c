@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,29 +69,35 @@ char *tfrec_in_staging_path(const char *out, long task)
     return tfrec_in_path2(out, name);
 }
 
-/* Remove the regular files in dir (a staging directory is flat: shards and
- * the writer's temporary files), then dir itself. */
-static int remove_flat_dir(const char *dir)
+/* Remove the entries of directory `name` in the directory open as at (a
+ * staging directory is flat: shards and the writer's temporary files),
+ * then the directory itself. Nothing here follows a symbolic link: a link
+ * named like a staging directory is not opened (O_NOFOLLOW), and a link
+ * inside one is removed, not what it points to (unlinkat on the
+ * directory's descriptor), so cleanup never reaches outside the output. */
+static int remove_flat_dir_at(int at, const char *name)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *f = tfrec_in_path2(dir, e->d_name);
-        if (f)
-            unlink(f);
-        free(f);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
     }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(fd, e->d_name, 0);
     closedir(d);
-    return rmdir(dir);
+    return unlinkat(at, name, AT_REMOVEDIR);
 }
 
 void tfrec_in_discard_staging(const char *staging)
 {
-    remove_flat_dir(staging);
+    remove_flat_dir_at(AT_FDCWD, staging);
 }
 
 /* The pid of a staging directory's name with that prefix, or 0. */
@@ -122,10 +129,15 @@ int tfrec_in_remove_stale(const char *out, long task, in_notes *removed, tfrec_e
             continue;
         if (pid == (long)getpid() ? task < 0 : kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
+        /* Only a real directory: a link (or file) with that name is not a
+         * staging directory this library made, and is left alone. */
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
         char *dir = tfrec_in_path2(out, e->d_name);
         if (!dir)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-        else if (remove_flat_dir(dir) != 0)
+        else if (remove_flat_dir_at(dirfd(d), e->d_name) != 0)
             rc = tfrec_fail_errno(err, TFREC_E_IO, errno, dir,
                                   "cannot remove this stale staging directory of process %ld", pid);
         else if (tfrec_in_notes_add(removed, dir, NULL))

@@ -343,6 +343,52 @@ def mutate_response_seeds():
     }
 
 
+def merge_part(index, count, total, size, fixed=(), rejected=(), fingerprint="0123456789abcdef"):
+    """A manifest part of task index of count over total shards, each shard
+    reporting size bytes (the second control byte), as the converter writes
+    it (lib/imagenet/manifest.c) with the share tfrec_task_share gives."""
+    def start(i):
+        q, r = divmod(total, count)
+        return q * i + r * i // count
+    b, e = start(index), start(index + 1)
+    shards = ",".join('{"split":"train","file":"train/train-%05d-of-%05d","records":1,'
+                      '"bytes":%d,"crc32c":7}' % (k, total, size) for k in range(b, e))
+    notes = lambda items, field: ",".join('{"path":"%s","%s":"%s"}' % (p, field, w)
+                                          for p, w in items)
+    return ('{"tool":"libtfrec imagenet converter","version":"1.0.0","status":"ok",'
+            '"error":null,"options":{"layout":"imagenet","train_shards":%d},'
+            '"counts":{"images_total":9,"images_written":%d,"images_fixed":%d,'
+            '"images_rejected":%d,"bytes_in":10,"bytes_out":20,"shards":%d,"classes":2,'
+            '"stale_removed":0,"seconds":0.5},'
+            '"labels":[{"label":1,"synset":"n0"},{"label":2,"synset":"n1"}],'
+            '"task":{"index":%d,"count":%d,"fingerprint":"%s","shards_begin":%d,'
+            '"shards_end":%d,"shards_total":%d},"shards":[%s],"fixed":[%s],"rejected":[%s],'
+            '"stale_removed":[]}\n' % (total, e - b, len(fixed), len(rejected), e - b, index,
+                                        count, fingerprint, b, e, total, shards,
+                                        notes(fixed, "from"), notes(rejected, "reason"))
+            ).encode()
+
+
+def merge_seeds():
+    """Control byte (bits 0-1: parts - 1; bit 2: "missing" shards fail to
+    open), the shards' size, then the parts separated by NUL bytes."""
+    def parts(count, total, size, **kw):
+        return b"\0".join(merge_part(i, count, total, size, **(kw if i == 0 else {}))
+                           for i in range(count))
+    return {
+        "one": b"\x00\x10" + parts(1, 3, 16),
+        "two": b"\x01\x00" + parts(2, 5, 0),
+        "four_notes": b"\x03\x08" + parts(4, 9, 8, fixed=[("a.png", "PNG")],
+                                            rejected=[("b.jpg", "not an image")]),
+        "wrong_size": b"\x01\x05" + parts(2, 4, 6),
+        "missing": b"\x04\x01" + merge_part(0, 1, 1, 1).replace(b"train/train", b"missing/x"),
+        "rejected_empty_entry": b"\x00\x02" + merge_part(0, 1, 2, 2).replace(
+            b'"rejected":[]', b'"rejected":[{}]'),
+        "other_plan": b"\x01\x03" + merge_part(0, 2, 2, 3) + b"\0" +
+        merge_part(1, 2, 2, 3, fingerprint="fedcba9876543210"),
+    }
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -357,6 +403,7 @@ def main():
         "tar": tar_seeds(),
         "dataset_index": index_seeds(),
         "util_json_read": json_seeds(),
+        "imagenet_merge": merge_seeds(),
     }
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)

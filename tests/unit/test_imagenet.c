@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../fixtures/jpeg_file.h"
@@ -424,8 +425,56 @@ static void test_text_files_refuse_nul(void)
     }
 }
 
+/* A pid no process has: a child that has exited and been reaped. */
+static long dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    CHECK(pid > 0);
+    CHECK(waitpid(pid, NULL, 0) == pid);
+    return (long)pid;
+}
+
+/* Stale-staging cleanup never follows a link: a symlink named like the
+ * staging directory of a dead process is left alone (the directory it
+ * points to and its files survive), and in a real stale staging
+ * directory a link is removed, not what it points to. */
+static void test_stale_cleanup_follows_no_link(void)
+{
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
+    o.raw_data_dir = make_tree();
+    o.output_dir = harness_path("stale-links");
+    o.train_shards = 1;
+    o.validation_shards = 1;
+    char victim[1024], keep[1100], link[1100], real[1100], inner[1200], other[1100];
+    snprintf(victim, sizeof victim, "%s", harness_path("stale-victim"));
+    CHECK(mkdir(victim, 0777) == 0);
+    snprintf(keep, sizeof keep, "%s/keep.txt", victim);
+    FILE *f = fopen(keep, "w");
+    CHECK(f != NULL);
+    fputs("must survive", f);
+    fclose(f);
+    CHECK(mkdir(o.output_dir, 0777) == 0);
+    snprintf(link, sizeof link, "%s/.tfrec-staging-%ld", o.output_dir, dead_pid());
+    CHECK(symlink(victim, link) == 0);
+    snprintf(real, sizeof real, "%s/.tfrec-staging-%ld", o.output_dir, dead_pid());
+    CHECK(mkdir(real, 0777) == 0);
+    snprintf(inner, sizeof inner, "%s/keep-link", real);
+    CHECK(symlink(keep, inner) == 0);
+    snprintf(other, sizeof other, "%s/dir-link", real);
+    CHECK(symlink(victim, other) == 0);
+    tfrec_imagenet_result *r = NULL;
+    CHECKF(tfrec_imagenet_convert(&o, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    struct stat st;
+    CHECK(access(keep, F_OK) == 0);
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode)); /* not ours: left alone */
+    CHECK(lstat(real, &st) != 0);                         /* ours: gone */
+}
+
 TESTS(TEST(test_convert_counts_and_manifest), TEST(test_cancel_leaves_nothing),
       TEST(test_cancel_flag_stops_the_run), TEST(test_other_set_refused_or_overwritten),
       TEST(test_skip_reports_rejected_images), TEST(test_bad_options),
       TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul),
-      TEST(test_sinks_stream_the_shards))
+      TEST(test_sinks_stream_the_shards), TEST(test_stale_cleanup_follows_no_link))

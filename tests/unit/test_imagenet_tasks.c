@@ -465,6 +465,88 @@ static void test_part_reader(void)
     free(p0);
 }
 
+/* Writes text as the part of task 0 of 1 in out. */
+static void put_part(const char *out, const char *text)
+{
+    char *p0 = part_path(out, 0, 1);
+    FILE *f = fopen(p0, "wb");
+    CHECK(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    free(p0);
+}
+
+/* A part that passes every other check but whose "rejected" or "fixed"
+ * entries are not {"path": string, ...} objects is refused naming the
+ * part: the merge used to hand a NULL path to the notes (a segfault). */
+static void test_merge_refuses_malformed_notes(void)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/tasks-notes", harness_tmpdir());
+    CHECK_EQ(run_task(out, 0, 1, 11), TFREC_OK);
+    char *p0 = part_path(out, 0, 1);
+    size_t len;
+    char *good = slurp(p0, &len);
+    CHECK(good != NULL);
+    static const char *const bad[] = { "[{}]", "[{\"reason\":\"x\"}]", "[{\"path\":7}]", "[3]",
+                                       "{}", "\"x\"", NULL };
+    static const char *const keys[] = { "\"rejected\"", "\"fixed\"" };
+    /* The other field, when present, must be a string too. */
+    static const char *const bad_field[] = { "[{\"path\":\"a\",\"reason\":1}]",
+                                             "[{\"path\":\"a\",\"from\":[]}]" };
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            /* The key's array (empty in this run) replaced by the bad value. */
+            char *at = strstr(good, keys[k]);
+            CHECK(at != NULL);
+            char *open = strchr(at, '['), *close = open ? strchr(open, ']') : NULL;
+            CHECK(close != NULL);
+            size_t cap = len + 64;
+            char *text = malloc(cap);
+            const char *value = bad[i] ? bad[i] : bad_field[k];
+            snprintf(text, cap, "%.*s%s%s", (int)(open - good), good, value, close + 1);
+            put_part(out, text);
+            tfrec_imagenet_result *r = NULL;
+            int rc = merge(out, &r);
+            const char *msg = tfrec_imagenet_result_errmsg(r);
+            CHECKF(rc == TFREC_E_PARSE, "%s %s: rc %d", keys[k], value, rc);
+            CHECKF(strstr(msg, p0) && strstr(msg, keys[k]), "%s %s: %s", keys[k], value, msg);
+            tfrec_imagenet_result_free(r);
+            free(text);
+        }
+    /* One well-formed rejected image goes through and is reported. */
+    {
+        char *at = strstr(good, "\"rejected\""), *open = strchr(at, '[');
+        size_t cap = len + 64;
+        char *text = malloc(cap);
+        snprintf(text, cap, "%.*s[{\"path\":\"x.jpg\",\"reason\":\"bad\"}%s", (int)(open - good),
+                 good, open + 1);
+        put_part(out, text);
+        tfrec_imagenet_result *r = NULL;
+        CHECKF(merge(out, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+        const char *path = NULL, *why = NULL;
+        CHECK_EQ(tfrec_imagenet_result_rejected(r, 0, &path, &why), TFREC_OK);
+        CHECK(!strcmp(path, "x.jpg") && !strcmp(why, "bad"));
+        tfrec_imagenet_result_free(r);
+        free(text);
+    }
+    put_part(out, good);
+    free(good);
+    free(p0);
+}
+
+/* The notes refuse a missing path instead of crashing on it. */
+static void test_notes_refuse_null_path(void)
+{
+    in_notes l = { 0 };
+    CHECK_EQ(tfrec_in_notes_add(&l, NULL, "why"), TFREC_E_INVALID);
+    CHECK_EQ(l.n, 0);
+    CHECK_EQ(tfrec_in_notes_add(&l, "p", NULL), TFREC_OK);
+    CHECK_EQ(l.n, 1);
+    tfrec_in_notes_free(&l);
+}
+
 TESTS(TEST(test_part_reader), TEST(test_tasks_union_is_the_one_process_output),
       TEST(test_merge_refuses_missing_and_foreign_parts), TEST(test_task_reads_only_its_images),
-      TEST(test_bad_task_options))
+      TEST(test_bad_task_options), TEST(test_merge_refuses_malformed_notes),
+      TEST(test_notes_refuse_null_path))

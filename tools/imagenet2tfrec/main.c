@@ -319,7 +319,10 @@ static int download(cli *c)
     for (int i = 0; i < 3; i++) {
         if (i == 2 && c->o.validation_labels_file)
             break;
-        size_t n = strlen(base) + strlen(files[i].name) + 2, m = strlen(dir) + 64;
+        /* The labels URL is its own, longer than the download URL by
+         * default: its buffer is sized from it. */
+        size_t n = i == 2 ? strlen(c->labels_url) + 1 : strlen(base) + strlen(files[i].name) + 2;
+        size_t m = strlen(dir) + 64;
         char *url = malloc(n), *dest = malloc(m);
         if (!url || !dest) {
             free(url);
@@ -339,6 +342,7 @@ static int download(cli *c)
                          files[i].md5 && *files[i].md5 ? files[i].md5 : NULL,
                          c->imagenet_username,
                          c->imagenet_access_key,
+                         base, /* the credentials are for the download host only */
                          c->download_retries,
                          c->quiet };
         int st = dl_fetch(&r, msg, sizeof msg);
@@ -625,7 +629,8 @@ int main(int argc, char **argv)
           .section = "Downloading (without --raw_data_dir or --train_tar):",
           .help = "where ILSVRC2012_img_{train,val}.tar are; given, or with\n"
                   "--imagenet_username and --imagenet_access_key (sent as\n"
-                  "HTTP basic auth), the tarballs are downloaded into\n"
+                  "HTTP basic auth, to this URL's scheme, host and port\n"
+                  "only), the tarballs are downloaded into\n"
                   "OUT/downloads/ (resumed if partial) and converted from\n"
                   "there [https://image-net.org/data/ILSVRC/2012/]" },
         { .name = "labels_url",
