@@ -309,9 +309,18 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
  * call), TFREC_END, or a negative code. Rows come in key order (with
  * unordered, in key order within each range). A stream that breaks with a
  * retryable status, or stays silent for the client's rpc_timeout_ms, is
- * resumed after the last row it delivered: every row comes exactly once. */
+ * resumed after the last row it delivered: every row comes exactly once.
+ * A server never reached (nothing listening, no connection made, no
+ * answer) is TFREC_E_NETWORK after at most 10 s (or retry_timeout_ms if
+ * shorter), "cannot reach Bigtable at ENDPOINT: ... (tried for S s, N
+ * attempts)", not retried for the whole retry_timeout_ms. */
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
+/* Ask a reader to stop, e.g. from a SIGINT handler (async-signal-safe: it
+ * only sets a flag). A tfrec_bt_reader_next in progress, or the next one,
+ * cancels the streams and returns TFREC_E_STATE ("stopped") within about a
+ * quarter of a second; so does every later call. NULL is a no-op. */
+void tfrec_bt_reader_stop(tfrec_bt_reader *r);
 
 /* What a reader did so far. */
 typedef struct tfrec_bt_read_stats {

@@ -74,7 +74,7 @@ static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
 static int call_failed(tfrec_bt_client *c, const char *what, const char *name,
                        const unary_result *r)
 {
-    if (r->code == BT_UNAVAILABLE || r->code == BT_DEADLINE_EXCEEDED)
+    if (tfrec_bt_unreachable(r->code))
         return tfrec_fail(&c->err, TFREC_E_NETWORK, "%s %s: cannot reach Bigtable at %s: %s: %s",
                           what, name, c->admin_endpoint, tfrec_bt_code_name(r->code), r->details);
     return tfrec_fail(&c->err, r->code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,

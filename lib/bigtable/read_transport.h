@@ -30,6 +30,9 @@ typedef struct bt_read_transport {
     void (*destroy)(void *ctx);
     /* For messages: the endpoint, "fake" in tests. */
     const char *endpoint;
+    /* Optional: 1 when a connection to the server is up (the server is
+     * there even before it answers); NULL: only answers tell. */
+    int (*connected)(void *ctx);
 } bt_read_transport;
 
 /* Open a reader over any transport. table_name is the full

@@ -22,6 +22,11 @@ int tfrec_bt_is_too_large(int code, const char *message)
             contains(message, "message size") || contains(message, "exceeds"));
 }
 
+int tfrec_bt_unreachable(int code)
+{
+    return code == BT_UNAVAILABLE || code == BT_DEADLINE_EXCEEDED;
+}
+
 int tfrec_bt_retryable(int code, const char *message)
 {
     switch (code) {

@@ -32,6 +32,18 @@ enum {
  * message over the size limit (see tfrec_bt_is_too_large). */
 int tfrec_bt_retryable(int code, const char *message);
 
+/* The status of a call that never reached the server: nothing listening
+ * (UNAVAILABLE, "failed to connect"), or no connection within the deadline
+ * (DEADLINE_EXCEEDED). Admin calls report it at once, and a reader's calls
+ * until they have reached the server once (after BT_CONNECT_TIMEOUT_MS), as
+ * "cannot reach Bigtable at ENDPOINT", instead of retrying for minutes. */
+int tfrec_bt_unreachable(int code);
+
+/* How long a reader tries before a server it never reached is reported:
+ * long enough for a slow TLS handshake or a restarting emulator, short
+ * enough that a wrong address is said within seconds. */
+#define BT_CONNECT_TIMEOUT_MS 10000
+
 /* The request was refused for its size (gRPC's "larger than max" checks on
  * either side): splitting it, not waiting, is the cure. */
 int tfrec_bt_is_too_large(int code, const char *message);
