@@ -70,6 +70,87 @@ int tfrec_gcs_curl_retryable(CURLcode c)
     }
 }
 
+/* ------------------------------------------------------------ secrets */
+
+void tfrec_gcs_wipe(void *p, size_t n)
+{
+    if (p)
+        explicit_bzero(p, n);
+}
+
+void tfrec_gcs_headers_free(struct curl_slist *h)
+{
+    /* curl_slist_append copied the Authorization line: wipe that copy too
+     * (the bearer token in it is a credential). */
+    for (struct curl_slist *p = h; p; p = p->next)
+        if (p->data && strncasecmp(p->data, "authorization:", 14) == 0)
+            tfrec_gcs_wipe(p->data, strlen(p->data));
+    curl_slist_free_all(h);
+}
+
+/* Query parameters whose values are capabilities: a resumable session's
+ * id lets anyone holding it write the object; the others are the usual
+ * names of signed-URL and token parameters. */
+static int secret_param(const char *k, size_t n)
+{
+    static const char *const names[] = { "upload_id", "access_token", "x-goog-signature",
+                                         "x-goog-credential", "signature", "key", "token" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && strncasecmp(k, names[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+void tfrec_gcs_redact_url(const char *url, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    size_t o = 0;
+    const char *q = url ? strchr(url, '?') : NULL;
+    const char *p = url ? url : "";
+#define PUT(ch)                \
+    do {                       \
+        if (o + 1 < cap)       \
+            out[o++] = (ch);   \
+    } while (0)
+    const char *end = q ? q + 1 : p + strlen(p);
+    for (; p < end; p++)
+        PUT(*p);
+    while (q && *p) {
+        /* one key=value */
+        size_t klen = strcspn(p, "=&#");
+        size_t vlen = p[klen] == '=' ? strcspn(p + klen + 1, "&#") : 0;
+        int hide = p[klen] == '=' && secret_param(p, klen);
+        for (size_t i = 0; i < klen; i++)
+            PUT(p[i]);
+        p += klen;
+        if (*p == '=') {
+            PUT('=');
+            p++;
+            if (hide) {
+                for (const char *r = "REDACTED"; *r; r++)
+                    PUT(*r);
+            } else {
+                for (size_t i = 0; i < vlen; i++)
+                    PUT(p[i]);
+            }
+            p += vlen;
+        }
+        if (*p == '&') {
+            PUT('&');
+            p++;
+        } else if (*p) {
+            /* a fragment or a stray separator: nothing after it is shown */
+            break;
+        }
+    }
+#undef PUT
+    out[o] = 0;
+    /* Cut short: say so rather than end in the middle of a value. */
+    if (o + 1 >= cap && cap > 4)
+        memcpy(out + cap - 4, "...", 4);
+}
+
 /* ------------------------------------------------------------ responses */
 
 void tfrec_gcs_resp_free(gcs_resp *resp)
@@ -193,11 +274,12 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
         char *auth = NULL, why[512] = "";
         int rc = tfrec_gcs_auth_header(st->auth, force_refresh, &auth, why, sizeof why);
         if (rc < 0) {
-            curl_slist_free_all(h);
+            tfrec_gcs_headers_free(h);
             return tfrec_fail(err, rc, "%s: no credentials for Cloud Storage: %s", call->what, why);
         }
         if (auth) {
             struct curl_slist *n = curl_slist_append(h, auth);
+            tfrec_gcs_wipe(auth, strlen(auth));
             free(auth);
             if (!n)
                 goto nomem;
@@ -207,6 +289,10 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     curl_easy_setopt(e, CURLOPT_URL, call->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    /* The path goes out as built: libcurl would otherwise resolve "." and
+     * ".." segments into a request on another resource (url.c escapes the
+     * dots of names too; this is the second guard). */
+    curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
     /* Never follow a redirect: requests go to the configured endpoint only. */
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -241,7 +327,7 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     *hdrs = h;
     return TFREC_OK;
 nomem:
-    curl_slist_free_all(h);
+    tfrec_gcs_headers_free(h);
     return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", call->what);
 }
 
@@ -268,7 +354,7 @@ CURLcode tfrec_gcs_attempt(tfrec_storage *st, const gcs_call *call, gcs_resp *re
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     if (status)
         resp->status = status;
-    curl_slist_free_all(h);
+    tfrec_gcs_headers_free(h);
     curl_easy_cleanup(e);
     return c;
 }
@@ -335,9 +421,10 @@ int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *ca
 
 int tfrec_gcs_net_error(tfrec_err *err, const gcs_call *call, CURLcode c, const char *detail)
 {
-    return tfrec_fail(err, TFREC_E_NETWORK, "%s: %s %s: %s%s%s", call->what, call->method,
-                      call->url, curl_easy_strerror(c), detail && *detail ? ", " : "",
-                      detail ? detail : "");
+    char url[1024];
+    tfrec_gcs_redact_url(call->url, url, sizeof url);
+    return tfrec_fail(err, TFREC_E_NETWORK, "%s: %s %s: %s%s%s", call->what, call->method, url,
+                      curl_easy_strerror(c), detail && *detail ? ", " : "", detail ? detail : "");
 }
 
 int tfrec_gcs_call(tfrec_storage *st, const gcs_call *call, gcs_resp *resp, tfrec_err *err)
