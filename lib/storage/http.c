@@ -118,8 +118,8 @@ void tfrec_gcs_redact_url(const char *url, char *out, size_t cap)
         PUT(*p);
     while (q && *p) {
         /* one key=value */
-        size_t klen = strcspn(p, "=&#");
-        size_t vlen = p[klen] == '=' ? strcspn(p + klen + 1, "&#") : 0;
+        size_t klen = strcspn(p, "=&;?#");
+        size_t vlen = p[klen] == '=' ? strcspn(p + klen + 1, "&;?#") : 0;
         int hide = p[klen] == '=' && secret_param(p, klen);
         for (size_t i = 0; i < klen; i++)
             PUT(p[i]);
@@ -136,8 +136,9 @@ void tfrec_gcs_redact_url(const char *url, char *out, size_t cap)
             }
             p += vlen;
         }
-        if (*p == '&') {
-            PUT('&');
+        if (*p == '&' || *p == ';' || *p == '?') {
+            /* ';' and a second '?' separate parameters for some servers */
+            PUT(*p);
             p++;
         } else if (*p) {
             /* a fragment or a stray separator: nothing after it is shown */
@@ -175,28 +176,39 @@ static void keep_header(char *dst, size_t cap, const char *v, size_t n, int appe
     dst[have + n] = 0;
 }
 
-static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
+void tfrec_gcs_resp_header(gcs_resp *r, const char *p, size_t n)
 {
-    gcs_resp *r = ud;
-    size_t n = size * nitems, len = n;
+    size_t len = n;
     while (len && (p[len - 1] == '\r' || p[len - 1] == '\n'))
         len--;
     if (len > 5 && strncmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a 100 Continue): forget the last one's. */
         const char *sp = memchr(p, ' ', len);
-        r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        long status = 0;
+        int digits = 0;
+        if (sp)
+            for (const char *d = sp + 1; d < p + len && *d >= '0' && *d <= '9' && digits < 3;
+                 d++, digits++)
+                status = status * 10 + (*d - '0');
+        r->status = digits == 3 ? status : 0;
         r->location[0] = r->range[0] = r->content_range[0] = 0;
         r->goog_hash[0] = r->goog_generation[0] = 0;
-        return n;
+        return;
     }
     const char *colon = memchr(p, ':', len);
     if (!colon)
-        return n;
+        return;
     size_t kl = (size_t)(colon - p);
     const char *v = colon + 1;
     while (v < p + len && (*v == ' ' || *v == '\t'))
         v++;
     size_t vl = (size_t)(p + len - v);
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+        vl--;
+    /* A NUL inside a value would cut it short unseen: such a header is
+     * dropped (it cannot come from a real server). */
+    if (memchr(v, 0, vl))
+        return;
 #define IS(name) (kl == sizeof(name) - 1 && strncasecmp(p, name, kl) == 0)
     if (IS("location"))
         keep_header(r->location, sizeof r->location, v, vl, 0);
@@ -209,7 +221,71 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
     else if (IS("x-goog-generation"))
         keep_header(r->goog_generation, sizeof r->goog_generation, v, vl, 0);
 #undef IS
-    return n;
+}
+
+static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
+{
+    /* libcurl's header buffer is not NUL-terminated: parsed by length. */
+    tfrec_gcs_resp_header(ud, p, size * nitems);
+    return size * nitems;
+}
+
+/* Decimal digits only (no sign, no space), at most 19 of them. */
+static const char *parse_u64(const char *p, uint64_t *out)
+{
+    uint64_t v = 0;
+    int n = 0;
+    while (*p >= '0' && *p <= '9') {
+        if (++n > 19)
+            return NULL;
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    }
+    if (!n)
+        return NULL;
+    *out = v;
+    return p;
+}
+
+int tfrec_gcs_parse_content_range(const char *v, uint64_t *first, uint64_t *last, uint64_t *total)
+{
+    if (strncasecmp(v, "bytes ", 6) != 0)
+        return -1;
+    const char *p = v + 6;
+    uint64_t a, z, t;
+    if (*p == '*') {
+        /* "bytes *", a slash and N: no range (a 416 answer), only the size. */
+        if (p[1] != '/' || !(p = parse_u64(p + 2, &t)) || *p)
+            return -1;
+        *total = t;
+        return 1;
+    }
+    if (!(p = parse_u64(p, &a)) || *p++ != '-' || !(p = parse_u64(p, &z)) || *p++ != '/')
+        return -1;
+    if (*p == '*' && !p[1])
+        t = UINT64_MAX; /* length unknown */
+    else if (!(p = parse_u64(p, &t)) || *p)
+        return -1;
+    if (a > z || (t != UINT64_MAX && z >= t))
+        return -1;
+    *first = a;
+    *last = z;
+    *total = t;
+    return 0;
+}
+
+int tfrec_gcs_parse_session_range(const char *v, uint64_t *held)
+{
+    if (!v[0]) {
+        *held = 0; /* no Range: nothing committed */
+        return 0;
+    }
+    uint64_t a, z;
+    const char *p = strncasecmp(v, "bytes=", 6) == 0 ? v + 6 : NULL;
+    if (!p || !(p = parse_u64(p, &a)) || *p++ != '-' || !(p = parse_u64(p, &z)) || *p || a != 0 ||
+        z == UINT64_MAX)
+        return -1;
+    *held = z + 1;
+    return 0;
 }
 
 static size_t on_write(char *p, size_t size, size_t nitems, void *ud)

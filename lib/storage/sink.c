@@ -221,13 +221,9 @@ static int start_session(gcs_sink *s)
 static int take_committed(gcs_sink *s, const gcs_resp *resp)
 {
     uint64_t held = 0;
-    if (resp->range[0]) {
-        unsigned long long a, b;
-        if (sscanf(resp->range, "bytes=%llu-%llu", &a, &b) != 2 || a != 0)
-            return tfrec_fail(&s->err, TFREC_E_PARSE, "%s: bad Range '%s' in the session's reply",
-                              s->name, resp->range);
-        held = (uint64_t)b + 1;
-    }
+    if (tfrec_gcs_parse_session_range(resp->range, &held) != 0)
+        return tfrec_fail(&s->err, TFREC_E_PARSE, "%s: bad Range '%s' in the session's reply",
+                          s->name, resp->range);
     if (held < s->committed || held > s->committed + s->len)
         return tfrec_fail(&s->err, TFREC_E_PARSE,
                           "%s: the session says it holds %" PRIu64 " bytes; %" PRIu64

@@ -104,9 +104,9 @@ static int learn_object(gcs_source *s, block *b)
     const gcs_resp *r = &b->resp;
     uint64_t size;
     if (r->status == 206) {
-        unsigned long long a, z, total;
-        if (sscanf(r->content_range, "bytes %llu-%llu/%llu", &a, &z, &total) != 3 || a != s->base ||
-            z >= total)
+        uint64_t a, z, total;
+        if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 ||
+            a != s->base || total == UINT64_MAX)
             return tfrec_fail(&s->err, TFREC_E_PARSE,
                               "%s: asked for bytes from %" PRIu64 ", the server sent '%s'", s->name,
                               s->base, r->content_range);
@@ -162,8 +162,9 @@ static size_t block_body(void *ctx, const char *p, size_t n)
             return 0;
         }
         if (r->status == 206) {
-            unsigned long long a;
-            if (sscanf(r->content_range, "bytes %llu-", &a) != 1 || a != want) {
+            uint64_t a, z, total;
+            if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 ||
+                a != want) {
                 b->abort_rc =
                     tfrec_fail(&s->err, TFREC_E_PARSE,
                                "%s: asked for bytes from %" PRIu64 ", the server sent '%s'",

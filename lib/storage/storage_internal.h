@@ -135,6 +135,20 @@ typedef struct gcs_retry {
     uint64_t seed;
 } gcs_retry;
 
+/* One response header line of n bytes (not NUL-terminated; CR LF or not)
+ * into resp: a status line resets the kept headers and sets status (0
+ * unless three digits), the headers above are kept (cut to their buffers,
+ * x-goog-hash lines joined with ','), others ignored. Any bytes. */
+void tfrec_gcs_resp_header(gcs_resp *resp, const char *p, size_t n);
+/* Content-Range "bytes A-Z/N" (N may be '*': *total UINT64_MAX) with
+ * A <= Z < N: returns 0; the form without a range ("bytes *", a slash, N):
+ * returns 1 with *total only; anything else -1. Digits only, no signs or
+ * spaces. */
+int tfrec_gcs_parse_content_range(const char *v, uint64_t *first, uint64_t *last, uint64_t *total);
+/* A resumable session's 308 Range, "bytes=0-N": *held = N + 1; "" (no
+ * header): 0 bytes. -1 for anything else. */
+int tfrec_gcs_parse_session_range(const char *v, uint64_t *held);
+
 uint64_t tfrec_gcs_now_ms(void);
 void tfrec_gcs_retry_start(const tfrec_storage *st, gcs_retry *r);
 /* Sleep before the next attempt. Returns 0, or -1 when the deadline would

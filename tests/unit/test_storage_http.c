@@ -610,6 +610,68 @@ static void test_download_without_hash_checks_the_metadata_crc(void)
 #undef OBJ10
 }
 
+/* Response headers and ranges are parsed by length from any bytes, with
+ * no curl handle (what fuzz_storage_http drives). */
+static void test_headers_and_ranges_parse_without_curl(void)
+{
+    gcs_resp r = { 0 };
+    static const char *const lines[] = {
+        "HTTP/1.1 100 Continue\r\n", "Location: http://x/old\r\n", "\r\n",
+        "HTTP/1.1 206 Partial Content\r\n", "content-RANGE:  bytes 5-9/10 \t\r\n",
+        "X-Goog-Hash: crc32c=AAAAAA==\r\n", "x-goog-hash: md5=AAAAAAAAAAAAAAAAAAAAAA==\r\n",
+        "x-goog-generation: 17\r\n", "Range: bytes=0-4", "no colon here\r\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        tfrec_gcs_resp_header(&r, lines[i], strlen(lines[i]));
+    CHECK_EQ(r.status, 206);
+    CHECK(r.location[0] == 0); /* the 100's header is forgotten */
+    CHECKF(strcmp(r.content_range, "bytes 5-9/10") == 0, "'%s'", r.content_range);
+    CHECKF(strcmp(r.goog_hash, "crc32c=AAAAAA==,md5=AAAAAAAAAAAAAAAAAAAAAA==") == 0, "%s",
+           r.goog_hash);
+    CHECK(strcmp(r.goog_generation, "17") == 0 && strcmp(r.range, "bytes=0-4") == 0);
+    /* Not NUL-terminated: only n bytes are read. */
+    char raw[] = { 'R', 'a', 'n', 'g', 'e', ':', ' ', 'b', 'y', 't', 'e', 's', '=', '0', '-', '9',
+                   'X' };
+    tfrec_gcs_resp_header(&r, raw, sizeof raw - 1);
+    CHECK(strcmp(r.range, "bytes=0-9") == 0);
+    /* A NUL inside a value drops the header; a long one is cut to fit. */
+    tfrec_gcs_resp_header(&r, "Range: bytes=0-1\0junk", 21);
+    CHECK(strcmp(r.range, "bytes=0-9") == 0);
+    char longv[400];
+    memset(longv, 'a', sizeof longv);
+    memcpy(longv, "Range: ", 7);
+    tfrec_gcs_resp_header(&r, longv, sizeof longv);
+    CHECK_EQ(strlen(r.range), sizeof r.range - 1);
+    tfrec_gcs_resp_header(&r, "HTTP/2 2000\r\n", 13);
+    CHECK_EQ(r.status, 200); /* three digits */
+    tfrec_gcs_resp_header(&r, "HTTP/1.1 -99\r\n", 14);
+    CHECK_EQ(r.status, 0);
+
+    uint64_t a = 0, z = 0, t = 0;
+    CHECK_EQ(tfrec_gcs_parse_content_range("bytes 0-9/10", &a, &z, &t), 0);
+    CHECK(a == 0 && z == 9 && t == 10);
+    CHECK_EQ(tfrec_gcs_parse_content_range("bytes 3-4/*", &a, &z, &t), 0);
+    CHECK(t == UINT64_MAX);
+    CHECK_EQ(tfrec_gcs_parse_content_range("bytes */123", &a, &z, &t), 1);
+    CHECK_EQ(t, 123);
+    static const char *const bad_ranges[] = {
+        "bytes 0-10/10", "bytes 5-4/10", "bytes -1-9/10", "bytes +0-9/10", "bytes  0-9/10",
+        "bytes 0-9/10x", "bytes 0-9", "bytes=0-9/10", "bytes 0-99999999999999999999/1",
+        "bytes */", "bytes */-1", "", "bytes 0-9/ 10",
+    };
+    for (size_t i = 0; i < sizeof bad_ranges / sizeof bad_ranges[0]; i++)
+        CHECKF(tfrec_gcs_parse_content_range(bad_ranges[i], &a, &z, &t) == -1, "'%s' accepted",
+               bad_ranges[i]);
+    uint64_t held = 99;
+    CHECK(tfrec_gcs_parse_session_range("", &held) == 0 && held == 0);
+    CHECK(tfrec_gcs_parse_session_range("bytes=0-262143", &held) == 0 && held == 262144);
+    static const char *const bad_held[] = { "bytes=1-5", "bytes=0-", "bytes=0--1", "bytes=0-5,7-9",
+                                            "bytes=0-18446744073709551615", "bytes 0-5" };
+    for (size_t i = 0; i < sizeof bad_held / sizeof bad_held[0]; i++)
+        CHECKF(tfrec_gcs_parse_session_range(bad_held[i], &held) == -1, "'%s' accepted",
+               bad_held[i]);
+}
+
 TESTS(TEST(test_emulator_requests_carry_no_credentials),
       TEST(test_uploads_send_and_check_the_crc32c), TEST(test_session_on_another_host_is_refused),
       TEST(test_bad_replies_are_errors), TEST(test_oversized_reply_is_refused),
@@ -617,4 +679,5 @@ TESTS(TEST(test_emulator_requests_carry_no_credentials),
       TEST(test_dot_segments_never_reach_another_resource),
       TEST(test_listing_that_never_ends_is_cut), TEST(test_upload_of_the_wrong_size_is_removed),
       TEST(test_session_id_never_reaches_a_message),
-      TEST(test_download_without_hash_checks_the_metadata_crc))
+      TEST(test_download_without_hash_checks_the_metadata_crc),
+      TEST(test_headers_and_ranges_parse_without_curl))
