@@ -190,7 +190,7 @@ void tfrec_gcs_resp_header(gcs_resp *r, const char *p, size_t n)
             for (const char *d = sp + 1; d < p + len && *d >= '0' && *d <= '9' && digits < 3;
                  d++, digits++)
                 status = status * 10 + (*d - '0');
-        r->status = digits == 3 ? status : 0;
+        r->status = digits == 3 && status >= 100 ? status : 0;
         r->location[0] = r->range[0] = r->content_range[0] = 0;
         r->goog_hash[0] = r->goog_generation[0] = 0;
         return;

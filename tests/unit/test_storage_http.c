@@ -646,6 +646,8 @@ static void test_headers_and_ranges_parse_without_curl(void)
     CHECK_EQ(r.status, 200); /* three digits */
     tfrec_gcs_resp_header(&r, "HTTP/1.1 -99\r\n", 14);
     CHECK_EQ(r.status, 0);
+    tfrec_gcs_resp_header(&r, "HTTP/1.1 037 x\r\n", 16); /* found by fuzz_storage_http */
+    CHECK_EQ(r.status, 0);
 
     uint64_t a = 0, z = 0, t = 0;
     CHECK_EQ(tfrec_gcs_parse_content_range("bytes 0-9/10", &a, &z, &t), 0);
