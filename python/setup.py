@@ -19,7 +19,7 @@ from setuptools import setup
 
 setup(
     name="tfrec",
-    version="1.0.0",  # = TFREC_VERSION_STRING (include/tfrec/version.h), checked by the tests
+    version="1.1.0",  # = TFREC_VERSION_STRING (include/tfrec/version.h), checked by the tests
     description="ctypes bindings for libtfrec: TFRecord files and tf.Example without TensorFlow",
     packages=["tfrec"],
     package_data={"tfrec": ["libtfrec*.so*"]},

@@ -30,6 +30,7 @@
 #define TFREC_STORAGE_H
 
 #include "common.h"
+#include "fs.h"
 #include "io.h"
 #include "record.h"
 
@@ -142,6 +143,25 @@ void tfrec_storage_list_free(tfrec_storage_list *list);
  * client). */
 int tfrec_storage_glob_each(tfrec_storage *st, const char *pattern,
                             int (*fn)(void *ctx, const char *name, uint64_t size), void *ctx);
+
+/* ------------------------------------------------------------ file system
+ * (since 1.1) gs:// as a tfrec_fs (include/tfrec/fs.h): with it
+ * registered, every function of the library that takes a name accepts
+ * gs://BUCKET/OBJECT. */
+
+/* The gs:// file system over the default client (tfrec_storage_default(),
+ * created at the first call that needs it). */
+const tfrec_fs *tfrec_storage_fs(void);
+/* The gs:// file system over client st (NULL: the default client), filled
+ * into *fs (set up with TFREC_FS_INIT); st must outlive every use of it.
+ * Register it with tfrec_fs_register() to route gs:// names to st. */
+int tfrec_storage_fs_init(tfrec_storage *st, tfrec_fs *fs);
+/* Register tfrec_storage_fs() for gs:// in the core's registry.
+ * libtfrec-storage.so does it when it is loaded; a program linked with
+ * libtfrec-storage.a calls it once before opening gs:// names through the
+ * core (tfrec_fs_default(), tfrec_reader_open(), datasets...). Idempotent
+ * (registering again replaces the entry with an equal one). */
+int tfrec_storage_register(void);
 
 TFREC_END_DECLS
 #endif

@@ -6,6 +6,7 @@
 #include "error.h"
 #include "crc32c.h"
 #include "io.h"
+#include "fs.h"
 #include "record.h"
 #include "batch.h"
 #include "dataset.h"

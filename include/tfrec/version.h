@@ -12,9 +12,9 @@
 #include "common.h"
 
 #define TFREC_VERSION_MAJOR 1
-#define TFREC_VERSION_MINOR 0
+#define TFREC_VERSION_MINOR 1
 #define TFREC_VERSION_PATCH 0
-#define TFREC_VERSION_STRING "1.0.0"
+#define TFREC_VERSION_STRING "1.1.0"
 /* One comparable number: major * 10000 + minor * 100 + patch. */
 #define TFREC_VERSION_NUMBER \
     (TFREC_VERSION_MAJOR * 10000 + TFREC_VERSION_MINOR * 100 + TFREC_VERSION_PATCH)

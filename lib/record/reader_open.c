@@ -5,6 +5,7 @@
 #include "io/io_util.h"
 #include "record/detect.h"
 #include "record/reader_internal.h"
+#include "tfrec/fs.h"
 #include "util/struct_size.h"
 
 /* An uncompressed file is read into the buffer one read() per fill: 1 MiB
@@ -133,16 +134,22 @@ int tfrec_reader_open_io(tfrec_reader **out, const tfrec_io *io_in, const char *
     return TFREC_OK;
 }
 
-int tfrec_reader_open(tfrec_reader **out, const char *path, const tfrec_reader_options *opts)
+int tfrec_fs_reader_open(const tfrec_fs *fs, tfrec_reader **out, const char *path,
+                         const tfrec_reader_options *opts)
 {
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_open: NULL argument");
     *out = NULL;
     tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_io_open_source(&io, path);
+    int rc = tfrec_fs_open_source(fs, path, &io);
     if (rc < 0)
         return rc;
     return tfrec_reader_open_io(out, &io, strcmp(path, "-") ? path : "<stdin>", opts);
+}
+
+int tfrec_reader_open(tfrec_reader **out, const char *path, const tfrec_reader_options *opts)
+{
+    return tfrec_fs_reader_open(NULL, out, path, opts);
 }
 
 void tfrec_reader_free(tfrec_reader *r)

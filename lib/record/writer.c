@@ -10,6 +10,7 @@
 #include "record/framing.h"
 #include "record/index_out.h"
 #include "record/writer_internal.h"
+#include "tfrec/fs.h"
 #include "tfrec/record.h"
 #include "util/errors.h"
 #include "util/struct_size.h"
@@ -339,6 +340,12 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
 
 int tfrec_writer_open(tfrec_writer **out, const char *path, const tfrec_writer_options *opts)
 {
+    return tfrec_fs_writer_open(NULL, out, path, opts);
+}
+
+int tfrec_fs_writer_open(const tfrec_fs *fs, tfrec_writer **out, const char *path,
+                         const tfrec_writer_options *opts)
+{
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_writer_open: NULL argument");
     *out = NULL;
@@ -365,14 +372,14 @@ int tfrec_writer_open(tfrec_writer **out, const char *path, const tfrec_writer_o
             return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
         memcpy(iname, path, n);
         memcpy(iname + n, ".idx", 5);
-        rc = tfrec_io_open_sink(&ixio, iname);
+        rc = tfrec_fs_open_sink(fs, iname, &ixio);
         free(iname);
         if (rc < 0)
             return rc;
         o.index_sink = &ixio;
     }
     tfrec_io io = TFREC_IO_INIT;
-    rc = tfrec_io_open_sink(&io, path);
+    rc = tfrec_fs_open_sink(fs, path, &io);
     if (rc < 0) {
         if (o.index_sink)
             ixio.close(ixio.ctx, 0);

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "storage/storage_internal.h"
+#include "tfrec/fs.h"
 #include "util/struct_size.h"
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_storage_options)
@@ -289,10 +289,10 @@ int tfrec_storage_stat(tfrec_storage *st, const char *name, tfrec_storage_object
     tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
     o.name = name;
     if (!tfrec_storage_is_remote(name)) {
-        struct stat sb;
-        if (stat(name, &sb) != 0)
-            return tfrec_fail(NULL, TFREC_E_NOT_FOUND, "%s: no such file", name);
-        o.size = (uint64_t)sb.st_size;
+        tfrec_fs_info li = TFREC_FS_INFO_INIT;
+        if ((rc = tfrec_fs_stat(tfrec_fs_local(), name, &li)) < 0)
+            return rc;
+        o.size = li.size;
         return TFREC_STRUCT_OUT(tfrec_storage_object, info, &o, NULL);
     }
     gcs_name n;

@@ -1,13 +1,12 @@
-/* Globbing: glob(3) for local paths, objects.list plus the same matching
+/* Globbing: the core's local file system for local paths, objects.list plus the same matching
  * rules for gs:// names, results sorted bytewise either way. */
 #include <fnmatch.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "storage/storage_internal.h"
+#include "tfrec/fs.h"
 #include "util/vec.h"
 
 struct tfrec_storage_list {
@@ -80,35 +79,19 @@ const tfrec_storage_object *tfrec_storage_list_get(const tfrec_storage_list *l, 
     return l && i < l->n ? &l->v[i] : NULL;
 }
 
-static int glob_local(tfrec_storage_list *l, const char *pattern)
+/* Local patterns: the core's local file system lists them (glob(3)
+ * semantics, sorted bytewise). */
+static int add_local(void *ctx, const char *name, const tfrec_fs_info *info)
 {
     tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
-    struct stat sb;
-    if (!has_wildcard(pattern) || stat(pattern, &sb) == 0) {
-        if (stat(pattern, &sb) != 0)
-            return tfrec_fail(NULL, TFREC_E_NOT_FOUND, "%s: no such file", pattern);
-        meta.size = (uint64_t)sb.st_size;
-        return add(l, pattern, strlen(pattern), &meta) ? tfrec_fail(NULL, TFREC_E_NOMEM,
-                                                                    "out "
-                                                                    "of memory")
-                                                       : TFREC_OK;
-    }
-    glob_t g;
-    int rc = glob(pattern, GLOB_NOSORT, NULL, &g);
-    if (rc == GLOB_NOMATCH)
-        return tfrec_fail(NULL, TFREC_E_NOT_FOUND, "%s: no file matches", pattern);
-    if (rc != 0)
-        return tfrec_fail(NULL, rc == GLOB_NOSPACE ? TFREC_E_NOMEM : TFREC_E_IO,
-                          "%s: cannot expand the pattern (a directory could not be read)", pattern);
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        meta.size = stat(g.gl_pathv[i], &sb) == 0 ? (uint64_t)sb.st_size : 0;
-        if (add(l, g.gl_pathv[i], strlen(g.gl_pathv[i]), &meta)) {
-            globfree(&g);
-            return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
-        }
-    }
-    globfree(&g);
-    return TFREC_OK;
+    meta.size = info->size;
+    return add(ctx, name, strlen(name), &meta) ? tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory")
+                                               : 0;
+}
+
+static int glob_local(tfrec_storage_list *l, const char *pattern)
+{
+    return tfrec_fs_list(tfrec_fs_local(), pattern, add_local, l);
 }
 
 int tfrec_gcs_list_parse_page(const char *body, size_t len, const char *bucket,

@@ -5,6 +5,11 @@ with a NUL byte in it would silently become the shorter path before the NUL;
 and it stores a negative int into a size_t/uint64_t field as a huge number.
 Both are refused here with the error Python itself uses (open() raises
 ValueError for an embedded NUL).
+
+Data (records, values, keys) goes through data() or key(): bytes(x) would
+turn an int into that many zero bytes and a list of ints into bytes, and
+both used to reach C that way; only bytes-like objects are taken, as
+file.write() takes them.
 """
 
 import operator
@@ -23,11 +28,46 @@ def optional_path(p, name):
     return None if p is None else path(p, name)
 
 
+def data(value, name):
+    """bytes of a bytes-like object: bytes, bytearray, memoryview or any
+    C-contiguous buffer (its raw bytes). TypeError for anything else: a str
+    (encode it), an int, a list, a non-contiguous view."""
+    if type(value) is bytes:
+        return value
+    if isinstance(value, str):
+        raise TypeError("%s must be a bytes-like object, not str (encode it)" % name)
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError("%s must be a bytes-like object, not %s"
+                        % (name, type(value).__name__)) from None
+    with view:
+        if not view.c_contiguous:
+            raise TypeError("%s must be a contiguous bytes-like object, not a "
+                            "non-contiguous %s" % (name, type(value).__name__))
+        return view.tobytes()
+
+
+def key(value, name):
+    """A key or name that may be given as str (UTF-8) or as bytes-like data."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    try:
+        return data(value, name)
+    except TypeError:
+        raise TypeError("%s must be str or a bytes-like object, not %s"
+                        % (name, type(value).__name__)) from None
+
+
+def optional_key(value, name):
+    return None if value is None else key(value, name)
+
+
 def text(s, name):
     """A name handed to C as a NUL-terminated string (str as UTF-8, or bytes)."""
     if s is None:
         return None
-    b = s.encode("utf-8") if isinstance(s, str) else bytes(s)
+    b = key(s, name)
     if b"\0" in b:
         raise ValueError("%s contains a NUL byte: %r" % (name, s))
     return b

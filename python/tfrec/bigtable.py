@@ -196,10 +196,7 @@ _proto("tfrec_bt_key_width", c_int, c_uint64)
 _proto("tfrec_bt_code_name", c_char_p, c_int)
 
 
-def _b(s):
-    if s is None:
-        return None
-    return s.encode("utf-8") if isinstance(s, str) else bytes(s)
+_b = _args.optional_key  # a key or qualifier: str (UTF-8) or bytes-like
 
 
 def _raise(rc, msg=None):
@@ -208,7 +205,7 @@ def _raise(rc, msg=None):
 
 def row_key(prefix, index, width, reversed_keys=False):
     """The reference loader's row key: prefix + index zero-padded to width."""
-    p = _b(prefix)
+    p = _args.key(prefix, "prefix")
     index, width = _args.size(index, "index"), _args.size(width, "width")
     buf = create_string_buffer(len(p) + 64)
     n = lib.tfrec_bt_row_key(buf, len(buf), p, index, width, 1 if reversed_keys else 0)
@@ -287,6 +284,10 @@ class Writer(Committing):
     `with` block) waits for all of them and raises if any row failed.
     """
 
+    _h = None  # until __init__ succeeds: __del__ needs it
+    stats = None
+    load_stats = None
+
     def __init__(self, project, instance, table, family="tfexample", column="example", *,
                  endpoint=None, admin_endpoint=None, app_profile_id=None, create_table=False,
                  batch_rows=None, batch_bytes=None, max_inflight=None, timestamp_micros=None,
@@ -332,8 +333,8 @@ class Writer(Committing):
     def put(self, key, value, column=None):
         """Queue one row: key -> family:column = value (bytes; str keys are UTF-8)."""
         h = self._handle()
-        k, v = _b(key), _b(value)
-        q = self._column if column is None else _b(column)
+        k, v = _args.key(key, "key"), _args.data(value, "value")
+        q = self._column if column is None else _args.key(column, "column")
         rc = lib.tfrec_bt_writer_put(h, k, len(k), q, len(q), v, len(v), self._next_index)
         self._next_index += 1
         if rc < 0:
@@ -368,10 +369,11 @@ class Writer(Committing):
         the figures are in self.load_stats."""
         task_index, num_tasks = _task(task_index, num_tasks)
         h = self._handle()
+        prefix = _args.key(row_prefix, "row_prefix")  # checked before anything is read
         files = _paths.glob(pattern)  # gs:// too, with libtfrec-storage
         if not files:
             raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
-        keep = [_b(row_prefix), self._column] + [os.fsencode(f) for f in files]
+        keep = [prefix, self._column] + [os.fsencode(f) for f in files]
         paths = (c_char_p * len(files))(*keep[2:])
         o = _LoadOptions(row_prefix=keep[0], column=keep[1],
                          num_records=_args.size(num_records, "num_records") or 0,
@@ -468,7 +470,7 @@ class Writer(Committing):
     _discard = abandon  # a `with` block that raised
 
     def __del__(self):
-        if getattr(self, "_h", None) is not None:
+        if self._h is not None:
             self.abandon()
 
 
@@ -490,7 +492,7 @@ class Row(namedtuple("Row", "key cells")):
 
     def value(self, family="tfexample", qualifier=b"example"):
         """The value of the latest cell family:qualifier (None if absent)."""
-        q = _b(qualifier)
+        q = _args.key(qualifier, "qualifier")
         for c in self.cells:
             if c.family == family and c.qualifier == q:
                 return c.value
@@ -499,9 +501,9 @@ class Row(namedtuple("Row", "key cells")):
 
 def _key_array(keys, what):
     """A C array of key pointers and one of lengths (and the bytes to keep)."""
-    keys = [_b(k) for k in keys]
+    keys = [_args.key(k, "%s[%d]" % (what, i)) for i, k in enumerate(keys)]
     for i, k in enumerate(keys):
-        if not isinstance(k, bytes) or not k:
+        if not k:
             raise ValueError("%s[%d] must be a non-empty key, not %r" % (what, i, k))
     ptrs = (c_char_p * max(1, len(keys)))(*keys)
     lens = (c_size_t * max(1, len(keys)))(*[len(k) for k in keys])
@@ -515,14 +517,17 @@ def _range_array(ranges):
     keep = []
     for i, r in enumerate(ranges):
         if isinstance(r, dict):
-            start, end = _b(r.get("start")), _b(r.get("end"))
+            start = _b(r.get("start"), "ranges[%d] start" % i)
+            end = _b(r.get("end"), "ranges[%d] end" % i)
             so, ec = bool(r.get("start_open")), bool(r.get("end_closed"))
         else:
             try:
-                start, end = (_b(x) for x in r)
+                start, end = r
             except (TypeError, ValueError):
                 raise ValueError("ranges[%d] must be a (start, end) pair or a dict, not %r"
                                  % (i, r)) from None
+            start = _b(start, "ranges[%d] start" % i)
+            end = _b(end, "ranges[%d] end" % i)
             so = ec = False
         keep += [start, end]
         out[i] = _Range(start, len(start) if start else 0, end, len(end) if end else 0,
@@ -582,6 +587,8 @@ class Reader(Closing):
     limit; counted as the memory it takes, about 150 bytes per cell on top
     of its bytes) stops the scan with a BigtableError naming the row."""
 
+    _h = None  # until __init__ succeeds: __del__ needs it
+
     def __init__(self, project, instance, table, *, prefix=None, start=None, end=None,
                  limit=None, family=None, all_versions=False, endpoint=None,
                  app_profile_id=None, rpc_timeout_ms=None, max_row_bytes=None,
@@ -601,8 +608,8 @@ class Reader(Closing):
         shard_index, num_shards = _shard(shard, task_index, num_tasks)
         limit = _args.size(limit, "limit")
         table = _args.text(table, "table")
-        self._keep = [_b(prefix), _b(start), _b(end), _args.text(family, "family"),
-                      _b(column)]
+        self._keep = [_b(prefix, "prefix"), _b(start, "start"), _b(end, "end"),
+                      _args.text(family, "family"), _b(column, "column")]
         self._closed = False  # by close(), not by reaching the end
         p, s, e, f, col = self._keep
         o = _ReadOptions(prefix=p, prefix_len=len(p) if p else 0, start_key=s,
@@ -687,7 +694,7 @@ class Reader(Closing):
             self._client.close()
 
     def __del__(self):
-        if getattr(self, "_h", None) is not None:
+        if self._h is not None:
             self._release()
 
 
@@ -720,7 +727,7 @@ class Dataset:
         self._parse = bool(parse)
         fam = _args.text(family, "family")
         self._family = fam.decode("utf-8") if isinstance(fam, bytes) else fam
-        self._column = _b(column)
+        self._column = _b(column, "column")
         if not self._family or not self._column:
             raise ValueError("Dataset needs a family and a column")
         self.stats = {}

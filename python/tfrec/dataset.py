@@ -80,6 +80,8 @@ def count_records(path):
 class RandomAccessReader(Closing):
     """Record k of one uncompressed file through its index: reader[k]."""
 
+    _h = None  # until __init__ succeeds: __del__ and close() need it
+
     def __init__(self, path):
         self.path = os.fspath(path)
         h = RandomReaderHandle()
@@ -134,7 +136,11 @@ class Dataset(Closing):
 
     Iterating yields one epoch, the one set_epoch() chose (0 at first,
     then one more after each full pass).
+    After close(), iterating (also a generator
+    obtained before) raises ValueError.
     """
+
+    _h = None  # until __init__ succeeds: __del__ and close() need it
 
     def __init__(self, files, shuffle=False, seed=0, shard=(0, 1), num_parallel_reads=2,
                  parse=False, prefetch_bytes=64 << 20, block_records=64, index="auto",
@@ -197,6 +203,8 @@ class Dataset(Closing):
         if self.parse:
             from .example import Example
         while True:
+            if self._h is not h:  # closed while this generator was suspended
+                raise ValueError("Dataset is closed")
             rc = nxt(h, byref(data), byref(size))
             if rc != C.TFREC_OK:
                 break
@@ -214,7 +222,7 @@ class Dataset(Closing):
 
     def close(self):
         """Stop the reader threads and release the files."""
-        if getattr(self, "_h", None) is not None:
+        if self._h is not None:
             lib.tfrec_dataset_free(self._h)
             self._h = None
 

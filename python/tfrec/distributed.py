@@ -27,6 +27,7 @@ import os
 import time
 import uuid
 
+from . import _args
 from . import task as _task
 
 # Tasks per worker thread when num_tasks is not given: enough that a slow
@@ -293,6 +294,11 @@ def export_split_keys(prefix, num_records, num_tasks, reversed_keys=False):
     return sorted(set(keys))
 
 
+def _split_keys(keys):
+    """A list of split keys as bytes: str (UTF-8) or bytes-like each."""
+    return [_args.key(k, "split_keys[%d]" % i) for i, k in enumerate(keys)]
+
+
 def export_task(project, instance, table, output_prefix, read_opts, family, column,
                 compression, on_task_start, index, count):
     """Task index of count of an export: its share of the rows, the latest
@@ -353,7 +359,7 @@ def export_bigtable(client, project, instance, table, output_prefix, *, num_task
             raise ValueError("split_keys must be a list of keys or 'sample', not %r" % split_keys)
         split_keys = None
     else:
-        split_keys = [k.encode("utf-8") if isinstance(k, str) else bytes(k) for k in split_keys]
+        split_keys = _split_keys(split_keys)
         if not split_keys and n > 1:
             # no cut point (a table with fewer rows than tasks): a key below
             # every row keeps the plan server-independent

@@ -6,17 +6,23 @@
     tfrec.Example.parse(data).to_dict()    # {"bbox": [0.1..., 0.2...], ...}
 
 A value list's kind follows its elements: bytes (or str, stored as UTF-8) make
-a BytesList, ints an Int64List, floats (or a mix of ints and floats) a
-FloatList. Wrap a list in BytesList / Int64List / FloatList to choose the
+a BytesList, ints (and bools) an Int64List, floats (or a mix of ints and floats) a
+FloatList; anything else is a TypeError naming the feature. numpy arrays and
+scalars go by dtype as in TensorFlow: integers and bool Int64List (uint64
+above the int64 maximum: OverflowError), floating FloatList, bytes_/str_
+BytesList; n-d arrays are flattened in C order, a 0-d array is a list of one. Wrap a list in BytesList / Int64List / FloatList to choose the
 kind explicitly, which an empty list needs (a plain empty list is a
 BytesList). Floats are stored as 32-bit, as in TensorFlow.
 """
 
+import numbers
 import struct
+import sys
 import threading
 from array import array
 from ctypes import byref, c_char, c_size_t, c_void_p, string_at
 
+from . import _args
 from . import _constants as C
 from ._handles import ExampleBuilderHandle, ExampleHandle, RecordBatchHandle
 from ._lib import lib
@@ -43,6 +49,10 @@ class Int64List(list):
 
 _WRAPPERS = {BYTES: BytesList, FLOAT: FloatList, INT64: Int64List}
 _BYTES_TYPES = (bytes, bytearray, memoryview, str)
+_INT64_MAX = (1 << 63) - 1
+# numpy dtype.kind to feature kind: integers and bool are Int64Lists, floats
+# FloatLists, bytes_ and str_ BytesLists, as TensorFlow stores them.
+_NUMPY_KINDS = {"b": INT64, "i": INT64, "u": INT64, "f": FLOAT, "S": BYTES, "U": BYTES}
 
 
 def _to_bytes(v):
@@ -50,35 +60,131 @@ def _to_bytes(v):
         return v
     if isinstance(v, str):
         return v.encode("utf-8")
-    if isinstance(v, (bytearray, memoryview)):
+    if isinstance(v, (bytes, bytearray, memoryview)):  # bytes too: numpy.bytes_
         return bytes(v)
     raise TypeError("a BytesList holds bytes or str, not %s" % type(v).__name__)
+
+
+def _numpy():
+    """The numpy module if something imported it (a numpy value can only
+    exist then), else None: the package never imports numpy itself."""
+    return sys.modules.get("numpy")
+
+
+def _value_kind(v, np):
+    """The kind one element makes (BYTES, INT64 or FLOAT), or None for a
+    value no feature holds (complex, None, an array, ...)."""
+    if isinstance(v, _BYTES_TYPES):
+        return BYTES
+    if np is not None and isinstance(v, np.generic):
+        return _NUMPY_KINDS.get(v.dtype.kind)
+    if isinstance(v, numbers.Integral):  # int, bool
+        return INT64
+    if isinstance(v, numbers.Real):  # float, Fraction
+        return FLOAT
+    return None
+
+
+def _infer(values, np, strict):
+    """The kind of a list of values: all bytes/str, all integers, or numbers
+    (integers and floats mixed make a FloatList unless strict: an object
+    array must hold one kind). TypeError otherwise."""
+    kinds = set()
+    for v in values:
+        k = _value_kind(v, np)
+        if k is None:
+            raise TypeError("a feature holds bytes, str, integers or floats, not %s"
+                            % type(v).__name__)
+        kinds.add(k)
+    if len(kinds) == 1:
+        return kinds.pop()
+    if kinds == {INT64, FLOAT} and not strict:
+        return FLOAT
+    raise TypeError("the values mix %s" % " and ".join(sorted(_KIND_NAMES[k] for k in kinds)))
+
+
+def _from_numpy(values, kind, np):
+    """(kind, values) for a numpy array (any shape, flattened in C order)
+    or scalar."""
+    a = np.asarray(values)
+    dk = a.dtype.kind
+    if dk == "O":  # Python objects: each must be of the one kind
+        items = a.ravel().tolist()
+        return _from_list(items, kind or (_infer(items, np, True) if items else BYTES))
+    if kind is None:
+        kind = _NUMPY_KINDS.get(dk)
+        if kind is None:
+            raise TypeError("numpy dtype %s is not a feature type (integers and bool are "
+                            "Int64List, floats FloatList, bytes_ and str_ BytesList)" % a.dtype)
+    if kind == BYTES:
+        if dk not in "SU":
+            raise TypeError("a BytesList holds bytes or str, not numpy %s" % a.dtype)
+        return kind, [_to_bytes(v) for v in a.ravel().tolist()]
+    if dk not in "biuf":
+        raise TypeError("numpy dtype %s is not a number" % a.dtype)
+    if kind == INT64:
+        if dk == "f":
+            raise TypeError("an Int64List holds integers, not numpy %s" % a.dtype)
+        # (int(): numpy compares uint64 with a Python int as float64)
+        if dk == "u" and a.dtype.itemsize == 8 and a.size and int(a.max()) > _INT64_MAX:
+            raise OverflowError("%d is above the int64 maximum" % int(a.max()))
+        out = array("q")
+        out.frombytes(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+        return kind, out
+    with np.errstate(over="ignore"):  # out of float32 range: inf, as protobuf stores it
+        b = np.ascontiguousarray(a, dtype=np.float32)
+    out = array("f")
+    out.frombytes(b.tobytes())
+    return kind, out
+
+
+def _from_list(values, kind):
+    if kind == BYTES:
+        return kind, [_to_bytes(v) for v in values]
+    if kind == INT64:
+        np = _numpy()
+        if np is not None and not set(map(type, values)) <= _FAST_INT:
+            # numpy.bool_ has no __index__ (deprecated): as an int
+            values = [int(v) if isinstance(v, np.bool_) else v for v in values]
+        return kind, array("q", values)
+    return kind, array("f", values)
 
 
 def _normalise(key, values):
     """(kind, values) with values a list of bytes or an array('q'/'f')."""
     kind = getattr(values, "kind", None)
-    if isinstance(values, array):
-        kind = kind or (FLOAT if values.typecode in "fd" else INT64)
-    elif isinstance(values, (_BYTES_TYPES, int, float)):
-        values = [values]  # a scalar is a list of one
-    elif not isinstance(values, (list, tuple)):
-        values = list(values)
-    if kind is None:
-        if not values or all(isinstance(v, _BYTES_TYPES) for v in values):
-            kind = BYTES
-        elif all(type(v) is int or type(v) is bool for v in values):
-            kind = INT64
-        else:
-            kind = FLOAT
+    np = _numpy()
     try:
-        if kind == BYTES:
-            return kind, [_to_bytes(v) for v in values]
-        if kind == INT64:
-            return kind, array("q", values)
-        return kind, array("f", values)
+        if np is not None and isinstance(values, (np.ndarray, np.generic)) and not isinstance(
+                values, _BYTES_TYPES):  # numpy.bytes_ and str_ are bytes and str
+            return _from_numpy(values, kind, np)
+        if isinstance(values, array):
+            kind = kind or (FLOAT if values.typecode in "fd" else INT64)
+        elif isinstance(values, (_BYTES_TYPES, int, float)):
+            values = [values]  # a scalar is a list of one
+        elif not isinstance(values, (list, tuple)):
+            values = list(values)
+        if kind is None:
+            types = set(map(type, values))
+            if not values or types <= _FAST_BYTES:
+                kind = BYTES
+            elif types <= _FAST_INT:
+                kind = INT64
+            elif types <= _FAST_NUMBER:
+                kind = FLOAT
+            else:  # numpy scalars, Fractions, ... or something no feature holds
+                kind = _infer(values, np, False)
+        elif kind != BYTES and np is not None and any(isinstance(v, np.ndarray) for v in values):
+            # array() would take an array of one element as a number
+            raise TypeError("a feature holds scalars, not numpy.ndarray")
+        return _from_list(values, kind)
     except (TypeError, OverflowError) as e:
         raise type(e)("feature %r: %s" % (key, e)) from None
+
+
+_FAST_BYTES = {bytes, str}
+_FAST_INT = {int, bool}
+_FAST_NUMBER = {int, bool, float}
 
 
 def _key_bytes(key):
@@ -230,14 +336,7 @@ class Example:
     def parse(cls, data):
         """Parse serialized bytes, or any bytes-like object (raises
         tfrec.ParseError if malformed, TypeError for anything else)."""
-        if type(data) is not bytes:
-            if isinstance(data, str):
-                raise TypeError("Example.parse() takes bytes, not str")
-            try:
-                data = bytes(memoryview(data))  # unlike bytes(), refuses an int
-            except TypeError:
-                raise TypeError("Example.parse() takes a bytes-like object, not %s"
-                                % type(data).__name__) from None
+        data = _args.data(data, "Example.parse() data")
         h = ExampleHandle()
         rc = lib.tfrec_example_parse(byref(h), data, len(data))
         if rc < 0:

@@ -42,20 +42,7 @@ _COMPRESSION = {None: C.TFREC_COMPRESSION_NONE, "": C.TFREC_COMPRESSION_NONE,
 _COMPRESSION_NAMES = {C.TFREC_COMPRESSION_AUTO: None, C.TFREC_COMPRESSION_NONE: None,
                       C.TFREC_COMPRESSION_ZLIB: "ZLIB", C.TFREC_COMPRESSION_GZIP: "GZIP"}
 
-_memory_view = ctypes.pythonapi.PyMemoryView_FromMemory
-_memory_view.restype = ctypes.py_object
-_memory_view.argtypes = [c_void_p, ctypes.c_ssize_t, ctypes.c_int]
-_PyBUF_READ = 0x100
 _string_at = ctypes.string_at
-
-
-def _release(view):
-    """Release a zero-copy view so late use fails loudly instead of reading
-    reused memory; a view the caller re-exported cannot be released."""
-    try:
-        view.release()
-    except BufferError:
-        pass
 
 
 class _BatchBuffer:
@@ -248,38 +235,27 @@ class _Batches:
                 raise StopIteration
             raise self._fail(rc)
         records, slot[1], large, self.offsets = _batch_records(slot[0], self.zero_copy)
-        if large:
+        if large and not self.zero_copy:
             # What is left of the file comes one record per call (chained
-            # after this batch, whose records come first).
+            # after this batch, whose records come first). Zero-copy views
+            # stay in batch buffers, whatever their size: a view of the
+            # library's read buffer could not be kept valid (slices and
+            # re-exports of a view outlive its release).
             self.large = self._large_records()
             return chain(records, self.large)
         return records
 
     def _large_records(self):
-        """One call per record, no intermediate copy (for big records)."""
+        """One call per record, no intermediate copy (big records, as bytes)."""
         h = self.h
         nxt = lib.tfrec_reader_next
         p, n = c_void_p(), c_size_t()
         pr, nr = byref(p), byref(n)
-        if self.zero_copy:
-            while True:
-                rc = nxt(h, pr, nr)
-                if rc != _OK:
-                    break
-                # A view of the library's own buffer: released when the
-                # next record is requested (or the reader closed), so late
-                # use fails loudly.
-                view = _memory_view(p.value, n.value, _PyBUF_READ) if n.value else memoryview(b"")
-                try:
-                    yield view
-                finally:
-                    _release(view)
-        else:
-            while True:
-                rc = nxt(h, pr, nr)
-                if rc != _OK:
-                    break
-                yield _string_at(p.value, n.value) if n.value else b""
+        while True:
+            rc = nxt(h, pr, nr)
+            if rc != _OK:
+                break
+            yield _string_at(p.value, n.value) if n.value else b""
         if rc != _END:
             raise self._fail(rc)
 
@@ -295,7 +271,7 @@ class _Batches:
         return h
 
     def __del__(self):
-        if self.h is not None:
+        if getattr(self, "h", None) is not None:  # None too if __init__ failed
             try:
                 lib.tfrec_reader_free(self.close())
             except Exception:  # interpreter shutdown may have torn ctypes down
@@ -307,11 +283,10 @@ class TFRecordReader(Closing):
 
     compression: "auto" (detect from the first bytes), None, "ZLIB" or "GZIP".
     zero_copy: yield read-only memoryviews instead of bytes, saving a copy per
-    record. A view is only guaranteed valid until the next record is
-    requested: views of large records (16 KiB and up) point into the
-    library's read buffer and are released then (later use raises
-    ValueError); small records are views of a batch buffer that is kept
-    alive, and not refilled, while any view of it exists.
+    record. Views are of the library's batch buffers, each kept alive, and
+    never refilled, while any view of it (or a slice of one, memoryview(v),
+    numpy.frombuffer(v) ...) exists: a view stays valid as long as it is
+    held, also after close().
     skip_corrupt: skip damaged regions instead of raising (see stats()).
     max_record_size: larger length fields raise RecordTooLargeError (None:
     the library's 1 GiB).
@@ -325,6 +300,8 @@ class TFRecordReader(Closing):
     every iterator it handed out raise ValueError. A reader is not
     thread-safe.
     """
+
+    _h = None  # until __init__ succeeds
 
     def __init__(self, path, compression="auto", zero_copy=False, skip_corrupt=False,
                  max_record_size=None, use_mmap=None):
@@ -425,11 +402,7 @@ _addresses = _addresses_ctypes if _BYTES_OFFSET is None else _addresses_cpython
 
 
 def _as_bytes(record):
-    if type(record) is bytes:
-        return record
-    if isinstance(record, str):
-        raise TypeError("records are bytes, not str")
-    return bytes(memoryview(record))  # rejects ints, unlike bytes()
+    return _args.data(record, "a record")
 
 
 class _Closed(list):
@@ -456,6 +429,8 @@ class TFRecordWriter(Committing):
     failure to write (disk full, ...) may surface from a later write(),
     flush() or close(). A writer is not thread-safe.
     """
+
+    _h = None  # until __init__ succeeds: __del__ needs it
 
     def __init__(self, path, compression=None, level=None, buffer_size=None,
                  write_index=False):

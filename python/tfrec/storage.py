@@ -112,11 +112,11 @@ def open_writer(path, opts):
 def write_bytes(name, data):
     """Write bytes to a file or object; a gs:// object appears only when
     all of it was uploaded (on failure nothing is left)."""
+    data = _args.data(data, "data")  # before anything is created
     io = _Io()
     rc = lib.tfrec_storage_open_sink(_DEFAULT, byref(io), _args.path(name, "name"))
     if rc < 0:
         raise open_error(rc)
-    data = bytes(data)
     rc = io.write(io.ctx, data, len(data))
     crc = io.close(io.ctx, 1 if rc == 0 else 0)
     if rc < 0 or crc < 0:

@@ -3,7 +3,9 @@
 # - a static library defines only tfrec_-prefixed globals (generated
 #   protobuf-c code included), and no global is defined by two of them;
 # - a shared library exports only what include/tfrec/*.h declares, every
-#   export in the version node TFREC_1.0, none exported by two libraries;
+#   export in a public version node (TFREC_1.0, or the TFREC_1.<minor> node
+#   of the release that added it, lib/libtfrec.map), none exported by two
+#   libraries;
 #   the one exception is libtfrec.so's TFREC_PRIVATE_<version> node: the
 #   internals the other parts call, exactly those marked TFREC_PRIVATE_API
 #   in lib/, each used by a part;
@@ -53,10 +55,14 @@ for p in $PARTS; do
     # "addr T name@@NODE" for each export; "A NODE" lines are the nodes themselves.
     nm -D --defined-only "$so" | awk '$2 != "A" {print $3}' | sort -u >"$T/$p.dyn"
     sed 's/@@.*//' "$T/$p.dyn" >>"$T/all-shared"
-    grep -v "@@TFREC_1\.0\$" "$T/$p.dyn" | { if [ "$p" = tfrec ]; then grep -v "@@$PRIVATE\$"; else cat; fi; } >"$T/bad" || true
-    check "lib$p.so: every export is in node TFREC_1.0$([ "$p" = tfrec ] && echo " or $PRIVATE")" "$T/bad"
-    sed -n 's/@@TFREC_1\.0$//p' "$T/$p.dyn" | comm -23 - "$T/public" >"$T/bad"
-    check "lib$p.so: every TFREC_1.0 export is declared in include/tfrec ($(grep -c '@@TFREC_1\.0$' "$T/$p.dyn"))" "$T/bad"
+    grep -vE "@@TFREC_$MAJOR\.[0-9]+\$" "$T/$p.dyn" | { if [ "$p" = tfrec ]; then grep -v "@@$PRIVATE\$"; else cat; fi; } >"$T/bad" || true
+    check "lib$p.so: every export is in a node TFREC_$MAJOR.<minor>$([ "$p" = tfrec ] && echo " or $PRIVATE")" "$T/bad"
+    sed -nE "s/@@TFREC_$MAJOR\.[0-9]+\$//p" "$T/$p.dyn" | comm -23 - "$T/public" >"$T/bad"
+    check "lib$p.so: every TFREC_$MAJOR.<minor> export is declared in include/tfrec ($(grep -cE "@@TFREC_$MAJOR\.[0-9]+\$" "$T/$p.dyn"))" "$T/bad"
+    # A node per minor release up to this one: nothing newer than the headers.
+    MINOR=$(sed -n 's/^#define TFREC_VERSION_MINOR \([0-9]*\)/\1/p' "$ROOT/include/tfrec/version.h")
+    sed -nE "s/.*@@TFREC_$MAJOR\.([0-9]+)\$/\1/p" "$T/$p.dyn" | sort -un | awk -v m="$MINOR" '$1 > m' >"$T/bad"
+    check "lib$p.so: no node newer than TFREC_$MAJOR.$MINOR" "$T/bad"
     [ "$(grep -c . "$T/$p.dyn")" -gt 0 ] || fail "lib$p.so exports something" "no exports"
 
     soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')

@@ -296,3 +296,28 @@ def test_bad_arguments_are_refused_before_c(tfrec, bigtable_emulator, tmp_path):
         tfrec.bigtable.row_key("p", -1, 5)
     with pytest.raises(ValueError, match="negative"):
         tfrec.bigtable.key_width(-3)
+
+
+def test_put_takes_bytes_like_values_only(tfrec, bigtable_emulator):
+    """put(b"k", 5) stored five zero bytes and put(b"k", [1, 2]) b"\\x01\\x02"."""
+    from array import array
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "bytes_only", create_table=True) as w:
+        for bad in (5, [1, 2], "text", 1.5, None, memoryview(array("b", [1, 2, 3]))[::2]):
+            with pytest.raises(TypeError, match="value"):
+                w.put(b"k", bad)
+        for bad in (5, [1, 2], None):
+            with pytest.raises(TypeError, match="key"):
+                w.put(bad, b"v")
+        for bad in (5, [1, 2]):  # None: the writer's column
+            with pytest.raises(TypeError, match="column"):
+                w.put(b"k", b"v", column=bad)
+        with pytest.raises(TypeError, match="row_prefix"):
+            w.write_tfrecords("/nonexistent/*", row_prefix=5)
+        w.put("ké", bytearray(b"v1"))
+        w.put(b"k2", memoryview(b"v2"), column="c")
+        w.put(bytearray(b"k3"), array("B", [1, 2]))
+    rows = {r.key: r.cells for r in tfrec.bigtable.Reader(PROJECT, INSTANCE, "bytes_only")}
+    assert sorted(rows) == sorted(["ké".encode(), b"k2", b"k3"])
+    assert [(c.qualifier, c.value) for c in rows[b"k2"]] == [(b"c", b"v2")]
+    assert [c.value for c in rows[b"k3"]] == [b"\x01\x02"]
+    assert [c.value for c in rows["ké".encode()]] == [b"v1"]

@@ -44,6 +44,12 @@ int cli_have_storage(void);
 int cli_path_check(const char *path, int local_only, char *err, size_t errcap);
 int cli_require_local(const char *prog, const char *what, const char *path);
 
+/* Register the schemes of the parts this build holds (gs:// with the
+ * storage part) in the core's file system registry; done before main and
+ * by every call below, so calling it is only needed before opening names
+ * through the library directly. */
+void cli_fs_setup(void);
+
 /* Open a name (local path, "-" or gs://) as a record reader / writer, or
  * as a byte source / sink (io set up with TFREC_IO_INIT). The ctx argument
  * is unused: the signatures fit the library's open callbacks

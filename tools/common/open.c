@@ -1,92 +1,99 @@
-/* Opening the tools' inputs and outputs by name: through the storage part
- * when it is built (local paths, "-" and gs://), else through the core's
- * built-in transports (local paths and "-"; gs:// was refused when the
- * flags and arguments were checked). */
+/* Opening the tools' inputs and outputs by name: every call goes through
+ * the core's file system layer (include/tfrec/fs.h) with the default file
+ * system, so a name is local, "-", or of any registered scheme. With the
+ * storage part built (TFREC_CLI_HAVE_STORAGE) gs:// is registered before
+ * the first call: the tools link libtfrec-storage.a, whose load-time
+ * registration only the shared library gets. */
 #include "files.h"
 
-#include <errno.h>
-#include <stdio.h>
+#include <pthread.h>
 
 #include "tfrec/error.h"
+#include "tfrec/fs.h"
 #ifdef TFREC_CLI_HAVE_STORAGE
 #include "tfrec/storage.h"
 #endif
 
-int cli_reader_open(tfrec_reader **out, const char *name, const tfrec_reader_options *o)
+static pthread_once_t fs_once = PTHREAD_ONCE_INIT;
+
+static void register_schemes(void)
 {
 #ifdef TFREC_CLI_HAVE_STORAGE
-    return tfrec_storage_reader_open(NULL, out, name, o);
-#else
-    return tfrec_reader_open(out, name, o);
+    (void)tfrec_storage_register();
 #endif
+}
+
+void cli_fs_setup(void)
+{
+    pthread_once(&fs_once, register_schemes);
+}
+
+/* Before main: a tool that opens names only through the library (a
+ * dataset, an imagenet conversion) finds gs:// registered too. */
+__attribute__((constructor)) static void setup_at_start(void)
+{
+    cli_fs_setup();
+}
+
+int cli_reader_open(tfrec_reader **out, const char *name, const tfrec_reader_options *o)
+{
+    cli_fs_setup();
+    return tfrec_fs_reader_open(NULL, out, name, o);
 }
 
 int cli_writer_open(tfrec_writer **out, const char *name, const tfrec_writer_options *o)
 {
-#ifdef TFREC_CLI_HAVE_STORAGE
-    return tfrec_storage_writer_open(NULL, out, name, o);
-#else
-    return tfrec_writer_open(out, name, o);
-#endif
+    cli_fs_setup();
+    return tfrec_fs_writer_open(NULL, out, name, o);
 }
 
 int cli_open_source(void *ctx, tfrec_io *io, const char *name)
 {
     (void)ctx;
-#ifdef TFREC_CLI_HAVE_STORAGE
-    return tfrec_storage_open_source(NULL, io, name);
-#else
-    return tfrec_io_open_source(io, name);
-#endif
+    cli_fs_setup();
+    return tfrec_fs_open_source(NULL, name, io);
 }
 
 int cli_open_sink(void *ctx, tfrec_io *io, const char *name)
 {
     (void)ctx;
-#ifdef TFREC_CLI_HAVE_STORAGE
-    return tfrec_storage_open_sink(NULL, io, name);
-#else
-    return tfrec_io_open_sink(io, name);
-#endif
+    cli_fs_setup();
+    return tfrec_fs_open_sink(NULL, name, io);
 }
 
 int cli_remove(void *ctx, const char *name)
 {
     (void)ctx;
-#ifdef TFREC_CLI_HAVE_STORAGE
-    int rc = tfrec_storage_remove(NULL, name);
+    cli_fs_setup();
+    int rc = tfrec_fs_remove(NULL, name);
     return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc;
-#else
-    return remove(name) == 0 || errno == ENOENT ? TFREC_OK : TFREC_E_IO;
-#endif
+}
+
+typedef struct list_add {
+    int (*add)(void *add_ctx, const char *name, uint64_t size);
+    void *add_ctx;
+} list_add;
+
+static int list_one(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    list_add *a = ctx;
+    return a->add(a->add_ctx, name, info->size);
 }
 
 int cli_list_input(void *ctx, const char *pattern,
                    int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx)
 {
     (void)ctx;
-#ifdef TFREC_CLI_HAVE_STORAGE
-    int rc = tfrec_storage_glob_each(NULL, pattern, add, add_ctx);
+    cli_fs_setup();
+    list_add a = { add, add_ctx };
+    int rc = tfrec_fs_list(NULL, pattern, list_one, &a);
     return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc; /* no match: an empty directory */
-#else
-    (void)pattern;
-    (void)add;
-    (void)add_ctx;
-    return TFREC_E_UNSUPPORTED;
-#endif
 }
 
 int cli_open_source_range(void *ctx, tfrec_io *io, const char *name, uint64_t offset,
                           uint64_t length)
 {
     (void)ctx;
-#ifdef TFREC_CLI_HAVE_STORAGE
-    return tfrec_storage_open_source_range(NULL, io, name, offset, length);
-#else
-    (void)io;
-    (void)name;
-    (void)offset;
-    (void)length;
-    return TFREC_E_UNSUPPORTED;
-#endif
+    cli_fs_setup();
+    return tfrec_fs_open_range(NULL, name, offset, length, io);
 }
