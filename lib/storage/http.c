@@ -93,8 +93,10 @@ void tfrec_gcs_headers_free(struct curl_slist *h)
  * names of signed-URL and token parameters. */
 static int secret_param(const char *k, size_t n)
 {
-    static const char *const names[] = { "upload_id", "access_token", "x-goog-signature",
-                                         "x-goog-credential", "signature", "key", "token" };
+    static const char *const names[] = {
+        "upload_id", "access_token", "x-goog-signature", "x-goog-credential", "signature",
+        "key",       "token"
+    };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strlen(names[i]) == n && strncasecmp(k, names[i], n) == 0)
             return 1;
@@ -108,10 +110,10 @@ void tfrec_gcs_redact_url(const char *url, char *out, size_t cap)
     size_t o = 0;
     const char *q = url ? strchr(url, '?') : NULL;
     const char *p = url ? url : "";
-#define PUT(ch)                \
-    do {                       \
-        if (o + 1 < cap)       \
-            out[o++] = (ch);   \
+#define PUT(ch)              \
+    do {                     \
+        if (o + 1 < cap)     \
+            out[o++] = (ch); \
     } while (0)
     const char *end = q ? q + 1 : p + strlen(p);
     for (; p < end; p++)

@@ -94,9 +94,9 @@ static int glob_local(tfrec_storage_list *l, const char *pattern)
     return tfrec_fs_list(tfrec_fs_local(), pattern, add_local, l);
 }
 
-int tfrec_gcs_list_parse_page(const char *body, size_t len, const char *bucket,
-                              const char *pattern, const char *shown, tfrec_storage_list *l,
-                              char **next, size_t *entries)
+int tfrec_gcs_list_parse_page(const char *body, size_t len, const char *bucket, const char *pattern,
+                              const char *shown, tfrec_storage_list *l, char **next,
+                              size_t *entries)
 {
     *next = NULL;
     *entries = 0;

@@ -60,10 +60,9 @@ static void remove_bad(gcs_sink *s, int64_t generation)
     int rc = TFREC_E_NOMEM;
     tfrec_err err = { 0 };
     if (url && (generation <= 0 || tfrec_gcs_url_param(&url, "ifGenerationMatch", gen) == 0)) {
-        gcs_call call = { .method = "DELETE",
-                          .url = url,
-                          .what = s->name,
-                          .permission = "storage.objects.delete" };
+        gcs_call call = {
+            .method = "DELETE", .url = url, .what = s->name, .permission = "storage.objects.delete"
+        };
         gcs_resp resp = { 0 };
         rc = tfrec_gcs_call(s->st, &call, &resp, &err);
         tfrec_gcs_resp_free(&resp);
@@ -96,10 +95,10 @@ static int check_result(gcs_sink *s, const gcs_resp *resp)
         rc =
             tfrec_fail(&s->err, TFREC_E_PARSE, "%s: the upload's reply has no valid size", s->name);
     else if (o.size != s->total)
-        stored = 1, rc = tfrec_fail(&s->err, TFREC_E_IO,
-                                    "%s: the server stored %" PRIu64 " bytes, %" PRIu64
-                                    " were sent",
-                                    s->name, o.size, s->total);
+        stored = 1,
+        rc = tfrec_fail(&s->err, TFREC_E_IO,
+                        "%s: the server stored %" PRIu64 " bytes, %" PRIu64 " were sent", s->name,
+                        o.size, s->total);
     else if (o.has_crc32c && o.crc32c != s->crc && !s->st->opts.no_checksum)
         stored = 1, rc = tfrec_fail(&s->err, TFREC_E_IO,
                                     "%s: CRC32C mismatch: the server stored 0x%08x, the bytes "
@@ -206,8 +205,7 @@ static int start_session(gcs_sink *s)
                         "%s: the upload session %s is not on the endpoint %s; refusing to send "
                         "data there",
                         s->name, shown, s->st->endpoint);
-    }
-    else if (rc == TFREC_OK && !(s->session = strdup(resp.location)))
+    } else if (rc == TFREC_OK && !(s->session = strdup(resp.location)))
         rc = tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
     s->stats.resumable = 1;
     tfrec_gcs_resp_free(&resp);

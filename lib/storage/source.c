@@ -105,8 +105,8 @@ static int learn_object(gcs_source *s, block *b)
     uint64_t size;
     if (r->status == 206) {
         uint64_t a, z, total;
-        if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 ||
-            a != s->base || total == UINT64_MAX)
+        if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 || a != s->base ||
+            total == UINT64_MAX)
             return tfrec_fail(&s->err, TFREC_E_PARSE,
                               "%s: asked for bytes from %" PRIu64 ", the server sent '%s'", s->name,
                               s->base, r->content_range);
@@ -163,8 +163,7 @@ static size_t block_body(void *ctx, const char *p, size_t n)
         }
         if (r->status == 206) {
             uint64_t a, z, total;
-            if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 ||
-                a != want) {
+            if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 || a != want) {
                 b->abort_rc =
                     tfrec_fail(&s->err, TFREC_E_PARSE,
                                "%s: asked for bytes from %" PRIu64 ", the server sent '%s'",
@@ -415,8 +414,8 @@ static int crc_from_metadata(gcs_source *s)
     if (rc == TFREC_OK) {
         tfrec_json_value *doc = NULL;
         char why[128];
-        rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc,
-                              why, sizeof why);
+        rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc, why,
+                              sizeof why);
         if (rc < 0)
             tfrec_fail(&s->err, rc, "%s: bad metadata reply: %s", s->name, why);
         else if (tfrec_gcs_object_from_json(doc, &o) != 0)
@@ -479,8 +478,7 @@ static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
         s->head = (s->head + 1) % s->nblocks;
         s->count--;
     }
-    if (s->crc_pos == s->size && !s->partial && !s->st->opts.no_checksum &&
-        !s->stats.crc_checked) {
+    if (s->crc_pos == s->size && !s->partial && !s->st->opts.no_checksum && !s->stats.crc_checked) {
         if (!s->has_crc && (rc = crc_from_metadata(s)) < 0) {
             s->stats.crc_checked = 1; /* reported once */
             return rc;

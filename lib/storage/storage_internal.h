@@ -214,9 +214,9 @@ void tfrec_storage_set_backoff_ms(tfrec_storage *st, unsigned first_ms);
  * malloc'd nextPageToken (NULL when there is none or it is empty) and
  * *entries the page's items and prefixes. shown names the listing in
  * messages. Returns TFREC_OK or a failure (*next NULL then). */
-int tfrec_gcs_list_parse_page(const char *body, size_t len, const char *bucket,
-                              const char *pattern, const char *shown, tfrec_storage_list *l,
-                              char **next, size_t *entries);
+int tfrec_gcs_list_parse_page(const char *body, size_t len, const char *bucket, const char *pattern,
+                              const char *shown, tfrec_storage_list *l, char **next,
+                              size_t *entries);
 /* An empty list for tfrec_gcs_list_parse_page (tfrec_storage_list_free). */
 tfrec_storage_list *tfrec_gcs_list_new(void);
 

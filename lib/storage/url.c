@@ -113,12 +113,11 @@ int tfrec_gcs_object_check(const char *obj, const char *url, tfrec_err *err)
     last = last ? last + 1 : obj;
     if (n && dot_segment(last, strlen(last)))
         return tfrec_fail(err, TFREC_E_INVALID,
-                          "%s: an object name cannot be or end in the segment \"%s\"", url,
-                          last);
+                          "%s: an object name cannot be or end in the segment \"%s\"", url, last);
     static const char acme[] = ".well-known/acme-challenge/";
     if (strncmp(obj, acme, sizeof acme - 1) == 0)
-        return tfrec_fail(err, TFREC_E_INVALID,
-                          "%s: object names cannot start with \"%s\"", url, acme);
+        return tfrec_fail(err, TFREC_E_INVALID, "%s: object names cannot start with \"%s\"", url,
+                          acme);
     return TFREC_OK;
 }
 

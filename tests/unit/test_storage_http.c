@@ -363,18 +363,31 @@ static void test_uploads_send_and_check_the_crc32c(void)
 static void test_dot_segments_never_reach_another_resource(void)
 {
     static const char *const refused[] = {
-        "gs://b/..", "gs://b/.", "gs://./o/x", "gs://../o/x", "gs://b/dir/..", "gs://b/dir/.",
-        "gs://-b/x", "gs://b-/x", "gs://a..b/x", "gs://.b/x",
-        "gs://b/\xff\xfe", "gs://b/\xc0\xae\xc0\xae", /* overlong "..": not UTF-8 */
+        "gs://b/..",
+        "gs://b/.",
+        "gs://./o/x",
+        "gs://../o/x",
+        "gs://b/dir/..",
+        "gs://b/dir/.",
+        "gs://-b/x",
+        "gs://b-/x",
+        "gs://a..b/x",
+        "gs://.b/x",
+        "gs://b/\xff\xfe",
+        "gs://b/\xc0\xae\xc0\xae", /* overlong "..": not UTF-8 */
         "gs://b/.well-known/acme-challenge/t",
     };
     gcs_name n;
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        CHECKF(tfrec_gcs_parse(refused[i], &n, NULL) == TFREC_E_INVALID, "%s accepted",
-               refused[i]);
-    static const char *const accepted[] = { "gs://b/a/../c", "gs://b/...", "gs://b/.x",
-                                            "gs://b/x.", "gs://a.b-c_d/o", "gs://b/d/",
-                                            "gs://b/\xc3\xa9t\xc3\xa9", "gs://b" };
+        CHECKF(tfrec_gcs_parse(refused[i], &n, NULL) == TFREC_E_INVALID, "%s accepted", refused[i]);
+    static const char *const accepted[] = { "gs://b/a/../c",
+                                            "gs://b/...",
+                                            "gs://b/.x",
+                                            "gs://b/x.",
+                                            "gs://a.b-c_d/o",
+                                            "gs://b/d/",
+                                            "gs://b/\xc3\xa9t\xc3\xa9",
+                                            "gs://b" };
     for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
         CHECKF(tfrec_gcs_parse(accepted[i], &n, NULL) == TFREC_OK, "%s: %s", accepted[i],
                tfrec_last_errmsg());
@@ -453,9 +466,10 @@ static void test_listing_that_never_ends_is_cut(void)
     static char fresh[PAGES][160];
     const char *replies[PAGES];
     for (int i = 0; i < PAGES; i++) {
-        snprintf(fresh[i], sizeof fresh[i],
-                 OK_JSON("{\"items\":[{\"name\":\"x%d\",\"size\":\"1\"}],\"nextPageToken\":\"t%d\"}"),
-                 i, i);
+        snprintf(
+            fresh[i], sizeof fresh[i],
+            OK_JSON("{\"items\":[{\"name\":\"x%d\",\"size\":\"1\"}],\"nextPageToken\":\"t%d\"}"), i,
+            i);
         replies[i] = fresh[i];
     }
     CHECK_EQ(fake_start(&f, replies, PAGES), 0);
@@ -553,7 +567,8 @@ static void test_session_id_never_reaches_a_message(void)
     tfrec_storage_free(st);
 
     char out[64];
-    tfrec_gcs_redact_url("https://h/p?upload_id=abc&alt=media&access_token=t#frag", out, sizeof out);
+    tfrec_gcs_redact_url("https://h/p?upload_id=abc&alt=media&access_token=t#frag", out,
+                         sizeof out);
     CHECKF(strcmp(out, "https://h/p?upload_id=REDACTED&alt=media&access_token=REDACTED") == 0, "%s",
            out);
     tfrec_gcs_redact_url("https://h/p?upload_id=abcdefghijklmnopqrstuvwxyz&a=0123456789", out, 40);
@@ -567,7 +582,7 @@ static void test_session_id_never_reaches_a_message(void)
  * no_checksum opts out. */
 static void test_download_without_hash_checks_the_metadata_crc(void)
 {
-#define OBJ10                                                                                   \
+#define OBJ10                                                                               \
     "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/10\r\nContent-Length: 10\r\n" \
     "x-goog-generation: 5\r\nConnection: close\r\n\r\n0123456789"
     static const char *const replies[] = {
@@ -616,10 +631,16 @@ static void test_headers_and_ranges_parse_without_curl(void)
 {
     gcs_resp r = { 0 };
     static const char *const lines[] = {
-        "HTTP/1.1 100 Continue\r\n", "Location: http://x/old\r\n", "\r\n",
-        "HTTP/1.1 206 Partial Content\r\n", "content-RANGE:  bytes 5-9/10 \t\r\n",
-        "X-Goog-Hash: crc32c=AAAAAA==\r\n", "x-goog-hash: md5=AAAAAAAAAAAAAAAAAAAAAA==\r\n",
-        "x-goog-generation: 17\r\n", "Range: bytes=0-4", "no colon here\r\n",
+        "HTTP/1.1 100 Continue\r\n",
+        "Location: http://x/old\r\n",
+        "\r\n",
+        "HTTP/1.1 206 Partial Content\r\n",
+        "content-RANGE:  bytes 5-9/10 \t\r\n",
+        "X-Goog-Hash: crc32c=AAAAAA==\r\n",
+        "x-goog-hash: md5=AAAAAAAAAAAAAAAAAAAAAA==\r\n",
+        "x-goog-generation: 17\r\n",
+        "Range: bytes=0-4",
+        "no colon here\r\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         tfrec_gcs_resp_header(&r, lines[i], strlen(lines[i]));
@@ -630,8 +651,8 @@ static void test_headers_and_ranges_parse_without_curl(void)
            r.goog_hash);
     CHECK(strcmp(r.goog_generation, "17") == 0 && strcmp(r.range, "bytes=0-4") == 0);
     /* Not NUL-terminated: only n bytes are read. */
-    char raw[] = { 'R', 'a', 'n', 'g', 'e', ':', ' ', 'b', 'y', 't', 'e', 's', '=', '0', '-', '9',
-                   'X' };
+    char raw[] = { 'R', 'a', 'n', 'g', 'e', ':', ' ', 'b', 'y',
+                   't', 'e', 's', '=', '0', '-', '9', 'X' };
     tfrec_gcs_resp_header(&r, raw, sizeof raw - 1);
     CHECK(strcmp(r.range, "bytes=0-9") == 0);
     /* A NUL inside a value drops the header; a long one is cut to fit. */
@@ -657,9 +678,11 @@ static void test_headers_and_ranges_parse_without_curl(void)
     CHECK_EQ(tfrec_gcs_parse_content_range("bytes */123", &a, &z, &t), 1);
     CHECK_EQ(t, 123);
     static const char *const bad_ranges[] = {
-        "bytes 0-10/10", "bytes 5-4/10", "bytes -1-9/10", "bytes +0-9/10", "bytes  0-9/10",
-        "bytes 0-9/10x", "bytes 0-9", "bytes=0-9/10", "bytes 0-99999999999999999999/1",
-        "bytes */", "bytes */-1", "", "bytes 0-9/ 10",
+        "bytes 0-10/10", "bytes 5-4/10",  "bytes -1-9/10",
+        "bytes +0-9/10", "bytes  0-9/10", "bytes 0-9/10x",
+        "bytes 0-9",     "bytes=0-9/10",  "bytes 0-99999999999999999999/1",
+        "bytes */",      "bytes */-1",    "",
+        "bytes 0-9/ 10",
     };
     for (size_t i = 0; i < sizeof bad_ranges / sizeof bad_ranges[0]; i++)
         CHECKF(tfrec_gcs_parse_content_range(bad_ranges[i], &a, &z, &t) == -1, "'%s' accepted",
@@ -667,8 +690,10 @@ static void test_headers_and_ranges_parse_without_curl(void)
     uint64_t held = 99;
     CHECK(tfrec_gcs_parse_session_range("", &held) == 0 && held == 0);
     CHECK(tfrec_gcs_parse_session_range("bytes=0-262143", &held) == 0 && held == 262144);
-    static const char *const bad_held[] = { "bytes=1-5", "bytes=0-", "bytes=0--1", "bytes=0-5,7-9",
-                                            "bytes=0-18446744073709551615", "bytes 0-5" };
+    static const char *const bad_held[] = {
+        "bytes=1-5", "bytes=0-", "bytes=0--1", "bytes=0-5,7-9", "bytes=0-18446744073709551615",
+        "bytes 0-5"
+    };
     for (size_t i = 0; i < sizeof bad_held / sizeof bad_held[0]; i++)
         CHECKF(tfrec_gcs_parse_session_range(bad_held[i], &held) == -1, "'%s' accepted",
                bad_held[i]);
@@ -677,8 +702,7 @@ static void test_headers_and_ranges_parse_without_curl(void)
 TESTS(TEST(test_emulator_requests_carry_no_credentials),
       TEST(test_uploads_send_and_check_the_crc32c), TEST(test_session_on_another_host_is_refused),
       TEST(test_bad_replies_are_errors), TEST(test_oversized_reply_is_refused),
-      TEST(test_retries_stop_at_the_deadline),
-      TEST(test_dot_segments_never_reach_another_resource),
+      TEST(test_retries_stop_at_the_deadline), TEST(test_dot_segments_never_reach_another_resource),
       TEST(test_listing_that_never_ends_is_cut), TEST(test_upload_of_the_wrong_size_is_removed),
       TEST(test_session_id_never_reaches_a_message),
       TEST(test_download_without_hash_checks_the_metadata_crc),
