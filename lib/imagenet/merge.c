@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfrec/crc32c.h"
 #include "tfrec/task.h"
 #include "tfrec/version.h"
 #include "util/ioerr.h"
@@ -248,7 +249,27 @@ static int check_parts(merge *m)
     return TFREC_OK;
 }
 
-/* Every listed shard is where its part says, with the size it says. */
+/* CRC32C of the rest of a source (read from where it stands). */
+static int source_crc(tfrec_io *io, uint32_t *crc)
+{
+    enum { BUF = 1 << 20 };
+    char *buf = malloc(BUF);
+    if (!buf)
+        return TFREC_E_NOMEM;
+    uint32_t c = 0;
+    ptrdiff_t got;
+    while ((got = io->read(io->ctx, buf, BUF)) > 0)
+        c = tfrec_crc32c_extend(c, buf, (size_t)got);
+    free(buf);
+    if (got < 0)
+        return (int)got;
+    *crc = c;
+    return TFREC_OK;
+}
+
+/* Every listed shard is where its part says, with the size it says and,
+ * when the part records one (a task's part does), its CRC32C: a shard
+ * rewritten with the same size by a task of another run is caught. */
 static int check_shards(merge *m)
 {
     uint64_t count = m->v[0].count;
@@ -273,11 +294,23 @@ static int check_shards(merge *m)
             char *path = tfrec_in_path2(m->o.output_dir, file);
             if (!path)
                 return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+            uint64_t want_crc = 0;
+            int has_crc = tfrec_json_member(s, "crc32c") != NULL;
+            if (has_crc && (tfrec_json_member_u64(s, "crc32c", &want_crc) || want_crc > UINT32_MAX))
+                return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: shard \"%s\": bad crc32c",
+                                  p->name, file);
             tfrec_io io = TFREC_IO_INIT;
             int rc = open_source(m, &io, path);
             int64_t size = -1;
+            uint32_t crc = 0;
+            int crc_rc = TFREC_OK;
+            char crc_msg[256] = "";
             if (!rc) {
                 size = io.size ? io.size(io.ctx) : -1;
+                if (has_crc && size >= 0 && (uint64_t)size == bytes &&
+                    (crc_rc = source_crc(&io, &crc)) < 0)
+                    snprintf(crc_msg, sizeof crc_msg, "%s",
+                             io.errmsg ? io.errmsg(io.ctx) : "read failed");
                 io.close(io.ctx, 0);
             }
             if (rc)
@@ -293,6 +326,16 @@ static int check_shards(merge *m)
                                 "task %llu",
                                 path, (long long)size, (unsigned long long)t,
                                 (unsigned long long)bytes, (unsigned long long)t);
+            else if (crc_rc < 0)
+                rc = tfrec_fail(&m->res->err, crc_rc, "shard %s (task %llu) cannot be read: %s",
+                                path, (unsigned long long)t, crc_msg);
+            else if (has_crc && crc != (uint32_t)want_crc)
+                rc = tfrec_fail(&m->res->err, TFREC_E_STATE,
+                                "shard %s has CRC32C 0x%08x, task %llu's part says 0x%08x (the "
+                                "same size, other bytes: written by another run?): re-run task "
+                                "%llu",
+                                path, crc, (unsigned long long)t, (unsigned)want_crc,
+                                (unsigned long long)t);
             free(path);
             if (rc)
                 return rc;

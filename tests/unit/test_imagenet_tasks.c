@@ -369,9 +369,29 @@ static void test_merge_refuses_missing_and_foreign_parts(void)
         free(p0);
     }
 
-    /* A shard cut short is named. */
+    /* A shard rewritten with the same size (a stray task of another run):
+     * its CRC32C is not the one its part records, and the task is named. */
     char f[800];
     snprintf(f, sizeof f, "%s/%s", out, shard_file(5));
+    {
+        size_t len;
+        char *bytes = slurp(f, &len);
+        CHECK(bytes != NULL && len > 100);
+        bytes[len / 2] ^= 0x20;
+        FILE *w = fopen(f, "wb");
+        CHECK(w != NULL);
+        CHECK_EQ(fwrite(bytes, 1, len, w), len);
+        fclose(w);
+        free(bytes);
+        CHECK_EQ(merge(out, &r), TFREC_E_STATE);
+        msg = tfrec_imagenet_result_errmsg(r);
+        CHECKF(strstr(msg, shard_file(5)) && strstr(msg, "has CRC32C") &&
+                   strstr(msg, "same size, other bytes") && strstr(msg, "re-run task "),
+               "%s", msg);
+        tfrec_imagenet_result_free(r);
+    }
+
+    /* A shard cut short is named. */
     CHECK(truncate(f, 10) == 0);
     CHECK_EQ(merge(out, &r), TFREC_E_STATE);
     msg = tfrec_imagenet_result_errmsg(r);

@@ -116,29 +116,29 @@ static int check_upload_flags(const cli_cmdline *cl, cli *c)
     return EXIT_OK;
 }
 
-/* The reference's upload and download flags: what they ask for is not
- * built, so say so, naming the flag (never "unknown flag"). */
+/* The reference's upload flags. With the storage part they are taken as
+ * check_upload_flags says; without it, asking to upload is refused naming
+ * the flag (never "unknown flag") and the way out. */
 static int check_reference_flags(const cli_cmdline *cl, cli *c)
 {
-    if (cli_have_storage()) {
-        int st = check_upload_flags(cl, c);
-        if (st != EXIT_OK)
-            return st;
-    } else if (c->gcs_upload && c->gcs_output_path) {
+    if (cli_have_storage())
+        return check_upload_flags(cl, c);
+    if (c->gcs_upload && c->gcs_output_path) {
         if (strncmp(c->gcs_output_path, "gs://", 5) != 0)
             cli_usage_error(cl, "--gcs_output_path must start with gs://, not '%s'",
                             c->gcs_output_path);
         else
             cli_usage_error(cl,
                             "--gcs_output_path=%s: uploading to Cloud Storage needs the "
-                            "storage module, which is not built yet; convert with "
+                            "storage part, which this build leaves out; convert with "
                             "--nogcs_upload and copy the shards (gsutil -m cp)",
                             c->gcs_output_path);
         return EXIT_USAGE;
     }
     if (c->gcs_upload && cli_flag_seen(cl, "gcs_upload")) {
-        cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH, and "
-                            "uploading is not built yet: pass --nogcs_upload to convert locally");
+        cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH and the "
+                            "storage part, which this build leaves out: pass --nogcs_upload "
+                            "to convert locally");
         return EXIT_USAGE;
     }
     return EXIT_OK;
