@@ -118,6 +118,7 @@ int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s)
         free(buf);
         return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
     }
+    s->auth_epoch = r->ra.epoch;
     s->call = r->t.start(r->t.ctx, s, s->index, buf, n, &r->err);
     free(buf);
     if (!s->call)

@@ -3,8 +3,9 @@
 # - a static library defines only tfrec_-prefixed globals (generated
 #   protobuf-c code included), and no global is defined by two of them;
 # - a shared library exports only what include/tfrec/*.h declares, every
-#   export in the version node TFREC_1.0, none exported by two libraries;
-#   the one exception is libtfrec.so's TFREC_PRIVATE_<version> node: the
+#   export in a version node TFREC_1.<minor>, none exported by two
+#   libraries; the exception is the TFREC_PRIVATE_<version> node of
+#   libtfrec.so and libtfrec-gcp.so (the parts others require): the
 #   internals the other parts call, exactly those marked TFREC_PRIVATE_API
 #   in lib/, each used by a part;
 # - sonames are lib<part>.so.<major>, and the parts depend on libtfrec.so.
@@ -53,10 +54,11 @@ for p in $PARTS; do
     # "addr T name@@NODE" for each export; "A NODE" lines are the nodes themselves.
     nm -D --defined-only "$so" | awk '$2 != "A" {print $3}' | sort -u >"$T/$p.dyn"
     sed 's/@@.*//' "$T/$p.dyn" >>"$T/all-shared"
-    grep -v "@@TFREC_1\.0\$" "$T/$p.dyn" | { if [ "$p" = tfrec ]; then grep -v "@@$PRIVATE\$"; else cat; fi; } >"$T/bad" || true
-    check "lib$p.so: every export is in node TFREC_1.0$([ "$p" = tfrec ] && echo " or $PRIVATE")" "$T/bad"
-    sed -n 's/@@TFREC_1\.0$//p' "$T/$p.dyn" | comm -23 - "$T/public" >"$T/bad"
-    check "lib$p.so: every TFREC_1.0 export is declared in include/tfrec ($(grep -c '@@TFREC_1\.0$' "$T/$p.dyn"))" "$T/bad"
+    has_private=; case $p in tfrec | tfrec-gcp) has_private=1 ;; esac
+    grep -vE "@@TFREC_1\.[0-9]+\$" "$T/$p.dyn" | { if [ -n "$has_private" ]; then grep -v "@@$PRIVATE\$"; else cat; fi; } >"$T/bad" || true
+    check "lib$p.so: every export is in a node TFREC_1.<minor>$([ -n "$has_private" ] && echo " or $PRIVATE")" "$T/bad"
+    sed -nE 's/@@TFREC_1\.[0-9]+$//p' "$T/$p.dyn" | comm -23 - "$T/public" >"$T/bad"
+    check "lib$p.so: every TFREC_1.<minor> export is declared in include/tfrec ($(grep -cE '@@TFREC_1\.[0-9]+$' "$T/$p.dyn"))" "$T/bad"
     [ "$(grep -c . "$T/$p.dyn")" -gt 0 ] || fail "lib$p.so exports something" "no exports"
 
     soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
@@ -79,11 +81,17 @@ check "no global symbol is defined in two static libraries" "$T/bad"
 sort "$T/all-shared" | uniq -d >"$T/bad"
 check "no symbol is exported by two shared libraries" "$T/bad"
 
-sed -n "s/@@$PRIVATE\$//p" "$T/tfrec.dyn" >"$T/private.exported"
+for p in tfrec tfrec-gcp; do [ -f "$T/$p.dyn" ] && sed -n "s/@@$PRIVATE\$//p" "$T/$p.dyn"; done | sort -u >"$T/private.exported"
+# lib/gauth's marks count only when libtfrec-gcp.so is built.
+if ! echo " $PARTS " | grep -q " tfrec-gcp "; then
+    grep -rhoE 'TFREC_PRIVATE_API[^(]*\btfrec_[A-Za-z0-9_]+[[:space:]]*\(' "$ROOT/lib/gauth" --include='*.h' |
+        grep -oE 'tfrec_[A-Za-z0-9_]+' | sort -u | comm -23 "$T/private.marked" - >"$T/marked.core"
+    mv "$T/marked.core" "$T/private.marked"
+fi
 if [ -s "$T/private.exported" ] && cmp -s "$T/private.exported" "$T/private.marked"; then
-    pass "libtfrec.so exports under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API"
+    pass "libtfrec.so and libtfrec-gcp.so export under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API"
 else
-    fail "libtfrec.so exports under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API" \
+    fail "libtfrec.so and libtfrec-gcp.so export under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API" \
         "exported: $(tr '\n' ' ' <"$T/private.exported"); marked: $(tr '\n' ' ' <"$T/private.marked")"
 fi
 # Every private export is there for a part that calls it (when all are built).
@@ -91,7 +99,7 @@ if [ "$(echo $PARTS | wc -w)" -gt 1 ]; then
     for p in $PARTS; do
         [ "$p" = tfrec ] || nm -D --undefined-only "$BUILD/lib$p.so.$VERSION"
     done | awk '{print $2}' | sed -n "s/@$PRIVATE\$//p" | sort -u >"$T/private.used"
-    if [ "$PARTS" = "tfrec tfrec-image tfrec-bigtable tfrec-storage" ]; then
+    if [ "$PARTS" = "tfrec tfrec-image tfrec-gcp tfrec-bigtable tfrec-storage" ]; then
         comm -23 "$T/private.exported" "$T/private.used" >"$T/bad"
         check "every $PRIVATE export is called by another part" "$T/bad"
     fi

@@ -5,9 +5,9 @@ The test plays Google's side on a loopback port: an OAuth token endpoint
 that checks every JWT our code signs with an independent library
 (python3-jwt, against the public half of an RSA key pair generated here
 with python3-cryptography), and a GCE metadata server that insists on the
-Metadata-Flavor header. The C side is test-bin/storage_auth_probe, which
+Metadata-Flavor header. The C side is test-bin/gauth_probe, which
 runs steps (get, force, sleep:MS, threads:N, account) on one
-tfrec_gcs_auth handle and prints one line per step. Nothing leaves the
+tfrec_gauth handle and prints one line per step. Nothing leaves the
 machine: the environment is scrubbed of real credentials, HOME is a
 temporary directory, and the metadata server address always points at a
 loopback port.
@@ -26,7 +26,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
+SCOPE = ("https://www.googleapis.com/auth/devstorage.read_write "
+         "https://www.googleapis.com/auth/bigtable.data "
+         "https://www.googleapis.com/auth/bigtable.admin.table")
 JWT_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 EMAIL = "loader@example-project.iam.gserviceaccount.com"
 GCE_EMAIL = "1234-compute@developer.gserviceaccount.com"
@@ -181,7 +183,7 @@ def dead_port():
 
 @pytest.fixture
 def probe(build_dir, tmp_path, dead_port):
-    exe = os.path.join(build_dir, "test-bin", "storage_auth_probe")
+    exe = os.path.join(build_dir, "test-bin", "gauth_probe")
     assert os.access(exe, os.X_OK), "%s missing: build with make tests" % exe
     home = tmp_path / "home"
     home.mkdir()
