@@ -48,6 +48,19 @@ typedef struct tfrec_bt_client_options {
     const char *admin_endpoint; /* [emulator host, else bigtableadmin.googleapis.com:443] */
     int64_t rpc_timeout_ms;     /* deadline of each RPC attempt [120000] */
     int64_t max_message_bytes;  /* channel send/receive limit [256 MiB] */
+    /* Since 1.1. Google credentials file, a service-account key or
+     * authorized_user [NULL: $GOOGLE_APPLICATION_CREDENTIALS, gcloud's
+     * application-default file, the GCE metadata server]. Tokens come from
+     * the process-wide source shared with the storage part
+     * (docs/storage-auth.md). Unused on plain-text endpoints. */
+    const char *credentials_file;
+    /* Since 1.1. PEM file of the CAs to trust for TLS (private CAs,
+     * TLS-inspecting proxies) [NULL: $TFREC_CA_BUNDLE, else gRPC's roots]. */
+    const char *ca_bundle_file;
+    /* Since 1.1. 1: TLS and tokens even to a loopback endpoint (a TLS
+     * front or private endpoint on this machine) [0: TLS except to a
+     * loopback endpoint or BIGTABLE_EMULATOR_HOST]. */
+    int tls;
 } tfrec_bt_client_options;
 
 #define TFREC_BT_CLIENT_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_client_options)

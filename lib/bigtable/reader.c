@@ -123,6 +123,7 @@ int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s)
         r->first_call_ms = r->last_event_ms;
     if (!r->reached)
         r->connect_attempts++;
+    s->auth_epoch = r->ra.epoch;
     s->call = r->t.start(r->t.ctx, s, s->index, buf, n, &r->err);
     free(buf);
     if (!s->call)

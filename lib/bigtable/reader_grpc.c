@@ -165,6 +165,16 @@ static void rt_destroy(void *ctx)
     free(g);
 }
 
+static int rt_reauth(void *ctx, char *err, size_t errcap)
+{
+    return tfrec_bt_reauth(((grpc_rt *)ctx)->c, err, errcap);
+}
+
+static const char *rt_hint(void *ctx, int code, const char *details, char *buf, size_t cap)
+{
+    return tfrec_bt_auth_hint(((grpc_rt *)ctx)->c, code, details, buf, cap);
+}
+
 int tfrec_bt_read_transport_grpc(bt_read_transport *t, tfrec_bt_client *c, const char *table_name,
                                  int connections, tfrec_err *err)
 {
@@ -189,7 +199,7 @@ int tfrec_bt_read_transport_grpc(bt_read_transport *t, tfrec_bt_client *c, const
         g->nch++;
     }
     g->cq = grpc_completion_queue_create_for_next(NULL);
-    *t = (bt_read_transport){ g,          rt_start,    rt_next,     rt_cancel,
-                              rt_sample,  rt_destroy,  c->endpoint, rt_connected };
+    *t = (bt_read_transport){ g,          rt_start,    rt_next,     rt_cancel, rt_sample,
+                              rt_destroy, c->endpoint, rt_connected, rt_reauth, rt_hint };
     return TFREC_OK;
 }

@@ -40,6 +40,7 @@ typedef struct bt_scan {
     unsigned failures;  /* consecutive retryable failures */
     int64_t fail_since; /* monotonic ms of the first of them */
     int64_t retry_at;   /* monotonic ms: not before */
+    unsigned auth_epoch; /* r->ra.epoch when its call started */
 } bt_scan;
 
 struct tfrec_bt_reader {
@@ -59,6 +60,7 @@ struct tfrec_bt_reader {
     bt_scan *scans;
     size_t nscans, cur;
     int running; /* calls without their DONE yet */
+    bt_reauth ra; /* one token refresh per run of UNAUTHENTICATED */
     tfrec_bt_read_stats st;
     /* Until the server is reached (a message, a status that is not
      * tfrec_bt_unreachable, or a connection up), failures are bounded by

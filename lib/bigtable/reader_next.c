@@ -161,6 +161,7 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
     if (!tfrec_bt_unreachable(ev->code) && ev->code != BT_CANCELLED)
         r->reached = 1; /* the server answered */
     if (ev->code == BT_OK) {
+        tfrec_bt_reauth_passed(&r->ra);
         s->pausing = 0;
         s->stalled = 0;
         s->state = SCAN_EOS;
@@ -175,6 +176,16 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
     }
     int stalled = s->stalled;
     s->stalled = 0;
+    char why[512] = "", hint[640] = "";
+    if (ev->code == BT_UNAUTHENTICATED &&
+        tfrec_bt_reauth_decide(&r->ra, s->auth_epoch, r->t.reauth, r->t.ctx, why, sizeof why)) {
+        /* A fresh token is in place: resume after the last row delivered. */
+        r->st.resumed++;
+        s->retry_at = now;
+        return TFREC_OK;
+    }
+    if (r->t.hint)
+        r->t.hint(r->t.ctx, ev->code, ev->details, hint, sizeof hint);
     if (stalled ||
         (tfrec_bt_retryable(ev->code, ev->details) && ev->code != BT_RESOURCE_EXHAUSTED)) {
         if (!s->failures++)
@@ -195,8 +206,9 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
                           (long long)(now - s->fail_since));
     }
     return tfrec_fail(&r->err, ev->code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
-                      "ReadRows on %s at %s: %s: %s", r->name, r->t.endpoint,
-                      tfrec_bt_code_name(ev->code), ev->details);
+                      "ReadRows on %s at %s: %s: %.200s%s%s%s%s", r->name, r->t.endpoint,
+                      tfrec_bt_code_name(ev->code), ev->details, why[0] ? " (" : "", why,
+                      why[0] ? ")" : "", hint);
 }
 
 /* Wait for one event (or until wake) and file it under its scan. */

@@ -350,7 +350,7 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     }
     if (!st->no_auth) {
         char *auth = NULL, why[512] = "";
-        int rc = tfrec_gcs_auth_header(st->auth, force_refresh, &auth, why, sizeof why);
+        int rc = tfrec_gauth_header(st->auth, force_refresh, &auth, why, sizeof why);
         if (rc < 0) {
             tfrec_gcs_headers_free(h);
             return tfrec_fail(err, rc, "%s: no credentials for Cloud Storage: %s", call->what, why);
@@ -479,11 +479,11 @@ int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *ca
     case 403:
         return tfrec_fail(
             err, TFREC_E_IO, "%s: permission denied (HTTP 403): %s lacks the permission %s%s%s",
-            call->what, st->no_auth ? "anonymous access" : tfrec_gcs_auth_account(st->auth),
+            call->what, st->no_auth ? "anonymous access" : tfrec_gauth_account(st->auth),
             call->permission ? call->permission : "for this request", sep, msg);
     case 401:
         return tfrec_fail(err, TFREC_E_IO, "%s: not authenticated (HTTP 401) as %s%s%s", call->what,
-                          st->no_auth ? "anonymous" : tfrec_gcs_auth_account(st->auth), sep, msg);
+                          st->no_auth ? "anonymous" : tfrec_gauth_account(st->auth), sep, msg);
     case 400:
         return tfrec_fail(err, TFREC_E_INVALID, "%s: bad request (HTTP 400)%s%s", call->what, sep,
                           msg);

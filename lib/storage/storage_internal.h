@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/auth.h"
+#include "gauth/gauth.h"
 #include "tfrec/crc32c.h"
 #include "tfrec/storage.h"
 #include "util/errors.h"
@@ -38,7 +38,7 @@ struct tfrec_storage {
     /* No Authorization header: an emulator, anonymous = 1, or a plain
      * http:// endpoint (a bearer token is never sent unencrypted). */
     int no_auth;
-    tfrec_gcs_auth *auth;
+    tfrec_gauth *auth;
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     /* Test knobs (reached through the functions below): listing page size

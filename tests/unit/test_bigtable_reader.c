@@ -341,7 +341,7 @@ static void fake_free(fake *f)
 static int open_reader(fake *f, tfrec_bt_reader **r, const tfrec_bt_read_options *o)
 {
     bt_read_transport t = {
-        f, fake_start, fake_next, fake_cancel, fake_sample, fake_destroy, "fake", NULL
+        f, fake_start, fake_next, fake_cancel, fake_sample, fake_destroy, "fake", NULL, NULL, NULL
     };
     return tfrec_bt_reader_open_transport(r, &t, "projects/p/instances/i/tables/t", "", o);
 }

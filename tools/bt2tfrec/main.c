@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/bt_conn.h"
 #include "../common/exit_codes.h"
 #include "../common/files.h"
 #include "../common/flags.h"
@@ -44,6 +45,7 @@ typedef struct bt2_flags {
     int compression; /* index in compressions[] */
     int parallel_scans, output_shards, shard_index, num_shards;
     double retry_timeout_s;
+    cli_bt_conn conn;
 } bt2_flags;
 
 static int run(const bt2_flags *f);
@@ -190,6 +192,7 @@ int main(int argc, char **argv)
           .value_name = "SECONDS",
           .help = "give up on a broken stream after this long without a row [600]" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
+        CLI_BT_CONN_FLAGS(&f.conn),
         CLI_TASK_FLAGS(&task),
         { 0 }
     };
@@ -448,6 +451,7 @@ static int run(const bt2_flags *f)
     tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
     co.project = f->project;
     co.instance = f->instance;
+    cli_bt_conn_apply(&f->conn, &co);
     int rc = tfrec_bt_client_open(&cl, &co);
     if (rc) {
         fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
