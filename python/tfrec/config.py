@@ -7,7 +7,7 @@ value wins over the environment; "" means unset; None forgets the set value.
 Set them before opening the handles they concern.
 """
 
-from ctypes import c_char_p, c_int, c_size_t, create_string_buffer
+from ctypes import POINTER, c_char_p, c_int, c_size_t, create_string_buffer
 
 from ._lib import _proto, lib
 from .errors import error_for
@@ -15,7 +15,7 @@ from .errors import error_for
 _proto("tfrec_config_set", c_int, c_char_p, c_char_p)
 _proto("tfrec_config_get", c_int, c_char_p, c_char_p, c_size_t)
 _proto("tfrec_config_use_environment", None, c_int)
-_proto("tfrec_config_name", c_char_p, c_size_t, c_char_p)
+_proto("tfrec_config_name", c_char_p, c_size_t, POINTER(c_char_p))
 
 _NOT_FOUND = -11  # TFREC_E_NOT_FOUND
 
