@@ -106,7 +106,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     (ILSVRC2012_img_train.tar, a tar of per-synset tars, and the flat
     ILSVRC2012_img_val.tar), read in place instead of raw_data_dir's tree;
     raw_data_dir may then be None if validation_labels_file is given. The
-    shards are the bytes the extracted tree gives.
+    shards are the bytes the extracted tree gives. Either tarball alone (or
+    raw_data_dir holding one) converts its split only.
 
     task_index, num_tasks: run task task_index (0..num_tasks-1) of a
     conversion split into num_tasks tasks (other processes, machines, the pods
