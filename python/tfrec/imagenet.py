@@ -75,6 +75,27 @@ def _choice(name, table, value):
     return table[key]
 
 
+# The library's messages name imagenet2tfrec's flags; a Python caller gets
+# the names of convert_images' arguments (longest spellings first).
+_ARG_NAMES = (("--local_scratch_dir / --output_dir", "output_dir="),
+              ("--validation_labels_file", "validation_labels_file="),
+              ("--validation_labels", "validation_labels_file"),
+              ("--raw_data_dir ", "raw_data_dir="), ("--raw_data_dir", "raw_data_dir="),
+              ("--train_tar", "train_tar="), ("--validation_tar", "validation_tar="),
+              ("--labels_file", "labels_file="), ("--csv", "csv_path="),
+              ("--on_error=skip", 'on_error="skip"'), ("--on_error", "on_error="),
+              ("--overwrite", "overwrite=True"), ("--task_index", "task_index"),
+              ("--num_tasks", "num_tasks"), ("--seed", "seed"))
+
+
+def _python_names(msg):
+    if isinstance(msg, bytes):
+        msg = msg.decode("utf-8", "replace")
+    for flag, arg in _ARG_NAMES:
+        msg = msg.replace(flag, arg)
+    return msg.replace("==", "=")
+
+
 def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None,
                    labels_file=None, validation_labels_file=None, extensions=None,
                    train_shards=None, validation_shards=None, num_threads=None, seed=0,
@@ -106,7 +127,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     (ILSVRC2012_img_train.tar, a tar of per-synset tars, and the flat
     ILSVRC2012_img_val.tar), read in place instead of raw_data_dir's tree;
     raw_data_dir may then be None if validation_labels_file is given. The
-    shards are the bytes the extracted tree gives.
+    shards are the bytes the extracted tree gives. Either tarball alone (or
+    raw_data_dir holding one) converts its split only.
 
     task_index, num_tasks: run task task_index (0..num_tasks-1) of a
     conversion split into num_tasks tasks (other processes, machines, the pods
@@ -201,7 +223,7 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
             raise raised[0]
         if rc < 0:
             msg = lib.tfrec_imagenet_result_errmsg(res) if res.value else None
-            err = error_for(rc, msg)
+            err = error_for(rc, _python_names(msg if msg is not None else lib.tfrec_last_errmsg()))
             err.manifest = manifest
             raise err
         if remote_manifest is not None:

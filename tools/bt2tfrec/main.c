@@ -22,7 +22,9 @@ static const char usage[] =
     "Read the rows whose key starts with --row_prefix, in key order, into one\n"
     "TFRecord file: one record per row, the value of <column_family>:<column>.\n"
     "--parallel_scans=N splits the prefix into N ranges of about equal size\n"
-    "(SampleRowKeys) read by N concurrent streams; with --output_shards each\n"
+    "(SampleRowKeys) read concurrently, each by its own ReadRows calls (the\n"
+    "summary counts them: none for a range without rows, one more for each\n"
+    "resumption); with --output_shards each\n"
     "range goes to its own file FILE-iiiii-of-nnnnn, else the one file is still\n"
     "in key order. --task_index/--num_tasks (or JOB_COMPLETION_INDEX and\n"
     "TFREC_NUM_TASKS; --shard_index/--num_shards are the same): task i of n\n"
@@ -158,7 +160,10 @@ int main(int argc, char **argv)
           .min = 1,
           .max = 256,
           .value_name = "N",
-          .help = "concurrent ReadRows streams over ranges of about equal size [1]" },
+          .help = "split the rows into N ranges of about equal size, read\n"
+                  "concurrently; the summary counts ranges and ReadRows\n"
+                  "calls (a range without rows needs none, a resumed one\n"
+                  "more) [1]" },
         { .name = "output_shards",
           .type = CLI_BOOL,
           .dest = &f.output_shards,
@@ -429,7 +434,11 @@ static void summary(const bt2_flags *f, const outputs *out, const char *name, tf
             (unsigned long long)rows, (double)bytes / 1e6, f->table, out->n > 1 ? where : name,
             secs, secs > 0 ? (double)rows / secs : 0, secs > 0 ? (double)bytes / 1e6 / secs : 0);
     if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
-        fprintf(stderr, "bt2tfrec: %llu ranges (task %d of %d), %llu streams, %llu resumed\n",
+        /* Not "streams": a range with no rows needs no call, a resumed or
+         * paused one another (--help says the same). */
+        fprintf(stderr,
+                "bt2tfrec: %llu ranges (task %d of %d) read concurrently, %llu ReadRows calls, "
+                "%llu resumed\n",
                 (unsigned long long)st.ranges, f->shard_index, f->num_shards,
                 (unsigned long long)st.streams, (unsigned long long)st.resumed);
 }

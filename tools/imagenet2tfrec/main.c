@@ -19,6 +19,7 @@
 #include "../common/signals.h"
 #include "../common/task.h"
 #include "download.h"
+#include "tfrec/fs.h"
 #include "tfrec/image.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
@@ -193,22 +194,18 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     }
     if (c->download)
         return CLI_PARSED;
-    int tars = c->o.train_tar || c->o.validation_tar;
-    if (tars && (!c->o.train_tar || !c->o.validation_tar)) {
-        cli_usage_error(cl, "--train_tar and --validation_tar go together");
-        return EXIT_USAGE;
-    }
+    int tars = c->o.train_tar || c->o.validation_tar; /* either alone: one split */
     if (tars && c->o.layout != TFREC_LAYOUT_IMAGENET) {
         cli_usage_error(cl, "--train_tar and --validation_tar need --layout=imagenet");
         return EXIT_USAGE;
     }
-    if (tars && !c->o.validation_labels_file && !c->o.raw_data_dir) {
-        cli_usage_error(cl, "--train_tar needs --validation_labels=FILE (or --raw_data_dir "
+    if (c->o.validation_tar && !c->o.validation_labels_file && !c->o.raw_data_dir) {
+        cli_usage_error(cl, "--validation_tar needs --validation_labels=FILE (or --raw_data_dir "
                             "holding synset_labels.txt)");
         return EXIT_USAGE;
     }
     if (!tars && c->o.layout != TFREC_LAYOUT_CSV && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
-        cli_usage_error(cl, "--raw_data_dir (or --train_tar and --validation_tar) is required");
+        cli_usage_error(cl, "--raw_data_dir (or --train_tar and/or --validation_tar) is required");
         return EXIT_USAGE;
     }
     if (c->o.layout == TFREC_LAYOUT_CSV && (!c->o.csv_path || !*c->o.csv_path)) {
@@ -285,6 +282,53 @@ static void report_stale(const tfrec_imagenet_result *r)
         cli_log("removed %s: the staging directory of an interrupted run whose process is "
                 "no longer running",
                 path);
+}
+
+static int stop_at_first(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    (void)name;
+    (void)info;
+    *(int *)ctx = 1;
+    return 1;
+}
+
+/* Whether dir/suffix (a pattern) matches anything, local or gs://. */
+static int input_has(const char *dir, const char *suffix)
+{
+    char pat[4096];
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    snprintf(pat, sizeof pat, "%.*s/%s", (int)dl, dir, suffix);
+    int found = 0;
+    cli_fs_setup();
+    (void)tfrec_fs_list(NULL, pat, stop_at_first, &found);
+    return found;
+}
+
+/* Converting from one tarball converts its split only (the library skips
+ * the other): say which split is skipped and why. */
+static void note_skipped_split(const cli *c)
+{
+    const tfrec_imagenet_options *x = &c->o;
+    const char *raw = x->raw_data_dir;
+    if (x->layout != TFREC_LAYOUT_IMAGENET)
+        return;
+    if (!x->train_tar && !x->validation_tar && (!raw || input_has(raw, "train/*/*")))
+        return; /* the extracted tree */
+    int tr = x->train_tar || (raw && input_has(raw, "ILSVRC2012_img_train.tar"));
+    int va = x->validation_tar || (raw && input_has(raw, "ILSVRC2012_img_val.tar"));
+    if (tr == va)
+        return; /* both, or neither (the library's error says so) */
+    const char *skipped = tr ? "validation" : "train";
+    const char *flag = tr ? "--validation_tar" : "--train_tar";
+    const char *name = tr ? "ILSVRC2012_img_val.tar" : "ILSVRC2012_img_train.tar";
+    if (raw)
+        cli_log("the %s split is skipped: no %s and no %s in %s; converting the %s split only",
+                skipped, flag, name, raw, tr ? "train" : "validation");
+    else
+        cli_log("the %s split is skipped: no %s given; converting the %s split only", skipped, flag,
+                tr ? "train" : "validation");
 }
 
 /* The tarballs (and the validation labels) into OUT/downloads/, then the
@@ -424,6 +468,8 @@ static int convert(cli *c)
     /* The library writes a failed run's manifest only where none exists. */
     int had_manifest = c->o.manifest_path && access(c->o.manifest_path, F_OK) == 0;
     tfrec_imagenet_result *r = NULL;
+    if (!c->quiet)
+        note_skipped_split(c);
     int rc = tfrec_imagenet_convert(&c->o, &r);
     /* Only a complete set gets a manifest in the bucket (its failure is
      * reported by upload_manifest: the shards are in place). */
@@ -687,12 +733,14 @@ int main(int argc, char **argv)
           .dest = &o->train_tar,
           .value_name = "FILE",
           .help = "ILSVRC2012_img_train.tar (a tar of nXXXXXXXX.tar), read\n"
-                  "in place: no image is extracted to disk; may be gs://" },
+                  "in place: no image is extracted to disk; may be gs://;\n"
+                  "alone (no validation tarball) the train split only" },
         { .name = "validation_tar",
           .type = CLI_PATH,
           .dest = &o->validation_tar,
           .value_name = "FILE",
-          .help = "ILSVRC2012_img_val.tar (flat), with --train_tar; may be gs://" },
+          .help = "ILSVRC2012_img_val.tar (flat), needs the validation labels;\n"
+                  "may be gs://; alone the validation split only" },
         { .name = "extensions",
           .type = CLI_STRING,
           .dest = &o->extensions,
