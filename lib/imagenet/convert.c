@@ -384,6 +384,7 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     memset(&plan, 0, sizeof plan);
     in_notes fixed = { 0 }, rejected = { 0 }, conflicts = { 0 };
     char *staging = NULL;
+    int staging_lock = -1;
     int rc = tfrec_in_resolve_options(opts, &o, &res->err);
     if (!rc)
         rc = plan_run(&o, &plan, &res->err);
@@ -420,17 +421,16 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     if (!rc && !direct)
         rc = tfrec_in_mkdir_p(o.o.output_dir, &res->err);
     if (!rc && !direct) {
-        staging = tfrec_in_staging_path(o.o.output_dir, task);
+        staging = tfrec_in_staging_create(o.o.output_dir, task, &staging_lock, &res->err);
         if (!staging)
-            rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
-        else if (mkdir(staging, 0777) != 0)
-            rc = tfrec_fail_errno(&res->err, TFREC_E_IO, errno, staging, "cannot create directory");
+            rc = res->err.code;
         if (!rc) {
             rc = run_pool(&o, &plan, staging, res, &fixed, &rejected);
             if (!rc)
                 rc = tfrec_in_commit_staging(staging, o.o.output_dir, &plan, &conflicts, &res->err);
             if (rc)
                 tfrec_in_discard_staging(staging);
+            close(staging_lock);
         }
     }
     tfrec_in_notes_free(&conflicts);

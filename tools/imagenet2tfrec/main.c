@@ -282,8 +282,8 @@ static void report_stale(const tfrec_imagenet_result *r)
 {
     const char *path;
     for (size_t i = 0; tfrec_imagenet_result_stale(r, i, &path) == TFREC_OK; i++)
-        cli_log("removed %s: the staging directory of an interrupted run whose process is "
-                "no longer running",
+        cli_log("removed %s: the staging directory of an interrupted run (no converter holds "
+                "its lock: its process is no longer running, on any host)",
                 path);
 }
 
