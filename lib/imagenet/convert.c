@@ -354,14 +354,17 @@ static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
 static int plan_run(const in_opts *o, in_plan *p, tfrec_err *err)
 {
     int rc;
-    switch (o->o.layout) {
-    case TFREC_LAYOUT_FOLDERS: rc = tfrec_in_scan_folders(p, o, err); break;
-    case TFREC_LAYOUT_CSV: rc = tfrec_in_scan_csv(p, o, err); break;
-    default:
-        rc = tfrec_in_wants_tars(o) ? tfrec_in_scan_tars(p, o, err)
-                                    : tfrec_in_scan_imagenet(p, o, err);
-        break;
-    }
+    if (o->o.listing)
+        rc = tfrec_in_listing_read(p, o, o->o.listing, p->listing_fp, err);
+    else
+        switch (o->o.layout) {
+        case TFREC_LAYOUT_FOLDERS: rc = tfrec_in_scan_folders(p, o, err); break;
+        case TFREC_LAYOUT_CSV: rc = tfrec_in_scan_csv(p, o, err); break;
+        default:
+            rc = tfrec_in_wants_tars(o) ? tfrec_in_scan_tars(p, o, err)
+                                        : tfrec_in_scan_imagenet(p, o, err);
+            break;
+        }
     if (!rc)
         rc = tfrec_in_assign_labels(p, o, err);
     if (!rc)
