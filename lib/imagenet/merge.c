@@ -34,6 +34,7 @@ typedef struct part {
     const tfrec_json_value *task, *counts;
     uint64_t index, count, begin, end, total;
     const char *fingerprint;
+    const char *listing, *listing_fp; /* NULL: the task scanned the tree */
 } part;
 
 typedef struct merge {
@@ -101,8 +102,7 @@ static int check_notes(merge *m, const part *p, const char *key, const char *fie
     if (!a)
         return TFREC_OK;
     if (a->type != TFREC_JSON_ARR)
-        return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: \"%s\" is not an array", p->name,
-                          key);
+        return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: \"%s\" is not an array", p->name, key);
     size_t i = 0;
     for (const tfrec_json_value *e = a->child; e; e = e->next, i++) {
         const tfrec_json_value *w = e->type == TFREC_JSON_OBJ ? tfrec_json_member(e, field) : NULL;
@@ -140,6 +140,8 @@ static int load_part(merge *m, const char *name)
     p->task = tfrec_json_member(p->root, "task");
     p->counts = tfrec_json_member(p->root, "counts");
     p->fingerprint = tfrec_json_member_str(p->task, "fingerprint");
+    p->listing = tfrec_json_member_str(p->task, "listing");
+    p->listing_fp = tfrec_json_member_str(p->task, "listing_fingerprint");
     const tfrec_json_value *shards = tfrec_json_member(p->root, "shards");
     if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts || !shards ||
         shards->type != TFREC_JSON_ARR || tfrec_json_member_u64(p->task, "index", &p->index) ||
@@ -212,6 +214,21 @@ static int check_parts(merge *m)
                               "into %llu: remove the parts of the older run",
                               p->name, (unsigned long long)p->count, first->name,
                               (unsigned long long)first->count);
+        /* Tasks must plan from one listing: two listings of a tree that
+         * changed between them are two different sets of images. */
+        const char *lf = p->listing_fp ? p->listing_fp : "",
+                   *ff = first->listing_fp ? first->listing_fp : "";
+        if (strcmp(lf, ff) != 0)
+            return tfrec_fail(&m->res->err, TFREC_E_STATE,
+                              "%s was planned from %s%s%s%s, %s from %s%s%s%s: the tasks of one "
+                              "conversion must plan from one listing file; re-run task %llu "
+                              "with --listing=%s",
+                              p->name, p->listing ? "listing " : "a scan of the tree",
+                              p->listing ? p->listing : "", *lf ? " fingerprint " : "", lf,
+                              first->name, first->listing ? "listing " : "a scan of the tree",
+                              first->listing ? first->listing : "", *ff ? " fingerprint " : "", ff,
+                              (unsigned long long)p->index,
+                              first->listing ? first->listing : "<the others' listing>");
         if (strcmp(p->fingerprint, first->fingerprint) != 0 || p->total != first->total)
             return tfrec_fail(&m->res->err, TFREC_E_STATE,
                               "%s was written for another plan than %s (fingerprint %s, not %s): "

@@ -73,6 +73,10 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
                           "(--validation_labels=FILE, one synset per image in file-name order)");
     if ((x->train_tar || x->validation_tar) && x->layout != TFREC_LAYOUT_IMAGENET)
         return tfrec_fail(err, TFREC_E_INVALID, "tarballs are read with the imagenet layout only");
+    if (x->listing && (tars || x->layout == TFREC_LAYOUT_CSV))
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "a listing file lists an image tree (the imagenet or folders layout), "
+                          "not tarballs or a CSV file");
     if (!tars && (x->layout == TFREC_LAYOUT_CSV ? !x->csv_path || !*x->csv_path
                                                 : !x->raw_data_dir || !*x->raw_data_dir))
         return tfrec_fail(err, TFREC_E_INVALID,

@@ -79,7 +79,8 @@ typedef struct cli {
     int gcs_upload;
     uint64_t max_inflight_mb;
     cli_task task;
-    int merge; /* --merge_manifests */
+    int merge;                 /* --merge_manifests */
+    const char *write_listing; /* --write_listing=FILE */
 } cli;
 
 static const char *const layouts[] = { "imagenet", "folders", "csv", NULL }; /* TFREC_LAYOUT_* */
@@ -174,6 +175,17 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     if (c->o.csv_path && !cli_flag_seen(cl, "layout"))
         c->o.layout = TFREC_LAYOUT_CSV; /* --csv implies --layout=csv */
     c->o.max_inflight_bytes = (size_t)c->max_inflight_mb << 20;
+    if (c->write_listing && (c->merge || c->o.listing)) {
+        cli_usage_error(cl, "--write_listing lists the input: not with %s",
+                        c->merge ? "--merge_manifests" : "--listing");
+        return EXIT_USAGE;
+    }
+    if (c->write_listing && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
+        cli_usage_error(cl, "--write_listing needs --raw_data_dir (the tree to list)");
+        return EXIT_USAGE;
+    }
+    if (c->write_listing)
+        return CLI_PARSED; /* no output directory */
     /* Missing required flags are usage errors, reported before anything runs. */
     if (!c->o.output_dir || !*c->o.output_dir) {
         cli_usage_error(cl, "--local_scratch_dir (or --output_dir) is required");
@@ -279,8 +291,8 @@ static void report_stale(const tfrec_imagenet_result *r)
 {
     const char *path;
     for (size_t i = 0; tfrec_imagenet_result_stale(r, i, &path) == TFREC_OK; i++)
-        cli_log("removed %s: the staging directory of an interrupted run whose process is "
-                "no longer running",
+        cli_log("removed %s: the staging directory of an interrupted run (no converter holds "
+                "its lock: its process is no longer running, on any host)",
                 path);
 }
 
@@ -583,14 +595,71 @@ static int merge_manifests(cli *c)
  * a stop that could not wait for the library to remove it. */
 static const cli *staging_of; /* the run whose directory it is */
 
+/* --write_listing: the scan of the input into the listing file. */
+static int write_listing(cli *c)
+{
+    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir)) {
+        c->o.open_input = cli_open_source;
+        c->o.open_input_range = cli_open_source_range;
+        c->o.list_input = cli_list_input;
+    }
+    if (c->o.validation_labels_file && cli_is_remote(c->o.validation_labels_file))
+        c->o.open_input = cli_open_source;
+    c->o.cancel = (const volatile int *)&cli_interrupted;
+    char fp[17];
+    int rc = tfrec_imagenet_write_listing(&c->o, c->write_listing, fp);
+    if (rc) {
+        cli_log("%s", tfrec_last_errmsg());
+        return cli_interrupted ? EXIT_INTERRUPTED : cli_exit_for(rc);
+    }
+    if (!c->quiet)
+        cli_log("wrote listing %s (fingerprint %s): give every task --listing=%s", c->write_listing,
+                fp, c->write_listing);
+    return EXIT_OK;
+}
+
+/* This process's staging directory: the one whose lock file it holds open
+ * (a name with its pid could be another PID namespace's run). */
+static int own_staging(const char *out, char *dir, size_t cap)
+{
+    char prefix[4200];
+    char *real = realpath(out, NULL); /* /proc/self/fd names are canonical */
+    if (real)
+        out = real;
+    if (staging_of && staging_of->o.num_tasks)
+        snprintf(prefix, sizeof prefix, "%s/.tfrec-staging-task-%05u-", out,
+                 staging_of->o.task_index);
+    else
+        snprintf(prefix, sizeof prefix, "%s/.tfrec-staging-", out);
+    free(real);
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d)) != NULL) {
+        char link[300], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        size_t pl = strlen(prefix), tl = (size_t)n;
+        if (strncmp(target, prefix, pl) != 0 || tl < 6 || strcmp(target + tl - 6, "/.lock") != 0 ||
+            target[pl] < '0' || target[pl] > '9' || tl - 6 >= cap)
+            continue;
+        memcpy(dir, target, tl - 6);
+        dir[tl - 6] = '\0';
+        found = 1;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 static void remove_own_staging(void *out)
 {
     char dir[4096];
-    if (staging_of && staging_of->o.num_tasks)
-        snprintf(dir, sizeof dir, "%s/.tfrec-staging-task-%05u-%ld", (const char *)out,
-                 staging_of->o.task_index, (long)getpid());
-    else
-        snprintf(dir, sizeof dir, "%s/.tfrec-staging-%ld", (const char *)out, (long)getpid());
+    if (!own_staging((const char *)out, dir, sizeof dir))
+        return;
     /* The writer may still create a file meanwhile: a few passes. */
     for (int pass = 0; pass < 5; pass++) {
         DIR *d = opendir(dir);
@@ -837,6 +906,18 @@ int main(int argc, char **argv)
           .dest = &c.quiet,
           .help = "no progress display or summary" },
         CLI_TASK_FLAGS(&c.task),
+        { .name = "write_listing",
+          .type = CLI_PATH,
+          .dest = &c.write_listing,
+          .value_name = "FILE",
+          .help = "list the input tree once into FILE (may be gs://) and\n"
+                  "exit; the tasks then plan from it with --listing" },
+        { .name = "listing",
+          .type = CLI_PATH,
+          .dest = &o->listing,
+          .value_name = "FILE",
+          .help = "plan from this listing (--write_listing) instead of\n"
+                  "scanning --raw_data_dir: every task the same images" },
         { .name = "merge_manifests",
           .type = CLI_BOOL,
           .dest = &c.merge,
@@ -853,7 +934,9 @@ int main(int argc, char **argv)
          * removes the staging directory itself and exits. */
         staging_of = &c;
         cli_catch_interrupts_cleanup(remove_own_staging, (void *)c.o.output_dir, 10.0);
-        if (c.merge) {
+        if (c.write_listing) {
+            st = write_listing(&c);
+        } else if (c.merge) {
             st = merge_manifests(&c);
         } else {
             st = c.download ? download(&c) : EXIT_OK;
