@@ -47,13 +47,19 @@ PROTOC_C  ?= protoc-c
 #   part            modules (lib/<m>/)                   protos         needs
 #   tfrec           crc32c io fs record example batch util dataset  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
 #   tfrec-image     image imagenet tar                   -              tfrec, libjpeg, libpng
-#   tfrec-bigtable  bigtable                             google/        tfrec, libprotobuf-c, grpc, libcurl (GCE metadata server)
-#   tfrec-storage   storage (gs://)                      -              tfrec, libcurl, libcrypto (token signing)
+#   tfrec-gcp       gauth (Google credentials, tokens)   -              tfrec, libcurl, libcrypto (token signing)
+#   tfrec-bigtable  bigtable                             google/        tfrec-gcp, tfrec, libprotobuf-c, grpc
+#   tfrec-storage   storage (gs://)                      -              tfrec-gcp, tfrec, libcurl
+#
+# tfrec-gcp is a shared part, not an archive linked into both users: the
+# token cache is process-wide state, and one copy of it per .so would fetch
+# a token per part. It is built when either of its users is.
 WITH_IMAGE    ?= 1
 WITH_BIGTABLE ?= 1
 WITH_STORAGE  ?= 1
-ALL_PARTS := tfrec tfrec-image tfrec-bigtable tfrec-storage
-PARTS     := tfrec $(if $(filter 1,$(WITH_IMAGE)),tfrec-image) $(if $(filter 1,$(WITH_BIGTABLE)),tfrec-bigtable) $(if $(filter 1,$(WITH_STORAGE)),tfrec-storage)
+ALL_PARTS := tfrec tfrec-image tfrec-gcp tfrec-bigtable tfrec-storage
+WITH_GCP  := $(if $(filter 1,$(WITH_BIGTABLE) $(WITH_STORAGE)),1,0)
+PARTS     := tfrec $(if $(filter 1,$(WITH_IMAGE)),tfrec-image) $(if $(filter 1,$(WITH_GCP)),tfrec-gcp) $(if $(filter 1,$(WITH_BIGTABLE)),tfrec-bigtable) $(if $(filter 1,$(WITH_STORAGE)),tfrec-storage)
 
 # ISA-L speeds up GZIP/ZLIB and is used when present (see README).
 HAVE_ISAL := $(shell pkg-config --exists libisal 2>/dev/null && echo 1)
@@ -65,13 +71,16 @@ tfrec_PKGS             := zlib libprotobuf-c $(if $(HAVE_ISAL),libisal)
 tfrec-image_MODULES    := image imagenet tar
 tfrec-image_REQUIRES   := tfrec
 tfrec-image_PKGS       := libjpeg libpng
+tfrec-gcp_MODULES      := gauth
+tfrec-gcp_REQUIRES     := tfrec
+tfrec-gcp_PKGS         := libcurl libcrypto
 tfrec-bigtable_MODULES := bigtable
 tfrec-bigtable_PROTOS  := google
-tfrec-bigtable_REQUIRES:= tfrec
-tfrec-bigtable_PKGS    := libprotobuf-c grpc libcurl
+tfrec-bigtable_REQUIRES:= tfrec-gcp tfrec
+tfrec-bigtable_PKGS    := libprotobuf-c grpc
 tfrec-storage_MODULES  := storage
-tfrec-storage_REQUIRES := tfrec
-tfrec-storage_PKGS     := libcurl libcrypto
+tfrec-storage_REQUIRES := tfrec-gcp tfrec
+tfrec-storage_PKGS     := libcurl
 
 # Programs belong to the part of the module they exercise: a unit test
 # tests/unit/test_<module>[_what].c, a benchmark bench/<module>[_what].c, and
@@ -239,8 +248,13 @@ $(BUILD)/obj/%.o: %.c $(PB_SYMS) | $(PB_H)
 # compatibility promise, and a part from another build refuses to load
 # instead of misbehaving. An internal function newly used by a part fails
 # that part's link (-z defs) until it is marked so.
+comma := ,
+# A part finds the parts it requires next to itself ($ORIGIN), wherever it
+# is loaded from (a build tree, a Python program dlopen()ing it by path).
 pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$($(1)_PKGS)|'
-map_of   = $(if $(filter tfrec,$(1)),$(BUILD)/libtfrec.map,lib/libtfrec.map)
+# libtfrec-gcp.so exports its internals to the parts that require it the
+# same way (its TFREC_PRIVATE_API functions; the node lists every part's).
+map_of   = $(if $(filter tfrec tfrec-gcp,$(1)),$(BUILD)/libtfrec.map,lib/libtfrec.map)
 
 define part_rules
 $(BUILD)/lib$(1).a: $$($(1)_OBJS)
@@ -248,7 +262,7 @@ $(BUILD)/lib$(1).a: $$($(1)_OBJS)
 	$$(AR) rcs $$@ $$^
 
 $(BUILD)/lib$(1).so.$(VERSION): $$($(1)_OBJS) $(call map_of,$(1)) $$(foreach r,$$($(1)_REQUIRES),$(BUILD)/lib$$(r).so.$(VERSION))
-	$$(CC) -shared -Wl,-soname,lib$(1).so.$(SOVERSION) -Wl,--version-script=$(call map_of,$(1)) -Wl,-z,defs \
+	$$(CC) -shared -Wl,-soname,lib$(1).so.$(SOVERSION) -Wl,--version-script=$(call map_of,$(1)) -Wl,-z,defs $$(if $$($(1)_REQUIRES),-Wl$$(comma)-rpath$$(comma)'$$$$ORIGIN') \
 	    $$(LDFLAGS) -o $$@ $$(filter %.o %.so.$(VERSION),$$^) $$($(1)_LIBS) -pthread -lm
 	ln -sf lib$(1).so.$(VERSION) $(BUILD)/lib$(1).so.$(SOVERSION)
 	ln -sf lib$(1).so.$(SOVERSION) $(BUILD)/lib$(1).so
@@ -292,7 +306,7 @@ $(foreach b,$(BENCHES),$(eval $(call program,$(BUILD)/bench/$(b),$(BUILD)/obj/be
 
 $(BUILD)/tests/test_api: $(BUILD)/obj/tests/unit/test_api.o $(BUILD)/obj/tests/unit/harness.o $(foreach p,$(OPTIONAL_PARTS),$(call archives,$(p)))
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(foreach p,$(OPTIONAL_PARTS),$(call libs_of,$(p)))
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $+ $(foreach p,$(OPTIONAL_PARTS),$(call libs_of,$(p)))
 
 # The ABI test is a program of its own, linked against the shared core
 # library as an application built against an older release would be.

@@ -48,6 +48,19 @@ typedef struct tfrec_bt_client_options {
     const char *admin_endpoint; /* [emulator host, else bigtableadmin.googleapis.com:443] */
     int64_t rpc_timeout_ms;     /* deadline of each RPC attempt [120000] */
     int64_t max_message_bytes;  /* channel send/receive limit [256 MiB] */
+    /* Since 1.1. Google credentials file, a service-account key or
+     * authorized_user [NULL: $GOOGLE_APPLICATION_CREDENTIALS, gcloud's
+     * application-default file, the GCE metadata server]. Tokens come from
+     * the process-wide source shared with the storage part
+     * (docs/storage-auth.md). Unused on plain-text endpoints. */
+    const char *credentials_file;
+    /* Since 1.1. PEM file of the CAs to trust for TLS (private CAs,
+     * TLS-inspecting proxies) [NULL: $TFREC_CA_BUNDLE, else gRPC's roots]. */
+    const char *ca_bundle_file;
+    /* Since 1.1. 1: TLS and tokens even to a loopback endpoint (a TLS
+     * front or private endpoint on this machine) [0: TLS except to a
+     * loopback endpoint or BIGTABLE_EMULATOR_HOST]. */
+    int tls;
 } tfrec_bt_client_options;
 
 #define TFREC_BT_CLIENT_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_client_options)
@@ -325,9 +338,18 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
  * call), TFREC_END, or a negative code. Rows come in key order (with
  * unordered, in key order within each range). A stream that breaks with a
  * retryable status, or stays silent for the client's rpc_timeout_ms, is
- * resumed after the last row it delivered: every row comes exactly once. */
+ * resumed after the last row it delivered: every row comes exactly once.
+ * A server never reached (nothing listening, no connection made, no
+ * answer) is TFREC_E_NETWORK after at most 10 s (or retry_timeout_ms if
+ * shorter), "cannot reach Bigtable at ENDPOINT: ... (tried for S s, N
+ * attempts)", not retried for the whole retry_timeout_ms. */
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
+/* Ask a reader to stop, e.g. from a SIGINT handler (async-signal-safe: it
+ * only sets a flag). A tfrec_bt_reader_next in progress, or the next one,
+ * cancels the streams and returns TFREC_E_STATE ("stopped") within about a
+ * quarter of a second; so does every later call. NULL is a no-op. */
+void tfrec_bt_reader_stop(tfrec_bt_reader *r);
 
 /* What a reader did so far. */
 typedef struct tfrec_bt_read_stats {

@@ -82,6 +82,12 @@ typedef struct tfrec_bt_export_options {
      * tfrec_fs_default(): local paths, "-", gs:// with the storage part
      * loaded, mem://]. */
     const tfrec_fs *fs;
+    /* Called with the export's reader once it is open, and with NULL
+     * before it is freed: a signal handler may tfrec_bt_reader_stop() it
+     * in between, so that a read waiting on a silent server ends soon
+     * (the export then fails with TFREC_E_STATE, no output kept). [NULL] */
+    void (*on_reader)(void *reader_ctx, tfrec_bt_reader *r);
+    void *reader_ctx;
 } tfrec_bt_export_options;
 
 #define TFREC_BT_EXPORT_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_export_options)

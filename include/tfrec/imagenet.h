@@ -160,6 +160,17 @@ typedef struct tfrec_imagenet_options {
      * read through them [NULL: local tarballs, read with pread]. */
     int (*open_input_range)(void *input_ctx, tfrec_io *io, const char *name, uint64_t offset,
                             uint64_t length);
+    /* Plan from this listing file (tfrec_imagenet_write_listing) instead
+     * of scanning raw_data_dir: the images it names (paths below
+     * raw_data_dir, which may be mounted elsewhere), with its classes and
+     * sizes, whatever the tree holds now. Read through the file system
+     * layer (include/tfrec/fs.h: a local path, gs://, mem://). A file that
+     * is cut, edited or of another layout is refused (TFREC_E_PARSE /
+     * TFREC_E_INVALID, naming the line). Its fingerprint goes into a
+     * task's part ("task": {"listing"}) and the merge refuses parts of
+     * different listings. The IMAGENET and FOLDERS trees only [NULL:
+     * scan]. */
+    const char *listing;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)
@@ -218,6 +229,17 @@ int tfrec_imagenet_result_stale(const tfrec_imagenet_result *r, size_t i, const 
  * directory ("train/train-00000-of-01024"). Documented in docs/imagenet.md. */
 const char *tfrec_imagenet_result_json(const tfrec_imagenet_result *r);
 void tfrec_imagenet_result_free(tfrec_imagenet_result *r);
+
+/* Scan the input as tfrec_imagenet_convert with opts would (the IMAGENET
+ * or FOLDERS tree, local or through list_input; not tarballs or CSV) and
+ * write the listing file path through the file system layer (fs NULL
+ * routing: a local path, gs://, mem://), for the tasks of a conversion to
+ * plan from (tfrec_imagenet_options.listing): the tree is listed once, and
+ * every task plans from the same images even when the tree changes. The
+ * 16 hex digits of its fingerprint go to fingerprint (17 bytes, may be
+ * NULL). Nothing is converted; output_dir is not needed. */
+int tfrec_imagenet_write_listing(const tfrec_imagenet_options *opts, const char *path,
+                                 char *fingerprint);
 
 /* Merging the manifest parts of a conversion split into tasks. */
 typedef struct tfrec_imagenet_merge_options {

@@ -11,6 +11,7 @@
 #include "batch.h"
 #include "dataset.h"
 #include "task.h"
+#include "config.h"
 #include "example.h"
 /* The optional parts' headers are installed with their part (tfrec-image,
  * tfrec-bigtable): include those that are there. */

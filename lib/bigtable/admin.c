@@ -19,7 +19,7 @@ typedef struct unary_result {
 } unary_result;
 
 /* One admin call, waited for on a private queue. Fails only locally. */
-static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
+static int unary_once(tfrec_bt_client *c, const char *method, const char *param_key,
                  const char *param_value, const ProtobufCMessage *req, unary_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -71,14 +71,31 @@ static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
     return TFREC_OK;
 }
 
+/* The call, and after UNAUTHENTICATED (an expired or revoked token) the
+ * same call once more with a freshly fetched token. */
+static int unary(tfrec_bt_client *c, const char *method, const char *param_key,
+                 const char *param_value, const ProtobufCMessage *req, unary_result *res)
+{
+    int rc = unary_once(c, method, param_key, param_value, req, res);
+    char why[512];
+    if (rc || res->code != BT_UNAUTHENTICATED || !c->auth || tfrec_bt_reauth(c, why, sizeof why))
+        return rc;
+    free(res->data);
+    return unary_once(c, method, param_key, param_value, req, res);
+}
+
 static int call_failed(tfrec_bt_client *c, const char *what, const char *name,
                        const unary_result *r)
 {
-    if (r->code == BT_UNAVAILABLE || r->code == BT_DEADLINE_EXCEEDED)
-        return tfrec_fail(&c->err, TFREC_E_NETWORK, "%s %s: cannot reach Bigtable at %s: %s: %s",
-                          what, name, c->admin_endpoint, tfrec_bt_code_name(r->code), r->details);
+    char hint[640];
+    tfrec_bt_auth_hint(c, r->code, r->details, hint, sizeof hint);
+    if (tfrec_bt_unreachable(r->code))
+        return tfrec_fail(&c->err, TFREC_E_NETWORK,
+                          "%s %s: cannot reach Bigtable at %s: %s: %.200s%s", what, name,
+                          c->admin_endpoint, tfrec_bt_code_name(r->code), r->details, hint);
     return tfrec_fail(&c->err, r->code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
-                      "%s %s: %s: %s", what, name, tfrec_bt_code_name(r->code), r->details);
+                      "%s %s: %s: %.200s%s", what, name, tfrec_bt_code_name(r->code), r->details,
+                      hint);
 }
 
 static int create_table(tfrec_bt_client *c, const char *table, const char *family)

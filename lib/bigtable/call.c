@@ -275,3 +275,8 @@ void tfrec_bt_cq_destroy(grpc_completion_queue *cq)
     }
     grpc_completion_queue_destroy(cq);
 }
+
+int tfrec_bt_channel_ready(grpc_channel *ch)
+{
+    return ch && grpc_channel_check_connectivity_state(ch, 0) == GRPC_CHANNEL_READY;
+}

@@ -67,6 +67,11 @@ int tfrec_bt_cq_next(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *e
 int tfrec_bt_cq_poll(grpc_completion_queue *cq, int64_t deadline_ms, bt_event *ev,
                      bt_call **deferred_done, pthread_mutex_t *mu);
 
+/* 1 when the channel has a connection up (READY) now; starts none. The
+ * proof, before any answer, that a server is there (a scan may take long
+ * before its first row). */
+int tfrec_bt_channel_ready(grpc_channel *ch);
+
 /* Release what an event owns (message bytes). */
 void tfrec_bt_event_release(bt_event *ev);
 

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "bigtable/client_internal.h"
+#include "gauth/gauth.h"
+#include "util/config.h"
+#include "util/loopback.h"
 #include "util/struct_size.h"
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_bt_client_options)
@@ -13,10 +16,11 @@ TFREC_DEFINE_STRUCT_INIT(tfrec_bt_client_options)
 #define PROD_DATA "bigtable.googleapis.com:443"
 #define PROD_ADMIN "bigtableadmin.googleapis.com:443"
 
+/* Plain text is for this machine only (one rule with the storage part:
+ * util/loopback.h); unix: sockets are local by nature. */
 static int is_loopback(const char *hostport)
 {
-    return !strncmp(hostport, "127.", 4) || !strncmp(hostport, "localhost", 9) ||
-           !strncmp(hostport, "[::1]", 5) || !strncmp(hostport, "unix:", 5);
+    return !strncmp(hostport, "unix:", 5) || tfrec_hostport_is_loopback(hostport);
 }
 
 /* BIGTABLE_EMULATOR_HOST must name a port: without one gRPC would quietly
@@ -82,26 +86,11 @@ static grpc_channel *make_channel(tfrec_bt_client *c, const char *target, int ow
     }
     grpc_channel_args ca = { (size_t)na, args };
 
-    char why[512];
-    tfrec_bt_last_grpc_error(why, sizeof why); /* forget older lines */
-    grpc_channel_credentials *creds = c->emulator ? grpc_insecure_credentials_create()
-                                                  : grpc_google_default_credentials_create(NULL);
-    tfrec_bt_last_grpc_error(why, sizeof why);
-    if (creds && why[0] && !c->emulator) {
-        /* e.g. "Could not deserialize private key.": every call would fail */
-        grpc_channel_credentials_release(creds);
-        const char *env = getenv("GOOGLE_APPLICATION_CREDENTIALS");
-        tfrec_fail(&c->err, TFREC_E_INVALID, "Google default credentials%s%s are not usable: %s",
-                   env && *env ? " from GOOGLE_APPLICATION_CREDENTIALS=" : "",
-                   env && *env ? env : "", why);
-        return NULL;
-    }
+    grpc_channel_credentials *creds = tfrec_bt_channel_credentials(c);
     if (!creds) {
-        tfrec_fail(&c->err, TFREC_E_NETWORK,
-                   "Google default credentials for %s could not be used%s%s: check "
-                   "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default "
-                   "login` (or set BIGTABLE_EMULATOR_HOST for the emulator)",
-                   target, why[0] ? ": " : "", why);
+        if (!c->err.code)
+            tfrec_fail(&c->err, TFREC_E_NETWORK, "could not set up TLS credentials for %s",
+                       target);
         return NULL;
     }
     grpc_channel *ch = grpc_channel_create(target, creds, &ca);
@@ -151,11 +140,14 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     if (c->max_message_bytes > 0x7fffffff)
         c->max_message_bytes = 0x7fffffff;
 
-    const char *emu = getenv("BIGTABLE_EMULATOR_HOST");
+    char emu[BT_NAME_MAX];
+    int have_emu = tfrec_cfg(TFREC_CFG_BIGTABLE_EMULATOR_HOST, emu, sizeof emu);
     if (opts->endpoint && *opts->endpoint) {
         rc = copy_opt(c, c->endpoint, opts->endpoint, "endpoint");
         c->emulator = is_loopback(opts->endpoint);
-    } else if (emu && *emu) {
+    } else if (have_emu < 0) {
+        rc = tfrec_fail(&c->err, TFREC_E_INVALID, "BIGTABLE_EMULATOR_HOST is too long");
+    } else if (have_emu) {
         rc = check_host_port(emu);
         if (!rc)
             rc = copy_opt(c, c->endpoint, emu, "BIGTABLE_EMULATOR_HOST");
@@ -176,17 +168,25 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     if (!rc) {
         if (opts->project && *opts->project)
             rc = copy_opt(c, c->project, opts->project, "project");
-        else
-            rc = tfrec_bt_metadata_project(c->project, sizeof c->project, &c->err);
+        else {
+            char why[768];
+            rc = tfrec_gauth_metadata_project(c->project, sizeof c->project, why, sizeof why);
+            if (rc)
+                tfrec_fail(&c->err, rc, "%s", why);
+        }
     }
     if (!rc && snprintf(c->instance_name, sizeof c->instance_name, "projects/%s/instances/%s",
                         c->project, c->instance) >= (int)sizeof c->instance_name)
         rc = tfrec_fail(&c->err, TFREC_E_INVALID, "project/instance names too long");
-    if (!rc && !c->emulator)
-        rc = tfrec_bt_check_credentials(&c->err);
+    c->tls = !c->emulator || opts->tls > 0;
+    if (c->tls)
+        c->emulator = 0; /* a TLS front on this machine is not the emulator */
+    if (!rc)
+        rc = tfrec_bt_credentials_setup(c, opts->credentials_file, opts->ca_bundle_file);
     if (rc) {
         if (c->err.msg[0]) /* else the message is already the thread's last one */
             tfrec_fail_copy(NULL, &c->err);
+        tfrec_bt_credentials_free(c);
         pthread_mutex_destroy(&c->admin_lock);
         free(c);
         return rc;
@@ -238,6 +238,7 @@ void tfrec_bt_client_free(tfrec_bt_client *c)
         grpc_channel_destroy(c->data);
     if (c->admin)
         grpc_channel_destroy(c->admin);
+    tfrec_bt_credentials_free(c);
     pthread_mutex_destroy(&c->admin_lock);
     free(c);
     if (inited)

@@ -1,143 +1,139 @@
-/* Production credentials and gRPC's own logging.
- *
- * gRPC core prints its errors straight to stderr ("E1123 ...
- * google_default_credentials.cc:...") before the caller can say anything,
- * and "Could not create google default credentials" does not tell a
- * missing GOOGLE_APPLICATION_CREDENTIALS file from no credentials at all.
- * So its log lines are routed here (the last error kept for our messages),
- * and the credential sources are checked before gRPC looks at them. */
+/* Channel credentials: plain text to an emulator, else TLS (gRPC's roots
+ * or a CA bundle for private CAs and TLS-inspecting proxies) composed with
+ * call credentials carrying the shared Google access token; and what a
+ * refused token means, in words that name the account and the fix. */
 #include <errno.h>
-#include <grpc/support/log.h>
-#include <pthread.h>
+#include <grpc/grpc_security.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "bigtable/client_internal.h"
+#include "bigtable/retry.h"
+#include "gauth/gauth.h"
+#include "util/config.h"
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char last_grpc_error[512];
+/* A CA bundle is a few certificates; a big file is a mistake. */
+#define CA_BUNDLE_MAX (4 << 20)
 
-static void on_grpc_log(gpr_log_func_args *a)
+static int load_ca_bundle(tfrec_bt_client *c, const char *path, const char *what)
 {
-    if (a->severity < GPR_LOG_SEVERITY_ERROR)
-        return;
-    pthread_mutex_lock(&log_lock);
-    snprintf(last_grpc_error, sizeof last_grpc_error, "%s", a->message ? a->message : "");
-    pthread_mutex_unlock(&log_lock);
-}
-
-static void route_once(void)
-{
-    /* Someone asking gRPC for its logs gets them, as gRPC prints them. */
-    const char *v = getenv("GRPC_VERBOSITY"), *t = getenv("GRPC_TRACE");
-    if ((v && *v) || (t && *t))
-        return;
-    gpr_set_log_function(on_grpc_log);
-}
-
-void tfrec_bt_route_grpc_logs(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, route_once);
-}
-
-void tfrec_bt_last_grpc_error(char *buf, size_t cap)
-{
-    pthread_mutex_lock(&log_lock);
-    snprintf(buf, cap, "%s", last_grpc_error);
-    last_grpc_error[0] = 0;
-    pthread_mutex_unlock(&log_lock);
-}
-
-/* The "type" of a credentials JSON file, or NULL (err set) if it has none. */
-static int key_file_type(const char *path, char *type, size_t cap, const char **missing,
-                         tfrec_err *err)
-{
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return tfrec_fail(err, TFREC_E_IO,
-                          "GOOGLE_APPLICATION_CREDENTIALS=%s: cannot open it: %s (point it at a "
-                          "service-account or authorized-user JSON key file, or unset it)",
-                          path, strerror(errno));
-    char buf[65536];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    int rerr = ferror(fp);
+    FILE *fp = fopen(path, "rb");
+    struct stat st;
+    if (!fp || fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CA_BUNDLE_MAX) {
+        int e = errno;
+        if (fp)
+            fclose(fp);
+        return tfrec_fail(&c->err, TFREC_E_IO, "%s %s: %s", what, path,
+                          fp ? "not a regular file of at most 4 MiB" : strerror(e));
+    }
+    c->ca_pem = malloc((size_t)st.st_size + 1);
+    size_t n = c->ca_pem ? fread(c->ca_pem, 1, (size_t)st.st_size, fp) : 0;
     fclose(fp);
-    buf[n] = 0;
-    if (rerr)
-        return tfrec_fail(err, TFREC_E_IO, "GOOGLE_APPLICATION_CREDENTIALS=%s: cannot read it",
+    if (!c->ca_pem)
+        return tfrec_fail(&c->err, TFREC_E_NOMEM, "out of memory");
+    c->ca_pem[n] = 0;
+    if (!strstr(c->ca_pem, "-----BEGIN CERTIFICATE-----"))
+        return tfrec_fail(&c->err, TFREC_E_PARSE,
+                          "%s %s holds no PEM certificate (-----BEGIN CERTIFICATE-----)", what,
                           path);
-    const char *p = buf + strspn(buf, " \t\r\n");
-    const char *k = strstr(p, "\"type\"");
-    const char *q = k ? k + 6 + strspn(k + 6, " \t\r\n") : NULL;
-    if (*p == '{' && q && *q == ':') {
-        q++;
-        q += strspn(q, " \t\r\n");
-        size_t len = *q == '"' ? strcspn(q + 1, "\"") : 0;
-        if (len && q[1 + len] == '"' && len < cap) {
-            memcpy(type, q + 1, len);
-            type[len] = 0;
-            /* the fields gRPC needs for the two usual kinds */
-            static const char *const sa[] = { "\"private_key\"", "\"client_email\"", NULL };
-            static const char *const au[] = { "\"refresh_token\"", "\"client_id\"",
-                                              "\"client_secret\"", NULL };
-            const char *const *need = !strcmp(type, "service_account")   ? sa
-                                      : !strcmp(type, "authorized_user") ? au
-                                                                         : NULL;
-            *missing = NULL;
-            for (; need && *need && !*missing; need++)
-                if (!strstr(buf, *need))
-                    *missing = *need;
-            return TFREC_OK;
-        }
-    }
-    return tfrec_fail(err, TFREC_E_INVALID,
-                      "GOOGLE_APPLICATION_CREDENTIALS=%s is not a Google credentials file (a "
-                      "JSON object with a \"type\", as `gcloud iam service-accounts keys "
-                      "create` writes)",
-                      path);
+    return TFREC_OK;
 }
 
-int tfrec_bt_check_credentials(tfrec_err *err)
+int tfrec_bt_credentials_setup(tfrec_bt_client *c, const char *credentials_file,
+                               const char *ca_bundle_file)
 {
-    const char *path = getenv("GOOGLE_APPLICATION_CREDENTIALS");
-    if (path && *path) {
-        char type[64];
-        const char *missing = NULL;
-        int rc = key_file_type(path, type, sizeof type, &missing, err);
-        if (rc)
-            return rc;
-        if (missing)
-            return tfrec_fail(err, TFREC_E_INVALID,
-                              "GOOGLE_APPLICATION_CREDENTIALS=%s is a %s file without %s", path,
-                              type, missing);
-        if (strcmp(type, "service_account") && strcmp(type, "authorized_user") &&
-            strcmp(type, "external_account"))
-            return tfrec_fail(err, TFREC_E_INVALID,
-                              "GOOGLE_APPLICATION_CREDENTIALS=%s has type \"%s\"; gRPC takes "
-                              "service_account, authorized_user or external_account",
-                              path, type);
+    if (!c->tls)
         return TFREC_OK;
+    char cfg[4096];
+    int rc;
+    if (ca_bundle_file && *ca_bundle_file)
+        rc = load_ca_bundle(c, ca_bundle_file, "CA bundle");
+    else if (tfrec_cfg(TFREC_CFG_CA_BUNDLE, cfg, sizeof cfg) > 0)
+        rc = load_ca_bundle(c, cfg, "TFREC_CA_BUNDLE");
+    else
+        rc = TFREC_OK;
+    if (rc)
+        return rc;
+    if (credentials_file && *credentials_file &&
+        !(c->credentials_file = strdup(credentials_file)))
+        return tfrec_fail(&c->err, TFREC_E_NOMEM, "out of memory");
+    char why[768] = "";
+    if ((rc = tfrec_gauth_new(&c->auth, c->credentials_file, 0, why, sizeof why)) < 0)
+        return tfrec_fail(&c->err, rc, "Google credentials: %s", why);
+    /* One token now: a missing or broken credential is reported by
+     * tfrec_bt_client_open, not by the first call. The source is shared,
+     * so this token also serves the calls (and the storage part). */
+    char *header = NULL;
+    rc = tfrec_gauth_header(c->auth, 0, &header, why, sizeof why);
+    if (header) {
+        memset(header, 0, strlen(header));
+        free(header);
     }
-    /* gRPC's next places: gcloud's application-default file, then GCE. */
-    const char *home = getenv("HOME");
-    char well_known[4096];
-    struct stat sb;
-    snprintf(well_known, sizeof well_known,
-             "%s/.config/gcloud/application_default_credentials.json", home ? home : "");
-    if (home && stat(well_known, &sb) == 0)
-        return TFREC_OK;
-    char project[256];
-    tfrec_err probe = { 0 };
-    if (tfrec_bt_metadata_project(project, sizeof project, &probe) == TFREC_OK)
-        return TFREC_OK;
-    return tfrec_fail(err, TFREC_E_NETWORK,
-                      "no Google credentials found: GOOGLE_APPLICATION_CREDENTIALS is not set, "
-                      "%s does not exist (`gcloud auth application-default login` writes it) "
-                      "and no GCE metadata server answered; set BIGTABLE_EMULATOR_HOST=host:port "
-                      "to use the emulator",
-                      home ? well_known
-                           : "$HOME/.config/gcloud/application_default_credentials.json");
+    if (rc < 0)
+        return tfrec_fail(&c->err, rc, "Bigtable credentials: %s", why);
+    return TFREC_OK;
+}
+
+void tfrec_bt_credentials_free(tfrec_bt_client *c)
+{
+    tfrec_gauth_free(c->auth);
+    c->auth = NULL;
+    free(c->ca_pem);
+    free(c->credentials_file);
+}
+
+grpc_channel_credentials *tfrec_bt_channel_credentials(tfrec_bt_client *c)
+{
+    if (!c->tls)
+        return grpc_insecure_credentials_create();
+    grpc_channel_credentials *ssl = grpc_ssl_credentials_create(c->ca_pem, NULL, NULL, NULL);
+    grpc_call_credentials *call = ssl ? tfrec_bt_call_credentials(c) : NULL;
+    grpc_channel_credentials *both =
+        call ? grpc_composite_channel_credentials_create(ssl, call, NULL) : NULL;
+    if (call)
+        grpc_call_credentials_release(call);
+    if (ssl)
+        grpc_channel_credentials_release(ssl);
+    return both;
+}
+
+int tfrec_bt_reauth(tfrec_bt_client *c, char *err, size_t errcap)
+{
+    if (!c->auth) {
+        snprintf(err, errcap, "no credentials to refresh");
+        return TFREC_E_UNSUPPORTED;
+    }
+    char *header = NULL;
+    int rc = tfrec_gauth_header(c->auth, 1, &header, err, errcap);
+    if (header) {
+        memset(header, 0, strlen(header));
+        free(header);
+    }
+    return rc;
+}
+
+const char *tfrec_bt_auth_hint(tfrec_bt_client *c, int code, const char *details, char *buf,
+                               size_t cap)
+{
+    buf[0] = 0;
+    const char *who = c && c->auth ? tfrec_gauth_account(c->auth) : NULL;
+    if (code == BT_UNAUTHENTICATED && who)
+        snprintf(buf, cap,
+                 " (the access token of %s was refused, also after a fresh one: check that "
+                 "these credentials are valid and not revoked, or name other ones with "
+                 "GOOGLE_APPLICATION_CREDENTIALS; see docs/storage-auth.md)",
+                 who);
+    else if (code == BT_PERMISSION_DENIED && who)
+        snprintf(buf, cap,
+                 " (%s may not do this: grant it roles/bigtable.user on the instance, "
+                 "roles/bigtable.admin to create tables; see docs/storage-auth.md)",
+                 who);
+    else if (code == BT_UNAVAILABLE && details && tfrec_bt_is_tls_failure(details))
+        snprintf(buf, cap,
+                 " (the TLS handshake failed: the server's certificate is not trusted%s; give "
+                 "the CA that issued it with ca_bundle_file or TFREC_CA_BUNDLE)",
+                 c && c->ca_pem ? " by the CA bundle given" : " by the system's roots");
+    return buf;
 }

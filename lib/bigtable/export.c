@@ -380,8 +380,12 @@ int tfrec_bt_export(tfrec_bt_client *c, const char *table, const char *output,
         rc = tfrec_bt_reader_open_flags(&rd, c, table, &e.ro, BT_READ_ROWS_WITHOUT_COLUMN);
     if (!rc)
         rc = open_outputs(&e);
+    if (!rc && e.o.on_reader)
+        e.o.on_reader(e.o.reader_ctx, rd);
     if (!rc)
         rc = copy_rows(&e, rd);
+    if (rd && e.o.on_reader)
+        e.o.on_reader(e.o.reader_ctx, NULL);
     rc = close_outputs(&e, rc);
     if (!rc && strcmp(output, "-") != 0 && !e.o.no_part_file)
         rc = write_part(&e, rd);

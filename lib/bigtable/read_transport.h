@@ -30,6 +30,13 @@ typedef struct bt_read_transport {
     void (*destroy)(void *ctx);
     /* For messages: the endpoint, "fake" in tests. */
     const char *endpoint;
+    /* Optional: 1 when a connection to the server is up (the server is
+     * there even before it answers); NULL: only answers tell. */
+    int (*connected)(void *ctx);
+    /* As in transport.h: a fresh token after UNAUTHENTICATED, and the
+     * account and fix for a failure's message; NULL in tests. */
+    int (*reauth)(void *ctx, char *err, size_t errcap);
+    const char *(*hint)(void *ctx, int code, const char *details, char *buf, size_t cap);
 } bt_read_transport;
 
 /* Open a reader over any transport. table_name is the full

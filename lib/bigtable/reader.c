@@ -147,6 +147,12 @@ int tfrec_bt_scan_start(tfrec_bt_reader *r, bt_scan *s)
         free(buf);
         return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
     }
+    r->last_event_ms = tfrec_bt_now_ms();
+    if (!r->first_call_ms)
+        r->first_call_ms = r->last_event_ms;
+    if (!r->reached)
+        r->connect_attempts++;
+    s->auth_epoch = r->ra.epoch;
     s->call = r->t.start(r->t.ctx, s, s->index, buf, n, &r->err);
     free(buf);
     if (!s->call)
@@ -306,6 +312,8 @@ int tfrec_bt_reader_open_transport(tfrec_bt_reader **out, const bt_read_transpor
     r->max_row_bytes = o.max_row_bytes;
     r->retry_timeout_ms = o.retry_timeout_ms ? o.retry_timeout_ms : 600000;
     r->stall_ms = 3600000;
+    r->connect_timeout_ms =
+        r->retry_timeout_ms < BT_CONNECT_TIMEOUT_MS ? r->retry_timeout_ms : BT_CONNECT_TIMEOUT_MS;
     r->backoff = (bt_backoff){ o.retry_initial_ms > 0 ? o.retry_initial_ms : 100, 2000, 1.5,
                                (uint64_t)(uintptr_t)r ^ (uint64_t)tfrec_bt_now_ms() };
     if ((app_profile && !(r->app_profile = strdup(app_profile))) ||
@@ -360,6 +368,12 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
                          const tfrec_bt_read_options *opts)
 {
     return tfrec_bt_reader_open_flags(out, c, table, opts, 0);
+}
+
+void tfrec_bt_reader_stop(tfrec_bt_reader *r)
+{
+    if (r)
+        r->stop = 1; /* async-signal-safe: the next wait sees it */
 }
 
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r)

@@ -63,6 +63,7 @@ static int rt_sample(void *ctx, bt_samples *out, tfrec_err *err)
     grpc_slice s = grpc_slice_malloc(n);
     google__bigtable__v2__sample_row_keys_request__pack(&req, GRPC_SLICE_START_PTR(s));
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+    int64_t t0 = tfrec_bt_now_ms();
     bt_call *call = tfrec_bt_call_start(g->c->data, cq, SAMPLE_ROW_KEYS, g->params, &s, 1,
                                         g->c->rpc_timeout_ms, NULL, err);
     grpc_slice_unref(s);
@@ -70,19 +71,42 @@ static int rt_sample(void *ctx, bt_samples *out, tfrec_err *err)
         tfrec_bt_cq_destroy(cq);
         return err->code;
     }
-    int rc = TFREC_OK, done = 0;
+    int rc = TFREC_OK, done = 0, answered = 0;
     size_t cap = 0;
     while (!done) {
         bt_event ev;
-        if (tfrec_bt_cq_next(cq, tfrec_bt_now_ms() + g->c->rpc_timeout_ms + 5000, &ev) != 1) {
+        /* The first call of a sharded reader: a server not reached (no
+         * answer, no connection up) within the connect timeout is reported
+         * then, as for ReadRows, not after the call's whole deadline. */
+        int64_t deadline = tfrec_bt_now_ms() + g->c->rpc_timeout_ms + 5000;
+        int reached = answered || tfrec_bt_channel_ready(g->c->data);
+        if (!reached && !rc && deadline > t0 + BT_CONNECT_TIMEOUT_MS)
+            deadline = t0 + BT_CONNECT_TIMEOUT_MS;
+        if (tfrec_bt_cq_next(cq, deadline, &ev) != 1) {
+            if (!answered && !tfrec_bt_channel_ready(g->c->data) && !rc) {
+                if (tfrec_bt_now_ms() < t0 + BT_CONNECT_TIMEOUT_MS)
+                    continue; /* it connected meanwhile, then dropped: look again */
+                rc = tfrec_fail(err, TFREC_E_NETWORK,
+                                "SampleRowKeys on %s: cannot reach Bigtable at %s: no connection "
+                                "(tried for %.1f s)",
+                                g->name, g->c->endpoint, (double)(tfrec_bt_now_ms() - t0) / 1000);
+            } else if (!rc) {
+                rc = tfrec_fail(err, TFREC_E_NETWORK, "SampleRowKeys on %s at %s stalled",
+                                g->name, g->c->endpoint);
+            }
             tfrec_bt_call_cancel(call); /* its DONE still comes */
-            rc = tfrec_fail(err, TFREC_E_NETWORK, "SampleRowKeys on %s at %s stalled", g->name,
-                            g->c->endpoint);
             continue;
         }
+        answered = 1;
         if (ev.kind == BT_EV_DONE) {
             done = 1;
-            if (ev.code != BT_OK && !rc)
+            if (ev.code != BT_OK && !rc && tfrec_bt_unreachable(ev.code))
+                rc = tfrec_fail(err, TFREC_E_NETWORK,
+                                "SampleRowKeys on %s: cannot reach Bigtable at %s: %s: %s (tried "
+                                "for %.1f s)",
+                                g->name, g->c->endpoint, tfrec_bt_code_name(ev.code), ev.details,
+                                (double)(tfrec_bt_now_ms() - t0) / 1000);
+            else if (ev.code != BT_OK && !rc)
                 rc = tfrec_fail(err, ev.code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
                                 "SampleRowKeys on %s at %s: %s: %s", g->name, g->c->endpoint,
                                 tfrec_bt_code_name(ev.code), ev.details);
@@ -123,6 +147,15 @@ static int rt_sample(void *ctx, bt_samples *out, tfrec_err *err)
     return rc;
 }
 
+static int rt_connected(void *ctx)
+{
+    grpc_rt *g = ctx;
+    for (int i = 0; i < g->nch; i++)
+        if (tfrec_bt_channel_ready(g->ch[i]))
+            return 1;
+    return 0;
+}
+
 static void rt_destroy(void *ctx)
 {
     grpc_rt *g = ctx;
@@ -130,6 +163,16 @@ static void rt_destroy(void *ctx)
     for (int i = 0; i < g->nch; i++)
         grpc_channel_destroy(g->ch[i]);
     free(g);
+}
+
+static int rt_reauth(void *ctx, char *err, size_t errcap)
+{
+    return tfrec_bt_reauth(((grpc_rt *)ctx)->c, err, errcap);
+}
+
+static const char *rt_hint(void *ctx, int code, const char *details, char *buf, size_t cap)
+{
+    return tfrec_bt_auth_hint(((grpc_rt *)ctx)->c, code, details, buf, cap);
 }
 
 int tfrec_bt_read_transport_grpc(bt_read_transport *t, tfrec_bt_client *c, const char *table_name,
@@ -156,6 +199,7 @@ int tfrec_bt_read_transport_grpc(bt_read_transport *t, tfrec_bt_client *c, const
         g->nch++;
     }
     g->cq = grpc_completion_queue_create_for_next(NULL);
-    *t = (bt_read_transport){ g, rt_start, rt_next, rt_cancel, rt_sample, rt_destroy, c->endpoint };
+    *t = (bt_read_transport){ g,          rt_start,    rt_next,     rt_cancel, rt_sample,
+                              rt_destroy, c->endpoint, rt_connected, rt_reauth, rt_hint };
     return TFREC_OK;
 }

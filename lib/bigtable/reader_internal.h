@@ -9,6 +9,7 @@
 #ifndef TFREC_BT_READER_INTERNAL_H
 #define TFREC_BT_READER_INTERNAL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,7 @@ typedef struct bt_scan {
     unsigned failures;  /* consecutive retryable failures */
     int64_t fail_since; /* monotonic ms of the first of them */
     int64_t retry_at;   /* monotonic ms: not before */
+    unsigned auth_epoch; /* r->ra.epoch when its call started */
 } bt_scan;
 
 struct tfrec_bt_reader {
@@ -65,7 +67,17 @@ struct tfrec_bt_reader {
     bt_scan *scans;
     size_t nscans, cur;
     int running; /* calls without their DONE yet */
+    bt_reauth ra; /* one token refresh per run of UNAUTHENTICATED */
     tfrec_bt_read_stats st;
+    /* Until the server is reached (a message, a status that is not
+     * tfrec_bt_unreachable, or a connection up), failures are bounded by
+     * connect_timeout_ms from the first call, not retry_timeout_ms: a wrong
+     * address is reported in seconds. */
+    int reached;
+    int64_t connect_timeout_ms, first_call_ms;
+    int64_t last_event_ms; /* a call started or an event came: stalls count from it */
+    unsigned connect_attempts;
+    volatile sig_atomic_t stop; /* tfrec_bt_reader_stop: may be set by a signal handler */
 };
 
 /* tfrec_bt_reader_open with internal flags. */

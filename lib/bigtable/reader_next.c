@@ -75,6 +75,31 @@ static int fail(tfrec_bt_reader *r, int code)
     return code;
 }
 
+/* A stop request waits this long at most to be seen. */
+#define STOP_POLL_MS 250
+
+/* Whether the server was reached: an answer said so (on_done, pump), or a
+ * connection is up now. */
+static int reached(tfrec_bt_reader *r)
+{
+    if (!r->reached && r->t.connected && r->t.connected(r->t.ctx))
+        r->reached = 1;
+    return r->reached;
+}
+
+/* Never reached and past the connect timeout: say where, how long, and the
+ * last status (or that nothing came at all). */
+static int unreachable(tfrec_bt_reader *r, int64_t now, const bt_event *last)
+{
+    return tfrec_fail(&r->err, TFREC_E_NETWORK,
+                      "ReadRows on %s: cannot reach Bigtable at %s: %s%s%s (tried for %.1f s, "
+                      "%u attempt%s)",
+                      r->name, r->t.endpoint, last ? tfrec_bt_code_name(last->code) : "no answer",
+                      last ? ": " : ", no connection", last ? last->details : "",
+                      (double)(now - r->first_call_ms) / 1000, r->connect_attempts,
+                      r->connect_attempts == 1 ? "" : "s");
+}
+
 /* Merge what scan s has received: 1 a row is ready, 0 nothing buffered. */
 static int consume(tfrec_bt_reader *r, bt_scan *s)
 {
@@ -134,7 +159,10 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
 {
     s->call = NULL;
     r->running--;
+    if (!tfrec_bt_unreachable(ev->code) && ev->code != BT_CANCELLED)
+        r->reached = 1; /* the server answered */
     if (ev->code == BT_OK) {
+        tfrec_bt_reauth_passed(&r->ra);
         s->pausing = 0;
         s->stalled = 0;
         s->state = SCAN_EOS;
@@ -149,10 +177,23 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
     }
     int stalled = s->stalled;
     s->stalled = 0;
+    char why[512] = "", hint[640] = "";
+    if (ev->code == BT_UNAUTHENTICATED &&
+        tfrec_bt_reauth_decide(&r->ra, s->auth_epoch, r->t.reauth, r->t.ctx, why, sizeof why)) {
+        /* A fresh token is in place: resume after the last row delivered. */
+        r->st.resumed++;
+        s->retry_at = now;
+        return TFREC_OK;
+    }
+    if (r->t.hint)
+        r->t.hint(r->t.ctx, ev->code, ev->details, hint, sizeof hint);
     if (stalled ||
         (tfrec_bt_retryable(ev->code, ev->details) && ev->code != BT_RESOURCE_EXHAUSTED)) {
         if (!s->failures++)
             s->fail_since = now;
+        if (!reached(r) && (stalled || tfrec_bt_unreachable(ev->code)) &&
+            now - r->first_call_ms >= r->connect_timeout_ms)
+            return unreachable(r, now, stalled ? NULL : ev);
         if (now - s->fail_since <= r->retry_timeout_ms) {
             r->st.resumed++;
             s->retry_at = now + tfrec_bt_backoff_delay(&r->backoff, s->failures);
@@ -166,24 +207,35 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
                           (long long)(now - s->fail_since));
     }
     return tfrec_fail(&r->err, ev->code == BT_NOT_FOUND ? TFREC_E_NOT_FOUND : TFREC_E_NETWORK,
-                      "ReadRows on %s at %s: %s: %s", r->name, r->t.endpoint,
-                      tfrec_bt_code_name(ev->code), ev->details);
+                      "ReadRows on %s at %s: %s: %.200s%s%s%s%s", r->name, r->t.endpoint,
+                      tfrec_bt_code_name(ev->code), ev->details, why[0] ? " (" : "", why,
+                      why[0] ? ")" : "", hint);
 }
 
 /* Wait for one event (or until wake) and file it under its scan. */
 static int pump(tfrec_bt_reader *r, int64_t wake)
 {
     int64_t now = tfrec_bt_now_ms();
-    int64_t deadline = r->running ? now + r->stall_ms : wake;
+    int64_t deadline = r->running ? r->last_event_ms + r->stall_ms : wake;
     if (wake < deadline)
         deadline = wake;
+    /* Wake up to see a stop request, and when a server not reached yet
+     * runs out of its connect time. */
+    if (deadline > now + STOP_POLL_MS)
+        deadline = now + STOP_POLL_MS;
+    int connecting = r->running && !reached(r);
+    if (connecting && deadline > r->first_call_ms + r->connect_timeout_ms)
+        deadline = r->first_call_ms + r->connect_timeout_ms;
     bt_event ev;
     int got = r->t.next(r->t.ctx, deadline, &ev);
     if (got != 1) {
+        int64_t t = tfrec_bt_now_ms();
+        if (connecting && !reached(r) && t - r->first_call_ms >= r->connect_timeout_ms)
+            return unreachable(r, t, NULL); /* fail() cancels the calls */
         /* Silence on every stream: a connection that died without a word
          * (no reset reached us). Cancel and resume them like any broken
          * stream; the retry deadline still bounds the whole. */
-        if (r->running && tfrec_bt_now_ms() >= now + r->stall_ms)
+        if (r->running && t >= r->last_event_ms + r->stall_ms)
             for (size_t i = 0; i < r->nscans; i++)
                 if (r->scans[i].call && !r->scans[i].stalled) {
                     r->scans[i].stalled = 1;
@@ -191,9 +243,11 @@ static int pump(tfrec_bt_reader *r, int64_t wake)
                 }
         return TFREC_OK; /* a retry is due, or the cancelled calls end */
     }
+    r->last_event_ms = tfrec_bt_now_ms();
     bt_scan *s = ev.user;
     if (ev.kind == BT_EV_DONE)
-        return on_done(r, s, &ev, tfrec_bt_now_ms());
+        return on_done(r, s, &ev, r->last_event_ms);
+    r->reached = 1; /* a message: the server is there */
     if (q_push(s, &ev)) {
         tfrec_bt_event_release(&ev);
         return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
@@ -231,6 +285,11 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
     if (r->err.code)
         return r->err.code;
     for (;;) {
+        if (r->stop)
+            return fail(r, tfrec_fail(&r->err, TFREC_E_STATE,
+                                      "ReadRows on %s at %s: stopped (tfrec_bt_reader_stop) after "
+                                      "%llu rows",
+                                      r->name, r->t.endpoint, (unsigned long long)r->returned));
         if (r->rows_limit > 0 && r->returned >= r->rows_limit) {
             stop_all(r);
             return TFREC_END;

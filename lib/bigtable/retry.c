@@ -1,4 +1,6 @@
 /* Retry classification and exponential backoff with jitter. */
+#include <stdio.h>
+
 #include "bigtable/retry.h"
 
 #include <string.h>
@@ -22,10 +24,43 @@ int tfrec_bt_is_too_large(int code, const char *message)
             contains(message, "message size") || contains(message, "exceeds"));
 }
 
+int tfrec_bt_unreachable(int code)
+{
+    return code == BT_UNAVAILABLE || code == BT_DEADLINE_EXCEEDED;
+}
+
+int tfrec_bt_is_tls_failure(const char *message)
+{
+    return contains(message, "CERTIFICATE_VERIFY_FAILED") ||
+           contains(message, "certificate verify failed") ||
+           contains(message, "Ssl handshake failed") || contains(message, "Handshake failed");
+}
+
+int tfrec_bt_reauth_decide(bt_reauth *ra, unsigned call_epoch,
+                           int (*reauth)(void *ctx, char *err, size_t errcap), void *ctx,
+                           char *why, size_t whycap)
+{
+    if (whycap)
+        why[0] = 0;
+    if (!reauth)
+        return 0;
+    if (call_epoch != ra->epoch)
+        return 1;
+    if (ra->spent) {
+        snprintf(why, whycap, "a freshly fetched token was refused too");
+        return 0;
+    }
+    if (reauth(ctx, why, whycap) != 0)
+        return 0;
+    ra->epoch++;
+    ra->spent = 1;
+    return 1;
+}
+
 int tfrec_bt_retryable(int code, const char *message)
 {
     switch (code) {
-    case BT_UNAVAILABLE:
+    case BT_UNAVAILABLE: return !tfrec_bt_is_tls_failure(message);
     case BT_DEADLINE_EXCEEDED:
     case BT_ABORTED: return 1;
     case BT_INTERNAL:

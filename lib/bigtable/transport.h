@@ -25,6 +25,12 @@ typedef struct bt_transport {
     /* Cancel every call in flight (their DONE events still arrive); NULL:
      * the transport cannot cancel, calls end at their deadline. */
     void (*cancel_all)(void *ctx);
+    /* After UNAUTHENTICATED: fetch a fresh access token for the calls that
+     * follow (TFREC_OK), or say why not in err; NULL: no credentials. */
+    int (*reauth)(void *ctx, char *err, size_t errcap);
+    /* Words naming the account and the fix, appended to a failure's
+     * message (credentials.c: tfrec_bt_auth_hint); NULL: none. */
+    const char *(*hint)(void *ctx, int code, const char *details, char *buf, size_t cap);
 } bt_transport;
 
 /* Open a writer over any transport. table_name is the full

@@ -122,6 +122,7 @@ static void send_batch(tfrec_bt_writer *w)
     }
     c->n = n;
     c->req_bytes = bytes;
+    c->auth_epoch = w->ra.epoch;
     w->st.requests++;
     w->inflight++;
     tfrec_err err = { 0 };
@@ -180,6 +181,20 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
                         tfrec_bt_code_name(code), e->enc_len, msg);
         return;
     }
+    char why[512] = "", hint[640] = "";
+    if (code == BT_UNAUTHENTICATED &&
+        tfrec_bt_reauth_decide(&w->ra, c->auth_epoch, w->tr.reauth, w->tr.ctx, why, sizeof why)) {
+        /* The token expired or was revoked: a fresh one is in place, and
+         * the server applied nothing of a refused call. */
+        for (size_t i = c->n; i-- > 0;)
+            if (!c->seen[i]) {
+                c->e[i]->attempts--;
+                tfrec_bt_w_queue_push_front(w, c->e[i]);
+            }
+        return;
+    }
+    if (w->tr.hint)
+        w->tr.hint(w->tr.ctx, code, msg, hint, sizeof hint);
     int retry = tfrec_bt_retryable(code, msg);
     for (size_t i = 0; i < c->n; i++) {
         if (c->seen[i])
@@ -187,13 +202,14 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
         if (retry)
             retry_or_fail(w, c->e[i], code, msg, 1);
         else
-            tfrec_bt_w_fail(w, c->e[i], code, "%s: %s", tfrec_bt_code_name(code), msg);
+            tfrec_bt_w_fail(w, c->e[i], code, "%s: %.200s%s%s%s%s", tfrec_bt_code_name(code), msg,
+                            why[0] ? " (" : "", why, why[0] ? ")" : "", hint);
     }
     if (!retry && !w->broken_reason[0] &&
         (code == BT_NOT_FOUND || code == BT_PERMISSION_DENIED || code == BT_UNAUTHENTICATED ||
-         code == BT_UNIMPLEMENTED || code == BT_FAILED_PRECONDITION))
-        snprintf(w->broken_reason, sizeof w->broken_reason, "%s: %s", tfrec_bt_code_name(code),
-                 msg);
+         code == BT_UNIMPLEMENTED || code == BT_FAILED_PRECONDITION || code == BT_UNAVAILABLE))
+        snprintf(w->broken_reason, sizeof w->broken_reason, "%s: %.200s%s",
+                 tfrec_bt_code_name(code), msg, hint);
 }
 
 typedef struct msg_ctx {
@@ -234,6 +250,8 @@ static void on_message(tfrec_bt_writer *w, wcall *c, const uint8_t *data, size_t
 static void on_done(tfrec_bt_writer *w, wcall *c, int code, const char *details)
 {
     w->inflight--;
+    if (code == BT_OK)
+        tfrec_bt_reauth_passed(&w->ra);
     if (code == BT_OK) /* entries the server never answered for: resend */
         stream_failed(w, c, BT_ABORTED, "stream ended without a result for this row");
     else

@@ -27,6 +27,7 @@
 
 #include "bigtable/client_internal.h"
 #include "bigtable/transport.h"
+#include "util/config.h"
 #include "util/struct_size.h"
 
 #define MUTATE_ROWS "/google.bigtable.v2.Bigtable/MutateRows"
@@ -299,19 +300,30 @@ static void start_pollers(grpc_tr *t, int want)
     t->threaded = 1;
 }
 
-/* Polling threads: $TFREC_BT_POLLERS, else one. Against the emulator a
+static int tr_reauth(void *ctx, char *err, size_t errcap)
+{
+    return tfrec_bt_reauth(((grpc_tr *)ctx)->client, err, errcap);
+}
+
+static const char *tr_hint(void *ctx, int code, const char *details, char *buf, size_t cap)
+{
+    return tfrec_bt_auth_hint(((grpc_tr *)ctx)->client, code, details, buf, cap);
+}
+
+/* Polling threads: the TFREC_BT_POLLERS setting, else one. Against the emulator a
  * polling thread lets it work on two calls at once (1.3 cores instead of
  * 0.8): 1.4x the rows/s for 1 KB rows and 1.5-1.6x for 110 KB rows of
  * the writer's thread polling alone (0), for 0-4% more client CPU
  * (bench/RESULTS.md, "One polling thread"). */
 static int pollers_wanted(void)
 {
-    const char *env = getenv("TFREC_BT_POLLERS");
-    int n = env && *env ? atoi(env) : 1;
-    return n > 0 ? n : 0;
+    long n = 1;
+    if (tfrec_cfg_int(TFREC_CFG_BT_POLLERS, &n) < 0)
+        n = 1; /* not a number: the default (the library never prints) */
+    return n > 0 ? (int)(n < 1024 ? n : 1024) : 0;
 }
 
-/* Connections to use: the option, else $TFREC_BT_CONNECTIONS, else one per
+/* Connections to use: the option, else TFREC_BT_CONNECTIONS, else one per
  * call in flight. */
 static int connections_wanted(const tfrec_bt_writer_options *opts)
 {
@@ -320,8 +332,11 @@ static int connections_wanted(const tfrec_bt_writer_options *opts)
         return 1; /* the writer reports the bad struct */
     int n = o.connections;
     if (n <= 0) {
-        const char *env = getenv("TFREC_BT_CONNECTIONS");
-        n = env && atoi(env) > 0 ? atoi(env) : o.max_inflight > 0 ? o.max_inflight : 2;
+        long env = 0;
+        n = tfrec_cfg_int(TFREC_CFG_BT_CONNECTIONS, &env) > 0 && env > 0
+                ? (int)(env < MAX_CONNECTIONS ? env : MAX_CONNECTIONS)
+            : o.max_inflight > 0 ? o.max_inflight
+                                 : 2;
     }
     return n > MAX_CONNECTIONS ? MAX_CONNECTIONS : n;
 }
@@ -360,7 +375,7 @@ int tfrec_bt_writer_open(tfrec_bt_writer **out, tfrec_bt_client *c, const char *
         start_pollers(t, want);
     if (!t->threaded)
         t->cq = grpc_completion_queue_create_for_next(NULL);
-    bt_transport tr = { t, tr_start, tr_next, tr_destroy, tr_cancel_all };
+    bt_transport tr = { t, tr_start, tr_next, tr_destroy, tr_cancel_all, tr_reauth, tr_hint };
     int rc = tfrec_bt_writer_open_transport(out, &tr, name, c->app_profile, family, opts);
     if (rc)
         tr_destroy(t);

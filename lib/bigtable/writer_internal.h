@@ -35,6 +35,7 @@ typedef struct wcall {
     size_t req_bytes;
     bt_entry **e;
     uint8_t *seen; /* a result for entry i has arrived */
+    unsigned auth_epoch; /* w->ra.epoch when the call started */
 } wcall;
 
 struct tfrec_bt_writer {
@@ -70,6 +71,7 @@ struct tfrec_bt_writer {
     int64_t stop_deadline_ms; /* when calls in flight get cancelled; 0: not stopping */
     int cancelled;            /* calls in flight were cancelled */
     bt_backoff bo;
+    bt_reauth ra; /* one token refresh per run of UNAUTHENTICATED */
     tfrec_bt_writer_stats st;
 };
 

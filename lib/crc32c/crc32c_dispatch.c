@@ -13,6 +13,7 @@
 #include "tfrec/crc32c.h"
 #include "tfrec/error.h"
 #include "util/errors.h"
+#include "util/config.h"
 
 #define IMPL_COUNT (TFREC_CRC32C_ARM64 + 1)
 
@@ -83,8 +84,8 @@ static void init(void)
     tfrec_crc32c_tables_init();
     detect();
     int impl = TFREC_CRC32C_AUTO;
-    const char *env = getenv("TFREC_CRC32C");
-    if (env) {
+    char env[32];
+    if (tfrec_cfg(TFREC_CFG_CRC32C, env, sizeof env) > 0) {
         for (int i = 0; i < IMPL_COUNT; i++)
             if (strcmp(env, impl_names[i]) == 0 && impl_fns[i])
                 impl = i;

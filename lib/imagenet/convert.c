@@ -354,14 +354,17 @@ static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
 static int plan_run(const in_opts *o, in_plan *p, tfrec_err *err)
 {
     int rc;
-    switch (o->o.layout) {
-    case TFREC_LAYOUT_FOLDERS: rc = tfrec_in_scan_folders(p, o, err); break;
-    case TFREC_LAYOUT_CSV: rc = tfrec_in_scan_csv(p, o, err); break;
-    default:
-        rc = tfrec_in_wants_tars(o) ? tfrec_in_scan_tars(p, o, err)
-                                    : tfrec_in_scan_imagenet(p, o, err);
-        break;
-    }
+    if (o->o.listing)
+        rc = tfrec_in_listing_read(p, o, o->o.listing, p->listing_fp, err);
+    else
+        switch (o->o.layout) {
+        case TFREC_LAYOUT_FOLDERS: rc = tfrec_in_scan_folders(p, o, err); break;
+        case TFREC_LAYOUT_CSV: rc = tfrec_in_scan_csv(p, o, err); break;
+        default:
+            rc = tfrec_in_wants_tars(o) ? tfrec_in_scan_tars(p, o, err)
+                                        : tfrec_in_scan_imagenet(p, o, err);
+            break;
+        }
     if (!rc)
         rc = tfrec_in_assign_labels(p, o, err);
     if (!rc)
@@ -384,6 +387,7 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     memset(&plan, 0, sizeof plan);
     in_notes fixed = { 0 }, rejected = { 0 }, conflicts = { 0 };
     char *staging = NULL;
+    int staging_lock = -1;
     int rc = tfrec_in_resolve_options(opts, &o, &res->err);
     if (!rc)
         rc = plan_run(&o, &plan, &res->err);
@@ -420,17 +424,16 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     if (!rc && !direct)
         rc = tfrec_in_mkdir_p(o.o.output_dir, &res->err);
     if (!rc && !direct) {
-        staging = tfrec_in_staging_path(o.o.output_dir, task);
+        staging = tfrec_in_staging_create(o.o.output_dir, task, &staging_lock, &res->err);
         if (!staging)
-            rc = tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
-        else if (mkdir(staging, 0777) != 0)
-            rc = tfrec_fail_errno(&res->err, TFREC_E_IO, errno, staging, "cannot create directory");
+            rc = res->err.code;
         if (!rc) {
             rc = run_pool(&o, &plan, staging, res, &fixed, &rejected);
             if (!rc)
                 rc = tfrec_in_commit_staging(staging, o.o.output_dir, &plan, &conflicts, &res->err);
             if (rc)
                 tfrec_in_discard_staging(staging);
+            close(staging_lock);
         }
     }
     tfrec_in_notes_free(&conflicts);

@@ -13,6 +13,8 @@
 
 int tfrec_in_notes_add(in_notes *l, const char *path, const char *what)
 {
+    if (!path) /* every note names a file: a caller without one has a bug */
+        return TFREC_E_INVALID;
     if (tfrec_vec_reserve(&l->v, &l->cap, l->n + 1, 64))
         return TFREC_E_NOMEM;
     char *w = strdup(what ? what : ""), *p = strdup(path);
@@ -70,6 +72,7 @@ static void options(tfrec_json *j, const in_opts *o)
     tfrec_json_field_bool(j, "overwrite", o->o.overwrite);
     tfrec_json_field_str(j, "train_tar", o->o.train_tar);
     tfrec_json_field_str(j, "validation_tar", o->o.validation_tar);
+    tfrec_json_field_str(j, "listing", o->o.listing);
     tfrec_json_object_end(j);
 }
 
@@ -96,6 +99,9 @@ static void task_fields(tfrec_json *j, const in_opts *o, const in_plan *p)
     tfrec_json_field_uint(j, "index", o->o.task_index);
     tfrec_json_field_uint(j, "count", o->o.num_tasks);
     tfrec_json_field_str(j, "fingerprint", fp);
+    /* The listing planned from (null: the task scanned the tree). */
+    tfrec_json_field_str(j, "listing", o->o.listing);
+    tfrec_json_field_str(j, "listing_fingerprint", p->listing_fp[0] ? p->listing_fp : NULL);
     tfrec_json_field_uint(j, "shards_begin", p->share_begin);
     tfrec_json_field_uint(j, "shards_end", p->share_end);
     tfrec_json_field_uint(j, "shards_total", p->nshards);

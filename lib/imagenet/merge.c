@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfrec/crc32c.h"
 #include "tfrec/task.h"
 #include "tfrec/version.h"
 #include "util/ioerr.h"
@@ -33,6 +34,7 @@ typedef struct part {
     const tfrec_json_value *task, *counts;
     uint64_t index, count, begin, end, total;
     const char *fingerprint;
+    const char *listing, *listing_fp; /* NULL: the task scanned the tree */
 } part;
 
 typedef struct merge {
@@ -89,6 +91,31 @@ static int read_all(merge *m, const char *name, char **out, size_t *len)
     return TFREC_OK;
 }
 
+/* A part's "fixed" and "rejected" lists, when present: arrays of objects
+ * whose "path" is a string and whose other field (the source format, the
+ * reason), if any, is one too. The merge copies them and reports the
+ * rejected images by path, so an entry without one is refused here, naming
+ * the part, instead of reaching the notes as a NULL path. */
+static int check_notes(merge *m, const part *p, const char *key, const char *field)
+{
+    const tfrec_json_value *a = tfrec_json_member(p->root, key);
+    if (!a)
+        return TFREC_OK;
+    if (a->type != TFREC_JSON_ARR)
+        return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: \"%s\" is not an array", p->name, key);
+    size_t i = 0;
+    for (const tfrec_json_value *e = a->child; e; e = e->next, i++) {
+        const tfrec_json_value *w = e->type == TFREC_JSON_OBJ ? tfrec_json_member(e, field) : NULL;
+        if (e->type != TFREC_JSON_OBJ || !tfrec_json_member_str(e, "path") ||
+            (w && w->type != TFREC_JSON_STR))
+            return tfrec_fail(&m->res->err, TFREC_E_PARSE,
+                              "%s: entry %zu of \"%s\" is not {\"path\": string, \"%s\": "
+                              "string}",
+                              p->name, i, key, field);
+    }
+    return TFREC_OK;
+}
+
 static int load_part(merge *m, const char *name)
 {
     if (tfrec_vec_reserve(&m->v, &m->cap, m->n + 1, 16))
@@ -113,6 +140,8 @@ static int load_part(merge *m, const char *name)
     p->task = tfrec_json_member(p->root, "task");
     p->counts = tfrec_json_member(p->root, "counts");
     p->fingerprint = tfrec_json_member_str(p->task, "fingerprint");
+    p->listing = tfrec_json_member_str(p->task, "listing");
+    p->listing_fp = tfrec_json_member_str(p->task, "listing_fingerprint");
     const tfrec_json_value *shards = tfrec_json_member(p->root, "shards");
     if (!status || strcmp(status, "ok") != 0 || !p->fingerprint || !p->counts || !shards ||
         shards->type != TFREC_JSON_ARR || tfrec_json_member_u64(p->task, "index", &p->index) ||
@@ -146,7 +175,8 @@ static int load_part(merge *m, const char *name)
                           name, (unsigned long long)p->index, (unsigned long long)p->count,
                           (unsigned long long)b, (unsigned long long)e,
                           (unsigned long long)p->total, listed, (unsigned long long)p->begin);
-    return TFREC_OK;
+    int rc2 = check_notes(m, p, "fixed", "from");
+    return rc2 ? rc2 : check_notes(m, p, "rejected", "reason");
 }
 
 /* manifest-task-IIIII-of-NNNNN.json in a local output directory. */
@@ -184,6 +214,21 @@ static int check_parts(merge *m)
                               "into %llu: remove the parts of the older run",
                               p->name, (unsigned long long)p->count, first->name,
                               (unsigned long long)first->count);
+        /* Tasks must plan from one listing: two listings of a tree that
+         * changed between them are two different sets of images. */
+        const char *lf = p->listing_fp ? p->listing_fp : "",
+                   *ff = first->listing_fp ? first->listing_fp : "";
+        if (strcmp(lf, ff) != 0)
+            return tfrec_fail(&m->res->err, TFREC_E_STATE,
+                              "%s was planned from %s%s%s%s, %s from %s%s%s%s: the tasks of one "
+                              "conversion must plan from one listing file; re-run task %llu "
+                              "with --listing=%s",
+                              p->name, p->listing ? "listing " : "a scan of the tree",
+                              p->listing ? p->listing : "", *lf ? " fingerprint " : "", lf,
+                              first->name, first->listing ? "listing " : "a scan of the tree",
+                              first->listing ? first->listing : "", *ff ? " fingerprint " : "", ff,
+                              (unsigned long long)p->index,
+                              first->listing ? first->listing : "<the others' listing>");
         if (strcmp(p->fingerprint, first->fingerprint) != 0 || p->total != first->total)
             return tfrec_fail(&m->res->err, TFREC_E_STATE,
                               "%s was written for another plan than %s (fingerprint %s, not %s): "
@@ -221,7 +266,27 @@ static int check_parts(merge *m)
     return TFREC_OK;
 }
 
-/* Every listed shard is where its part says, with the size it says. */
+/* CRC32C of the rest of a source (read from where it stands). */
+static int source_crc(tfrec_io *io, uint32_t *crc)
+{
+    enum { BUF = 1 << 20 };
+    char *buf = malloc(BUF);
+    if (!buf)
+        return TFREC_E_NOMEM;
+    uint32_t c = 0;
+    ptrdiff_t got;
+    while ((got = io->read(io->ctx, buf, BUF)) > 0)
+        c = tfrec_crc32c_extend(c, buf, (size_t)got);
+    free(buf);
+    if (got < 0)
+        return (int)got;
+    *crc = c;
+    return TFREC_OK;
+}
+
+/* Every listed shard is where its part says, with the size it says and,
+ * when the part records one (a task's part does), its CRC32C: a shard
+ * rewritten with the same size by a task of another run is caught. */
 static int check_shards(merge *m)
 {
     uint64_t count = m->v[0].count;
@@ -246,11 +311,23 @@ static int check_shards(merge *m)
             char *path = tfrec_in_path2(m->o.output_dir, file);
             if (!path)
                 return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+            uint64_t want_crc = 0;
+            int has_crc = tfrec_json_member(s, "crc32c") != NULL;
+            if (has_crc && (tfrec_json_member_u64(s, "crc32c", &want_crc) || want_crc > UINT32_MAX))
+                return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: shard \"%s\": bad crc32c",
+                                  p->name, file);
             tfrec_io io = TFREC_IO_INIT;
             int rc = open_source(m, &io, path);
             int64_t size = -1;
+            uint32_t crc = 0;
+            int crc_rc = TFREC_OK;
+            char crc_msg[256] = "";
             if (!rc) {
                 size = io.size ? io.size(io.ctx) : -1;
+                if (has_crc && size >= 0 && (uint64_t)size == bytes &&
+                    (crc_rc = source_crc(&io, &crc)) < 0)
+                    snprintf(crc_msg, sizeof crc_msg, "%s",
+                             io.errmsg ? io.errmsg(io.ctx) : "read failed");
                 io.close(io.ctx, 0);
             }
             if (rc)
@@ -266,6 +343,16 @@ static int check_shards(merge *m)
                                 "task %llu",
                                 path, (long long)size, (unsigned long long)t,
                                 (unsigned long long)bytes, (unsigned long long)t);
+            else if (crc_rc < 0)
+                rc = tfrec_fail(&m->res->err, crc_rc, "shard %s (task %llu) cannot be read: %s",
+                                path, (unsigned long long)t, crc_msg);
+            else if (has_crc && crc != (uint32_t)want_crc)
+                rc = tfrec_fail(&m->res->err, TFREC_E_STATE,
+                                "shard %s has CRC32C 0x%08x, task %llu's part says 0x%08x (the "
+                                "same size, other bytes: written by another run?): re-run task "
+                                "%llu",
+                                path, crc, (unsigned long long)t, (unsigned)want_crc,
+                                (unsigned long long)t);
             free(path);
             if (rc)
                 return rc;
@@ -306,7 +393,7 @@ static void concat(merge *m, tfrec_json *j, const char *key)
     tfrec_json_array_end(j);
 }
 
-static void build(merge *m)
+static int build(merge *m)
 {
     const part *p0 = m->by_index[0];
     uint64_t count = p0->count;
@@ -365,9 +452,11 @@ static void build(merge *m)
         const tfrec_json_value *a = tfrec_json_member(m->by_index[t]->root, "rejected");
         for (const tfrec_json_value *e = a && a->type == TFREC_JSON_ARR ? a->child : NULL; e;
              e = e->next)
-            tfrec_in_notes_add(&m->res->rejected, tfrec_json_member_str(e, "path"),
-                               tfrec_json_member_str(e, "reason"));
+            if (tfrec_in_notes_add(&m->res->rejected, tfrec_json_member_str(e, "path"),
+                                   tfrec_json_member_str(e, "reason")))
+                return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
     }
+    return TFREC_OK;
 }
 
 static int write_manifest(merge *m, const char *path)
@@ -421,7 +510,7 @@ static int run(merge *m, const tfrec_imagenet_merge_options *opts, char **manife
     if (!rc)
         rc = check_shards(m);
     if (!rc)
-        build(m);
+        rc = build(m);
     if (!rc)
         rc = write_manifest(m, *manifest);
     return rc;

@@ -63,15 +63,20 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
                               "tfrec_storage_open_source_range)",
                               tar_names[i]);
     int tars = x->layout == TFREC_LAYOUT_IMAGENET && (x->train_tar || x->validation_tar);
-    if (tars && (!x->train_tar || !*x->train_tar || !x->validation_tar || !*x->validation_tar))
+    /* Either tarball alone converts its split only. */
+    if (tars && ((x->train_tar && !*x->train_tar) || (x->validation_tar && !*x->validation_tar)))
+        return tfrec_fail(err, TFREC_E_INVALID, "an empty tarball name");
+    if (tars && x->validation_tar && !x->validation_labels_file &&
+        (!x->raw_data_dir || !*x->raw_data_dir))
         return tfrec_fail(err, TFREC_E_INVALID,
-                          "converting from tarballs needs both --train_tar and --validation_tar");
-    if (tars && !x->validation_labels_file && (!x->raw_data_dir || !*x->raw_data_dir))
-        return tfrec_fail(err, TFREC_E_INVALID,
-                          "converting from tarballs needs the validation labels "
+                          "converting the validation tarball needs the validation labels "
                           "(--validation_labels=FILE, one synset per image in file-name order)");
     if ((x->train_tar || x->validation_tar) && x->layout != TFREC_LAYOUT_IMAGENET)
         return tfrec_fail(err, TFREC_E_INVALID, "tarballs are read with the imagenet layout only");
+    if (x->listing && (tars || x->layout == TFREC_LAYOUT_CSV))
+        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
+                          "a listing file lists an image tree (the imagenet or folders layout), "
+                          "not tarballs or a CSV file");
     if (!tars && (x->layout == TFREC_LAYOUT_CSV ? !x->csv_path || !*x->csv_path
                                                 : !x->raw_data_dir || !*x->raw_data_dir))
         return tfrec_fail(err, TFREC_E_INVALID,

@@ -71,6 +71,8 @@ typedef struct in_plan {
     tfrec_strlist skipped, skipped_why;
     /* The shards this run writes: all, or a task's share (tasks.c). */
     size_t share_begin, share_end;
+    /* The fingerprint of the listing file planned from ("" when scanned). */
+    char listing_fp[17];
 } in_plan;
 
 /* Resolved options (defaults applied). */
@@ -115,6 +117,14 @@ int tfrec_in_ext_ok(const char *name, const in_opts *o);
  * regular files whose extension is accepted. names starts empty. */
 int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_strlist *names,
                       tfrec_err *err);
+
+/* listing.c: the scan's splits (before labels) as a listing file at path
+ * (through the fs layer), and back into an empty plan; fp receives the
+ * listing's fingerprint (16 hex digits). */
+int tfrec_in_listing_write(const in_plan *p, const in_opts *o, const char *path, char fp[17],
+                           tfrec_err *err);
+int tfrec_in_listing_read(in_plan *p, const in_opts *o, const char *path, char fp[17],
+                          tfrec_err *err);
 
 /* lines.c: a text file of names (synset_labels.txt, --labels_file, CSV)
  * as trimmed, non-empty lines (only the first field when first_token),

@@ -37,16 +37,25 @@ void tfrec_in_free_options(in_opts *o);
 /* staging.c */
 int tfrec_in_mkdir_p(const char *path, tfrec_err *err);
 char *tfrec_in_path2(const char *dir, const char *name); /* "dir/name", malloc'ed */
-/* OUT/.tfrec-staging-<pid>, or OUT/.tfrec-staging-task-IIIII-<pid> for a
- * task (tasks < 0: none), malloc'ed. */
-char *tfrec_in_staging_path(const char *out, long task);
+/* The name prefix of the staging directories of one kind (the pid
+ * follows): ".tfrec-staging-" (task < 0) or ".tfrec-staging-task-00003-". */
+void tfrec_in_staging_prefix(char *buf, size_t cap, long task);
 /* Remove the staging directory and everything in it. */
 void tfrec_in_discard_staging(const char *staging);
 /* Remove the staging directories of the same kind (task < 0: runs without
- * tasks; else that task's, including one named for this very pid: a task
- * re-run in a new container may get the pid of the old one) whose process
- * is gone, adding each to removed. */
+ * tasks; else that task's) whose run is over, wherever it ran: those whose
+ * lock (staging_lock.c) can be taken. Each is added to removed. */
 int tfrec_in_remove_stale(const char *out, long task, in_notes *removed, tfrec_err *err);
+/* staging_lock.c. The lock file inside a staging directory. */
+#define IN_STAGING_LOCK ".lock"
+/* A new staging directory OUT/<prefix><pid>-<random> (malloc'ed), its lock
+ * held through *lock_fd until the caller closes it (after the commit or
+ * the discard). NULL on failure. */
+char *tfrec_in_staging_create(const char *out, long task, int *lock_fd, tfrec_err *err);
+/* The lock of directory name in the directory open as at, if no running
+ * converter holds it: a descriptor to close once the directory is gone;
+ * else -1 (errno EWOULDBLOCK: it is in use). Follows no link. */
+int tfrec_in_staging_claim(int at, const char *name);
 /* Shard files in OUT and OUT/<dir>/ (names "*-NNNNN-of-NNNNN") that the
  * plan does not write, added to found; with any, TFREC_E_STATE naming them. */
 int tfrec_in_check_conflicts(const char *out, const in_plan *p, in_notes *found, tfrec_err *err);

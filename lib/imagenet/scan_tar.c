@@ -79,6 +79,40 @@ static char *join3(const char *a, const char *b, const char *c)
     return s;
 }
 
+/* Set by a listing callback at the first name: one is enough. */
+static int found_one(void *ctx, const char *name, uint64_t size)
+{
+    (void)name;
+    (void)size;
+    *(int *)ctx = 1;
+    return 1; /* stop the listing */
+}
+
+/* Whether anything matches dir/suffix, where dir is quoted (no pattern)
+ * and suffix is a pattern: through list_input for a listed tree (gs://),
+ * else a stat of the one name (suffix then holds no wildcard). */
+static int input_has(const in_opts *o, const char *dir, const char *suffix)
+{
+    char path[4096];
+    if (!o->o.list_input) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, suffix);
+        return stat(path, &st) == 0;
+    }
+    size_t n = 0, dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    for (size_t i = 0; i < dl && n + 2 < sizeof path; i++) {
+        if (strchr("*?[]\\", dir[i]))
+            path[n++] = '\\';
+        path[n++] = dir[i];
+    }
+    snprintf(path + n, sizeof path - n, "/%s", suffix);
+    int found = 0;
+    (void)o->o.list_input(o->o.input_ctx, path, found_one, &found);
+    return found;
+}
+
 int tfrec_in_wants_tars(const in_opts *o)
 {
     const tfrec_imagenet_options *x = &o->o;
@@ -86,16 +120,13 @@ int tfrec_in_wants_tars(const in_opts *o)
         return 0;
     if (x->train_tar || x->validation_tar)
         return 1;
-    if (x->list_input) /* the tree, listed by the caller */
+    /* raw_data_dir with a tarball (or both) and no extracted train tree,
+     * on local disk or listed by the caller (gs://). */
+    if (x->list_input ? input_has(o, x->raw_data_dir, "train/*/*")
+                      : input_has(o, x->raw_data_dir, "train"))
         return 0;
-    /* raw_data_dir with the tarballs and no extracted tree. */
-    char path[4096];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/train", x->raw_data_dir);
-    if (stat(path, &st) == 0)
-        return 0;
-    snprintf(path, sizeof path, "%s/" TRAIN_TAR_NAME, x->raw_data_dir);
-    return stat(path, &st) == 0;
+    return input_has(o, x->raw_data_dir, TRAIN_TAR_NAME) ||
+           input_has(o, x->raw_data_dir, VAL_TAR_NAME);
 }
 
 /* An open tarball: a descriptor (pread), or a source through the caller's
@@ -321,71 +352,93 @@ static int scan_train(in_plan *p, in_split *sp, const char *path, const in_opts 
     return rc < 0 ? rc : TFREC_OK;
 }
 
-/* given, else dir/name (options.c made sure one of them is set). */
+/* given, else dir/name when dir holds it (options.c made sure one of
+ * them is set), else NULL: that split is skipped. *nomem on failure. */
+static char *tar_path(const in_opts *o, const char *given, const char *name, int *nomem)
+{
+    const char *dir = o->o.raw_data_dir;
+    char *s = NULL;
+    if (given)
+        s = strdup(given);
+    else if (dir && *dir && input_has(o, dir, name))
+        s = tfrec_in_join(dir, name);
+    else
+        return NULL;
+    if (!s)
+        *nomem = 1;
+    return s;
+}
+
+/* given, else dir/name. */
 static char *path_or(const char *given, const char *dir, const char *name)
 {
     if (given)
         return strdup(given);
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s/%s", dir, name);
-    return s;
+    return tfrec_in_join(dir, name);
 }
 
 int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err)
 {
     const tfrec_imagenet_options *x = &o->o;
-    char *train = path_or(x->train_tar, x->raw_data_dir, TRAIN_TAR_NAME);
-    char *val = path_or(x->validation_tar, x->raw_data_dir, VAL_TAR_NAME);
-    char *labels = path_or(x->validation_labels_file, x->raw_data_dir, "synset_labels.txt");
+    int nomem = 0;
+    /* Either tarball alone converts its split; the tool says which split
+     * it skipped. */
+    char *train = tar_path(o, x->train_tar, TRAIN_TAR_NAME, &nomem);
+    char *val = tar_path(o, x->validation_tar, VAL_TAR_NAME, &nomem);
+    char *labels =
+        val ? path_or(x->validation_labels_file, x->raw_data_dir, "synset_labels.txt") : NULL;
     tfrec_strlist vlabels = { 0 };
     members vimg = { 0 };
     int rc = TFREC_OK;
     archive va_arch;
     uint64_t vsize;
     in_split *tr = NULL, *va = NULL;
-    if (!train || !val || !labels) {
+    if (nomem || (val && !labels)) {
         rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if (!train && !val) {
+        rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no %s or %s in %s", TRAIN_TAR_NAME, VAL_TAR_NAME,
+                        x->raw_data_dir ? x->raw_data_dir : "(no --raw_data_dir)");
         goto out;
     }
     /* The quick checks (files there, labels fit the validation tar)
      * before the long train pass. */
     struct stat st;
-    if (!x->open_input_range && stat(train, &st) != 0) {
+    if (train && !x->open_input_range && stat(train, &st) != 0) {
         rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, train, "training tarball");
         goto out;
     }
-    if ((rc = tfrec_in_read_lines(o, labels, 1, &vlabels, err)) ||
-        (rc = open_archive(p, o, val, &va_arch, &vsize, err)) ||
-        (rc = list_images(&va_arch, 0, vsize, o, val, &vimg, err)))
+    if (val && ((rc = tfrec_in_read_lines(o, labels, 1, &vlabels, err)) ||
+                (rc = open_archive(p, o, val, &va_arch, &vsize, err)) ||
+                (rc = list_images(&va_arch, 0, vsize, o, val, &vimg, err))))
         goto out;
-    if (vimg.n == 0) {
+    if (val && vimg.n == 0) {
         rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "no images in %s (extensions: %s)", val,
                         x->extensions);
         goto out;
     }
-    if (vlabels.n != vimg.n) {
+    if (val && vlabels.n != vimg.n) {
         rc = tfrec_fail(err, TFREC_E_INVALID,
                         "%s has %zu labels but %s has %zu images: they must match one to one "
                         "(sorted file-name order)",
                         labels, vlabels.n, val, vimg.n);
         goto out;
     }
-    if (!(tr = tfrec_in_plan_split(p, "train", err)) ||
-        !(va = tfrec_in_plan_split(p, "validation", err))) {
+    if ((train && !(tr = tfrec_in_plan_split(p, "train", err))) ||
+        (val && !(va = tfrec_in_plan_split(p, "validation", err)))) {
         rc = err->code;
         goto out;
     }
-    if ((rc = scan_train(p, tr, train, o, err)))
+    if (train && (rc = scan_train(p, tr, train, o, err)))
         goto out;
-    if (tr->items.n == 0) {
+    if (train && tr->items.n == 0) {
         rc =
             tfrec_fail(err, TFREC_E_NOT_FOUND,
                        "no images in the synset tars of %s (extensions: %s)", train, x->extensions);
         goto out;
     }
-    for (size_t i = 0; i < vimg.n && !rc; i++) {
+    for (size_t i = 0; val && i < vimg.n && !rc; i++) {
         const char *syn = tfrec_in_plan_strdup(p, vlabels.v[i]);
         members one = { &vimg.v[i], 1, 1 };
         rc = syn ? add_items(p, va, &one, &va_arch, val, NULL, syn, err)

@@ -4,7 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +50,7 @@ char *tfrec_in_path2(const char *dir, const char *name)
     return s;
 }
 
-/* The name prefix of the staging directories of one kind (the pid
- * follows): ".tfrec-staging-" or ".tfrec-staging-task-00003-". */
-static void staging_prefix(char *buf, size_t cap, long task)
+void tfrec_in_staging_prefix(char *buf, size_t cap, long task)
 {
     if (task < 0)
         snprintf(buf, cap, STAGING_PREFIX);
@@ -60,48 +58,44 @@ static void staging_prefix(char *buf, size_t cap, long task)
         snprintf(buf, cap, STAGING_PREFIX "task-%05ld-", task);
 }
 
-char *tfrec_in_staging_path(const char *out, long task)
+/* Remove the entries of directory `name` in the directory open as at (a
+ * staging directory is flat: shards and the writer's temporary files),
+ * then the directory itself. Nothing here follows a symbolic link: a link
+ * named like a staging directory is not opened (O_NOFOLLOW), and a link
+ * inside one is removed, not what it points to (unlinkat on the
+ * directory's descriptor), so cleanup never reaches outside the output. */
+static int remove_flat_dir_at(int at, const char *name)
 {
-    char name[96];
-    staging_prefix(name, 64, task);
-    snprintf(name + strlen(name), sizeof name - strlen(name), "%ld", (long)getpid());
-    return tfrec_in_path2(out, name);
-}
-
-/* Remove the regular files in dir (a staging directory is flat: shards and
- * the writer's temporary files), then dir itself. */
-static int remove_flat_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *f = tfrec_in_path2(dir, e->d_name);
-        if (f)
-            unlink(f);
-        free(f);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
     }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(fd, e->d_name, 0);
     closedir(d);
-    return rmdir(dir);
+    return unlinkat(at, name, AT_REMOVEDIR);
 }
 
 void tfrec_in_discard_staging(const char *staging)
 {
-    remove_flat_dir(staging);
+    remove_flat_dir_at(AT_FDCWD, staging);
 }
 
-/* The pid of a staging directory's name with that prefix, or 0. */
-static long staging_pid(const char *name, const char *prefix)
+/* A staging directory's name of that kind: the prefix, then the pid
+ * (then, since the lock, "-" and a random suffix). ".tfrec-staging-task-"
+ * is not of the kind ".tfrec-staging-": a digit follows the prefix. */
+static int is_staging_name(const char *name, const char *prefix)
 {
     size_t n = strlen(prefix);
-    if (strncmp(name, prefix, n) != 0 || !name[n])
-        return 0;
-    char *end;
-    long pid = strtol(name + n, &end, 10);
-    return *end || pid <= 0 ? 0 : pid;
+    return strncmp(name, prefix, n) == 0 && name[n] >= '0' && name[n] <= '9';
 }
 
 int tfrec_in_remove_stale(const char *out, long task, in_notes *removed, tfrec_err *err)
@@ -110,26 +104,31 @@ int tfrec_in_remove_stale(const char *out, long task, in_notes *removed, tfrec_e
     if (!d)
         return TFREC_OK; /* not created yet: nothing stale */
     char prefix[64];
-    staging_prefix(prefix, sizeof prefix, task);
+    tfrec_in_staging_prefix(prefix, sizeof prefix, task);
     struct dirent *e;
     int rc = TFREC_OK;
     while (!rc && (e = readdir(d)) != NULL) {
-        long pid = staging_pid(e->d_name, prefix);
-        /* Only directories of processes that are gone (on this machine):
-         * a run still going in the same directory keeps its own. A task's
-         * own name is stale too: this run has not created it yet. */
-        if (!pid)
+        if (!is_staging_name(e->d_name, prefix))
             continue;
-        if (pid == (long)getpid() ? task < 0 : kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        /* Only a real directory: a link (or file) with that name is not a
+         * staging directory this library made, and is left alone. */
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        /* Only directories whose run is over, wherever it ran (another PID
+         * namespace, another host): a run going on holds the lock. */
+        int lock = tfrec_in_staging_claim(dirfd(d), e->d_name);
+        if (lock < 0)
             continue;
         char *dir = tfrec_in_path2(out, e->d_name);
         if (!dir)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-        else if (remove_flat_dir(dir) != 0)
+        else if (remove_flat_dir_at(dirfd(d), e->d_name) != 0)
             rc = tfrec_fail_errno(err, TFREC_E_IO, errno, dir,
-                                  "cannot remove this stale staging directory of process %ld", pid);
+                                  "cannot remove this stale staging directory");
         else if (tfrec_in_notes_add(removed, dir, NULL))
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
+        close(lock);
         free(dir);
     }
     closedir(d);
@@ -256,6 +255,13 @@ int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan 
         if (!ok)
             return tfrec_fail_errno(err, TFREC_E_IO, e, out, "cannot move shard %s into it",
                                     sh->file);
+    }
+    /* The lock file goes with the directory; the lock itself is released
+     * by the caller. */
+    int dfd = open(staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd >= 0) {
+        unlinkat(dfd, IN_STAGING_LOCK, 0);
+        close(dfd);
     }
     rmdir(staging);
     return TFREC_OK;

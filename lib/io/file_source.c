@@ -15,6 +15,7 @@
 #include "util/errors.h"
 #include "util/ioerr.h"
 #include "util/struct_size.h"
+#include "util/config.h"
 
 /* tfrec_io belongs to every transport; its _init lives with the first one. */
 TFREC_DEFINE_STRUCT_INIT(tfrec_io)
@@ -190,8 +191,8 @@ static pthread_once_t mmap_once = PTHREAD_ONCE_INIT;
 
 static void read_mmap_env(void)
 {
-    const char *on = getenv("TFREC_MMAP");
-    mmap_default = on && strcmp(on, "1") == 0;
+    char on[8];
+    mmap_default = tfrec_cfg(TFREC_CFG_MMAP, on, sizeof on) > 0 && strcmp(on, "1") == 0;
 }
 
 int tfrec_io_mmap_default(void)

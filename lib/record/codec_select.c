@@ -13,6 +13,7 @@
 #include "record/codec.h"
 #include "tfrec/record.h"
 #include "util/errors.h"
+#include "util/config.h"
 
 static _Atomic(const codec *) active;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
@@ -44,7 +45,8 @@ static const codec *by_name(const char *name)
  * never prints, and streams are standard whichever backend writes them. */
 static void read_env(void)
 {
-    const codec *c = by_name(getenv("TFREC_DEFLATE"));
+    char name[32];
+    const codec *c = tfrec_cfg(TFREC_CFG_DEFLATE, name, sizeof name) > 0 ? by_name(name) : NULL;
     atomic_store(&active, c ? c : builtin_default());
 }
 

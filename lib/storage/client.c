@@ -8,6 +8,7 @@
 
 #include "storage/storage_internal.h"
 #include "tfrec/fs.h"
+#include "util/config.h"
 #include "util/struct_size.h"
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_storage_options)
@@ -42,8 +43,8 @@ static void share_unlock(CURL *h, curl_lock_data d, void *ud)
 
 static int set_endpoint(tfrec_storage *st, const char *ep, tfrec_err *err)
 {
-    const char *emu = getenv("STORAGE_EMULATOR_HOST");
-    if (!ep && emu && *emu) {
+    char emu[2048];
+    if (!ep && tfrec_cfg(TFREC_CFG_STORAGE_EMULATOR_HOST, emu, sizeof emu) > 0) {
         ep = emu;
         st->emulator = 1;
     }
@@ -104,7 +105,7 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
         goto fail_opts;
     }
     char why[512] = "";
-    rc = tfrec_gcs_auth_new(&st->auth, opts ? opts->credentials_file : NULL, st->no_auth, why,
+    rc = tfrec_gauth_new(&st->auth, opts ? opts->credentials_file : NULL, st->no_auth, why,
                             sizeof why);
     if (rc < 0) {
         tfrec_fail(NULL, rc, "Cloud Storage credentials: %s", why);
@@ -140,7 +141,7 @@ void tfrec_storage_free(tfrec_storage *st)
         return;
     if (st->share)
         curl_share_cleanup(st->share);
-    tfrec_gcs_auth_free(st->auth);
+    tfrec_gauth_free(st->auth);
     free(st->endpoint);
     free((char *)st->opts.user_project);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)

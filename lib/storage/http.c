@@ -70,6 +70,90 @@ int tfrec_gcs_curl_retryable(CURLcode c)
     }
 }
 
+/* ------------------------------------------------------------ secrets */
+
+void tfrec_gcs_wipe(void *p, size_t n)
+{
+    if (p)
+        explicit_bzero(p, n);
+}
+
+void tfrec_gcs_headers_free(struct curl_slist *h)
+{
+    /* curl_slist_append copied the Authorization line: wipe that copy too
+     * (the bearer token in it is a credential). */
+    for (struct curl_slist *p = h; p; p = p->next)
+        if (p->data && strncasecmp(p->data, "authorization:", 14) == 0)
+            tfrec_gcs_wipe(p->data, strlen(p->data));
+    curl_slist_free_all(h);
+}
+
+/* Query parameters whose values are capabilities: a resumable session's
+ * id lets anyone holding it write the object; the others are the usual
+ * names of signed-URL and token parameters. */
+static int secret_param(const char *k, size_t n)
+{
+    static const char *const names[] = {
+        "upload_id", "access_token", "x-goog-signature", "x-goog-credential", "signature",
+        "key",       "token"
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && strncasecmp(k, names[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+void tfrec_gcs_redact_url(const char *url, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    size_t o = 0;
+    const char *q = url ? strchr(url, '?') : NULL;
+    const char *p = url ? url : "";
+#define PUT(ch)              \
+    do {                     \
+        if (o + 1 < cap)     \
+            out[o++] = (ch); \
+    } while (0)
+    const char *end = q ? q + 1 : p + strlen(p);
+    for (; p < end; p++)
+        PUT(*p);
+    while (q && *p) {
+        /* one key=value */
+        size_t klen = strcspn(p, "=&;?#");
+        size_t vlen = p[klen] == '=' ? strcspn(p + klen + 1, "&;?#") : 0;
+        int hide = p[klen] == '=' && secret_param(p, klen);
+        for (size_t i = 0; i < klen; i++)
+            PUT(p[i]);
+        p += klen;
+        if (*p == '=') {
+            PUT('=');
+            p++;
+            if (hide) {
+                for (const char *r = "REDACTED"; *r; r++)
+                    PUT(*r);
+            } else {
+                for (size_t i = 0; i < vlen; i++)
+                    PUT(p[i]);
+            }
+            p += vlen;
+        }
+        if (*p == '&' || *p == ';' || *p == '?') {
+            /* ';' and a second '?' separate parameters for some servers */
+            PUT(*p);
+            p++;
+        } else if (*p) {
+            /* a fragment or a stray separator: nothing after it is shown */
+            break;
+        }
+    }
+#undef PUT
+    out[o] = 0;
+    /* Cut short: say so rather than end in the middle of a value. */
+    if (o + 1 >= cap && cap > 4)
+        memcpy(out + cap - 4, "...", 4);
+}
+
 /* ------------------------------------------------------------ responses */
 
 void tfrec_gcs_resp_free(gcs_resp *resp)
@@ -94,28 +178,39 @@ static void keep_header(char *dst, size_t cap, const char *v, size_t n, int appe
     dst[have + n] = 0;
 }
 
-static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
+void tfrec_gcs_resp_header(gcs_resp *r, const char *p, size_t n)
 {
-    gcs_resp *r = ud;
-    size_t n = size * nitems, len = n;
+    size_t len = n;
     while (len && (p[len - 1] == '\r' || p[len - 1] == '\n'))
         len--;
     if (len > 5 && strncmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a 100 Continue): forget the last one's. */
         const char *sp = memchr(p, ' ', len);
-        r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        long status = 0;
+        int digits = 0;
+        if (sp)
+            for (const char *d = sp + 1; d < p + len && *d >= '0' && *d <= '9' && digits < 3;
+                 d++, digits++)
+                status = status * 10 + (*d - '0');
+        r->status = digits == 3 && status >= 100 ? status : 0;
         r->location[0] = r->range[0] = r->content_range[0] = 0;
         r->goog_hash[0] = r->goog_generation[0] = 0;
-        return n;
+        return;
     }
     const char *colon = memchr(p, ':', len);
     if (!colon)
-        return n;
+        return;
     size_t kl = (size_t)(colon - p);
     const char *v = colon + 1;
     while (v < p + len && (*v == ' ' || *v == '\t'))
         v++;
     size_t vl = (size_t)(p + len - v);
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+        vl--;
+    /* A NUL inside a value would cut it short unseen: such a header is
+     * dropped (it cannot come from a real server). */
+    if (memchr(v, 0, vl))
+        return;
 #define IS(name) (kl == sizeof(name) - 1 && strncasecmp(p, name, kl) == 0)
     if (IS("location"))
         keep_header(r->location, sizeof r->location, v, vl, 0);
@@ -128,7 +223,71 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
     else if (IS("x-goog-generation"))
         keep_header(r->goog_generation, sizeof r->goog_generation, v, vl, 0);
 #undef IS
-    return n;
+}
+
+static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
+{
+    /* libcurl's header buffer is not NUL-terminated: parsed by length. */
+    tfrec_gcs_resp_header(ud, p, size * nitems);
+    return size * nitems;
+}
+
+/* Decimal digits only (no sign, no space), at most 19 of them. */
+static const char *parse_u64(const char *p, uint64_t *out)
+{
+    uint64_t v = 0;
+    int n = 0;
+    while (*p >= '0' && *p <= '9') {
+        if (++n > 19)
+            return NULL;
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    }
+    if (!n)
+        return NULL;
+    *out = v;
+    return p;
+}
+
+int tfrec_gcs_parse_content_range(const char *v, uint64_t *first, uint64_t *last, uint64_t *total)
+{
+    if (strncasecmp(v, "bytes ", 6) != 0)
+        return -1;
+    const char *p = v + 6;
+    uint64_t a, z, t;
+    if (*p == '*') {
+        /* "bytes *", a slash and N: no range (a 416 answer), only the size. */
+        if (p[1] != '/' || !(p = parse_u64(p + 2, &t)) || *p)
+            return -1;
+        *total = t;
+        return 1;
+    }
+    if (!(p = parse_u64(p, &a)) || *p++ != '-' || !(p = parse_u64(p, &z)) || *p++ != '/')
+        return -1;
+    if (*p == '*' && !p[1])
+        t = UINT64_MAX; /* length unknown */
+    else if (!(p = parse_u64(p, &t)) || *p)
+        return -1;
+    if (a > z || (t != UINT64_MAX && z >= t))
+        return -1;
+    *first = a;
+    *last = z;
+    *total = t;
+    return 0;
+}
+
+int tfrec_gcs_parse_session_range(const char *v, uint64_t *held)
+{
+    if (!v[0]) {
+        *held = 0; /* no Range: nothing committed */
+        return 0;
+    }
+    uint64_t a, z;
+    const char *p = strncasecmp(v, "bytes=", 6) == 0 ? v + 6 : NULL;
+    if (!p || !(p = parse_u64(p, &a)) || *p++ != '-' || !(p = parse_u64(p, &z)) || *p || a != 0 ||
+        z == UINT64_MAX)
+        return -1;
+    *held = z + 1;
+    return 0;
 }
 
 static size_t on_write(char *p, size_t size, size_t nitems, void *ud)
@@ -191,13 +350,14 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     }
     if (!st->no_auth) {
         char *auth = NULL, why[512] = "";
-        int rc = tfrec_gcs_auth_header(st->auth, force_refresh, &auth, why, sizeof why);
+        int rc = tfrec_gauth_header(st->auth, force_refresh, &auth, why, sizeof why);
         if (rc < 0) {
-            curl_slist_free_all(h);
+            tfrec_gcs_headers_free(h);
             return tfrec_fail(err, rc, "%s: no credentials for Cloud Storage: %s", call->what, why);
         }
         if (auth) {
             struct curl_slist *n = curl_slist_append(h, auth);
+            tfrec_gcs_wipe(auth, strlen(auth));
             free(auth);
             if (!n)
                 goto nomem;
@@ -207,6 +367,10 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     curl_easy_setopt(e, CURLOPT_URL, call->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    /* The path goes out as built: libcurl would otherwise resolve "." and
+     * ".." segments into a request on another resource (url.c escapes the
+     * dots of names too; this is the second guard). */
+    curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
     /* Never follow a redirect: requests go to the configured endpoint only. */
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -241,7 +405,7 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     *hdrs = h;
     return TFREC_OK;
 nomem:
-    curl_slist_free_all(h);
+    tfrec_gcs_headers_free(h);
     return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", call->what);
 }
 
@@ -268,7 +432,7 @@ CURLcode tfrec_gcs_attempt(tfrec_storage *st, const gcs_call *call, gcs_resp *re
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     if (status)
         resp->status = status;
-    curl_slist_free_all(h);
+    tfrec_gcs_headers_free(h);
     curl_easy_cleanup(e);
     return c;
 }
@@ -315,11 +479,11 @@ int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *ca
     case 403:
         return tfrec_fail(
             err, TFREC_E_IO, "%s: permission denied (HTTP 403): %s lacks the permission %s%s%s",
-            call->what, st->no_auth ? "anonymous access" : tfrec_gcs_auth_account(st->auth),
+            call->what, st->no_auth ? "anonymous access" : tfrec_gauth_account(st->auth),
             call->permission ? call->permission : "for this request", sep, msg);
     case 401:
         return tfrec_fail(err, TFREC_E_IO, "%s: not authenticated (HTTP 401) as %s%s%s", call->what,
-                          st->no_auth ? "anonymous" : tfrec_gcs_auth_account(st->auth), sep, msg);
+                          st->no_auth ? "anonymous" : tfrec_gauth_account(st->auth), sep, msg);
     case 400:
         return tfrec_fail(err, TFREC_E_INVALID, "%s: bad request (HTTP 400)%s%s", call->what, sep,
                           msg);
@@ -335,9 +499,10 @@ int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *ca
 
 int tfrec_gcs_net_error(tfrec_err *err, const gcs_call *call, CURLcode c, const char *detail)
 {
-    return tfrec_fail(err, TFREC_E_NETWORK, "%s: %s %s: %s%s%s", call->what, call->method,
-                      call->url, curl_easy_strerror(c), detail && *detail ? ", " : "",
-                      detail ? detail : "");
+    char url[1024];
+    tfrec_gcs_redact_url(call->url, url, sizeof url);
+    return tfrec_fail(err, TFREC_E_NETWORK, "%s: %s %s: %s%s%s", call->what, call->method, url,
+                      curl_easy_strerror(c), detail && *detail ? ", " : "", detail ? detail : "");
 }
 
 int tfrec_gcs_call(tfrec_storage *st, const gcs_call *call, gcs_resp *resp, tfrec_err *err)

@@ -54,6 +54,11 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const tfrec_storage_object *)a)->name, ((const tfrec_storage_object *)b)->name);
 }
 
+tfrec_storage_list *tfrec_gcs_list_new(void)
+{
+    return calloc(1, sizeof(tfrec_storage_list));
+}
+
 void tfrec_storage_list_free(tfrec_storage_list *l)
 {
     if (!l)
@@ -89,10 +94,64 @@ static int glob_local(tfrec_storage_list *l, const char *pattern)
     return tfrec_fs_list(tfrec_fs_local(), pattern, add_local, l);
 }
 
+int tfrec_gcs_list_parse_page(const char *body, size_t len, const char *bucket, const char *pattern,
+                              const char *shown, tfrec_storage_list *l, char **next,
+                              size_t *entries)
+{
+    *next = NULL;
+    *entries = 0;
+    tfrec_json_value *doc = NULL;
+    char why[128];
+    int rc = tfrec_json_parse(body ? body : "", len, GCS_JSON_LIMITS, &doc, why, sizeof why);
+    if (rc < 0)
+        return tfrec_fail(NULL, rc, "%s: bad listing reply: %s", shown, why);
+    if (doc->type != TFREC_JSON_OBJ)
+        rc = tfrec_fail(NULL, TFREC_E_PARSE, "%s: bad listing reply: not an object", shown);
+    const tfrec_json_value *items = rc ? NULL : tfrec_json_member(doc, "items");
+    const tfrec_json_value *prefixes = rc ? NULL : tfrec_json_member(doc, "prefixes");
+    if (items && items->type != TFREC_JSON_ARR)
+        rc = tfrec_fail(NULL, TFREC_E_PARSE, "%s: bad listing reply: items is not an array", shown);
+    for (const tfrec_json_value *it = items && !rc ? items->child : NULL; it; it = it->next) {
+        const char *name = tfrec_json_member_str(it, "name");
+        tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
+        ++*entries;
+        if (!name || tfrec_gcs_object_from_json(it, &meta) != 0) {
+            rc = tfrec_fail(NULL, TFREC_E_PARSE,
+                            "%s: bad listing reply: an item without a "
+                            "name or size",
+                            shown);
+            break;
+        }
+        if (!tfrec_gcs_glob_match(pattern, name))
+            continue;
+        char full[GCS_MAX_BUCKET + GCS_MAX_OBJECT + 8];
+        int n = snprintf(full, sizeof full, "gs://%s/%s", bucket, name);
+        if (n < 0 || (size_t)n >= sizeof full) {
+            rc = tfrec_fail(NULL, TFREC_E_PARSE,
+                            "%s: bad listing reply: an object name longer than %d bytes", shown,
+                            GCS_MAX_OBJECT);
+            break;
+        }
+        if (add(l, full, (size_t)n, &meta)) {
+            rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", shown);
+            break;
+        }
+    }
+    if (!rc && prefixes && prefixes->type == TFREC_JSON_ARR)
+        for (const tfrec_json_value *p = prefixes->child; p; p = p->next)
+            ++*entries;
+    const char *tok = rc ? NULL : tfrec_json_member_str(doc, "nextPageToken");
+    if (tok && *tok && !(*next = strdup(tok)))
+        rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", shown);
+    tfrec_json_value_free(doc);
+    return rc;
+}
+
 /* One page of objects.list: matching items are added, *token is replaced
- * by the next page's token (NULL at the end). */
+ * by the next page's token (NULL at the end); *entries counts the page's
+ * items and prefixes. */
 static int list_page(tfrec_storage *st, const gcs_name *n, const char *pattern, const char *shown,
-                     int use_delimiter, char **token, tfrec_storage_list *l)
+                     int use_delimiter, char **token, tfrec_storage_list *l, size_t *entries)
 {
     size_t plen = tfrec_gcs_glob_prefix(n->object);
     char prefix[GCS_MAX_OBJECT + 1];
@@ -121,42 +180,64 @@ static int list_page(tfrec_storage *st, const gcs_name *n, const char *pattern, 
         tfrec_gcs_resp_free(&resp);
         return rc;
     }
-    tfrec_json_value *doc = NULL;
-    char why[128];
-    rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc, why,
-                          sizeof why);
+    char *next = NULL;
+    rc = tfrec_gcs_list_parse_page(resp.body, resp.body_len, n->bucket, pattern, shown, l, &next,
+                                   entries);
     tfrec_gcs_resp_free(&resp);
-    if (rc < 0)
-        return tfrec_fail(NULL, rc, "%s: bad listing reply: %s", shown, why);
-    const tfrec_json_value *items = tfrec_json_member(doc, "items");
-    if (items && items->type != TFREC_JSON_ARR)
-        rc = tfrec_fail(NULL, TFREC_E_PARSE, "%s: bad listing reply: items is not an array", shown);
-    for (const tfrec_json_value *it = items ? items->child : NULL; it && rc == 0; it = it->next) {
-        const char *name = tfrec_json_member_str(it, "name");
-        tfrec_storage_object meta = TFREC_STORAGE_OBJECT_INIT;
-        if (!name || tfrec_gcs_object_from_json(it, &meta) != 0) {
-            rc = tfrec_fail(NULL, TFREC_E_PARSE,
-                            "%s: bad listing reply: an item without a "
-                            "name or size",
-                            shown);
-            break;
-        }
-        if (!tfrec_gcs_glob_match(pattern, name))
-            continue;
-        char full[GCS_MAX_BUCKET + GCS_MAX_OBJECT + 8];
-        int len = snprintf(full, sizeof full, "gs://%s/%s", n->bucket, name);
-        if (len < 0 || (size_t)len >= sizeof full || add(l, full, (size_t)len, &meta))
-            rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", shown);
-    }
-    const char *next = tfrec_json_member_str(doc, "nextPageToken");
-    if (rc == 0 && next && *token && strcmp(next, *token) == 0)
-        rc = tfrec_fail(NULL, TFREC_E_PARSE, "%s: the server repeated page token %s", shown, next);
     free(*token);
-    *token = NULL;
-    if (rc == 0 && next && *next && !(*token = strdup(next)))
-        rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", shown);
-    tfrec_json_value_free(doc);
+    *token = next;
     return rc;
+}
+
+/* The page tokens a listing was given, to catch a server whose tokens go
+ * round in a circle (A, B, A, ...): a set of strings by hash. */
+typedef struct token_set {
+    char **slot;
+    size_t cap, n;
+} token_set;
+
+static uint64_t token_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* 1 if t was there already, 0 if added, -1 when out of memory. */
+static int token_seen(token_set *ts, const char *t)
+{
+    if ((ts->n + 1) * 2 > ts->cap) {
+        size_t cap = ts->cap ? ts->cap * 2 : 64;
+        char **slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return -1;
+        for (size_t i = 0; i < ts->cap; i++)
+            if (ts->slot[i]) {
+                size_t j = token_hash(ts->slot[i]) & (cap - 1);
+                while (slot[j])
+                    j = (j + 1) & (cap - 1);
+                slot[j] = ts->slot[i];
+            }
+        free(ts->slot);
+        ts->slot = slot;
+        ts->cap = cap;
+    }
+    size_t j = token_hash(t) & (ts->cap - 1);
+    for (; ts->slot[j]; j = (j + 1) & (ts->cap - 1))
+        if (strcmp(ts->slot[j], t) == 0)
+            return 1;
+    if (!(ts->slot[j] = strdup(t)))
+        return -1;
+    ts->n++;
+    return 0;
+}
+
+static void token_set_free(token_set *ts)
+{
+    for (size_t i = 0; i < ts->cap; i++)
+        free(ts->slot[i]);
+    free(ts->slot);
 }
 
 static int glob_remote(tfrec_storage *st, tfrec_storage_list *l, const char *pattern)
@@ -180,11 +261,42 @@ static int glob_remote(tfrec_storage *st, tfrec_storage_list *l, const char *pat
      * below. */
     size_t plen = tfrec_gcs_glob_prefix(n.object);
     int use_delimiter = strchr(n.object + plen, '/') == NULL;
+    /* A listing must end: page tokens never seen before, at most
+     * max_pages pages, and at most GCS_LIST_MAX_EMPTY_PAGES pages in a row
+     * that hold neither an object nor a prefix. */
+    unsigned long max_pages = st->list_max_pages ? st->list_max_pages : GCS_LIST_MAX_PAGES;
+    unsigned long pages = 0, empty_run = 0;
+    token_set seen = { 0 };
     char *token = NULL;
     do {
-        rc = list_page(st, &n, n.object, pattern, use_delimiter, &token, l);
+        size_t entries = 0;
+        rc = list_page(st, &n, n.object, pattern, use_delimiter, &token, l, &entries);
+        pages++;
+        empty_run = entries ? 0 : empty_run + 1;
+        if (rc < 0 || !token)
+            break;
+        int again = token_seen(&seen, token);
+        if (again < 0)
+            rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", pattern);
+        else if (again)
+            rc = tfrec_fail(NULL, TFREC_E_PARSE,
+                            "%s: listing gs://%s (prefix \"%.*s\"): the server repeated page "
+                            "token %.64s after %lu pages (its page tokens go round in a circle); "
+                            "giving up",
+                            pattern, n.bucket, (int)plen, n.object, token, pages);
+        else if (pages >= max_pages)
+            rc = tfrec_fail(NULL, TFREC_E_PARSE,
+                            "%s: listing gs://%s (prefix \"%.*s\"): still more pages after %lu "
+                            "(the limit); giving up",
+                            pattern, n.bucket, (int)plen, n.object, pages);
+        else if (empty_run >= GCS_LIST_MAX_EMPTY_PAGES)
+            rc = tfrec_fail(NULL, TFREC_E_PARSE,
+                            "%s: listing gs://%s (prefix \"%.*s\"): %lu pages in a row without "
+                            "an object or a prefix, each with a new page token; giving up",
+                            pattern, n.bucket, (int)plen, n.object, empty_run);
     } while (rc == 0 && token);
     free(token);
+    token_set_free(&seen);
     if (rc == 0 && l->n == 0)
         rc = tfrec_fail(NULL, TFREC_E_NOT_FOUND, "%s: no object matches", pattern);
     return rc;

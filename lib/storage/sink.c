@@ -49,10 +49,38 @@ static char *metadata_json(const gcs_sink *s, int with_crc)
     return tfrec_json_take(&j);
 }
 
+/* Remove the object an upload stored wrongly: only the generation that
+ * upload made (ifGenerationMatch), so a newer object by another writer is
+ * kept. Appends what happened to the sink's message. */
+static void remove_bad(gcs_sink *s, int64_t generation)
+{
+    char *url = tfrec_gcs_object_url(s->st, "/storage/v1", s->n.bucket, s->n.object);
+    char gen[24];
+    snprintf(gen, sizeof gen, "%" PRId64, generation);
+    int rc = TFREC_E_NOMEM;
+    tfrec_err err = { 0 };
+    if (url && (generation <= 0 || tfrec_gcs_url_param(&url, "ifGenerationMatch", gen) == 0)) {
+        gcs_call call = {
+            .method = "DELETE", .url = url, .what = s->name, .permission = "storage.objects.delete"
+        };
+        gcs_resp resp = { 0 };
+        rc = tfrec_gcs_call(s->st, &call, &resp, &err);
+        tfrec_gcs_resp_free(&resp);
+    }
+    free(url);
+    char msg[TFREC_ERRMSG_MAX];
+    snprintf(msg, sizeof msg, "%s", s->err.msg);
+    if (rc == TFREC_OK || rc == TFREC_E_NOT_FOUND)
+        tfrec_fail(&s->err, s->err.code, "%s; the object was removed", msg);
+    else
+        tfrec_fail(&s->err, s->err.code, "%s; removing the object failed too: %s", msg,
+                   err.msg[0] ? err.msg : "out of memory");
+}
+
 /* The reply that finished an upload describes the object: it must be the
- * bytes we sent. A server that did not check the hash itself is caught
- * here, and the object it stored is removed rather than left looking
- * complete. */
+ * bytes we sent. A server that did not check the hash itself (or stored
+ * another length) is caught here, and the object it stored is removed
+ * rather than left looking complete. */
 static int check_result(gcs_sink *s, const gcs_resp *resp)
 {
     tfrec_json_value *doc = NULL;
@@ -62,22 +90,24 @@ static int check_result(gcs_sink *s, const gcs_resp *resp)
     if (rc < 0)
         return tfrec_fail(&s->err, rc, "%s: bad reply to the upload: %s", s->name, why);
     tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
+    int stored = 0; /* the reply describes an object that is wrong */
     if (tfrec_gcs_object_from_json(doc, &o) != 0)
         rc =
             tfrec_fail(&s->err, TFREC_E_PARSE, "%s: the upload's reply has no valid size", s->name);
     else if (o.size != s->total)
+        stored = 1,
         rc = tfrec_fail(&s->err, TFREC_E_IO,
                         "%s: the server stored %" PRIu64 " bytes, %" PRIu64 " were sent", s->name,
                         o.size, s->total);
     else if (o.has_crc32c && o.crc32c != s->crc && !s->st->opts.no_checksum)
-        rc = tfrec_fail(&s->err, TFREC_E_IO,
-                        "%s: CRC32C mismatch: the server stored 0x%08x, the bytes sent have "
-                        "0x%08x (corrupted in transit); the object was removed",
-                        s->name, o.crc32c, s->crc);
+        stored = 1, rc = tfrec_fail(&s->err, TFREC_E_IO,
+                                    "%s: CRC32C mismatch: the server stored 0x%08x, the bytes "
+                                    "sent have 0x%08x (corrupted in transit)",
+                                    s->name, o.crc32c, s->crc);
     tfrec_json_value_free(doc);
-    if (rc < 0 && o.size == s->total) {
-        tfrec_storage_remove(s->st, s->name);
-        tfrec_fail(&s->err, rc, "%s", s->err.msg); /* our message, not remove's */
+    if (stored) {
+        s->err.code = rc;
+        remove_bad(s, o.generation);
     }
     return rc;
 }
@@ -168,12 +198,14 @@ static int start_session(gcs_sink *s)
     if (rc == TFREC_OK && !resp.location[0])
         rc = tfrec_fail(&s->err, TFREC_E_PARSE,
                         "%s: the server opened no upload session (no Location header)", s->name);
-    else if (rc == TFREC_OK && !same_origin(s->st->endpoint, resp.location))
+    else if (rc == TFREC_OK && !same_origin(s->st->endpoint, resp.location)) {
+        char shown[512];
+        tfrec_gcs_redact_url(resp.location, shown, sizeof shown);
         rc = tfrec_fail(&s->err, TFREC_E_PARSE,
                         "%s: the upload session %s is not on the endpoint %s; refusing to send "
                         "data there",
-                        s->name, resp.location, s->st->endpoint);
-    else if (rc == TFREC_OK && !(s->session = strdup(resp.location)))
+                        s->name, shown, s->st->endpoint);
+    } else if (rc == TFREC_OK && !(s->session = strdup(resp.location)))
         rc = tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
     s->stats.resumable = 1;
     tfrec_gcs_resp_free(&resp);
@@ -187,13 +219,9 @@ static int start_session(gcs_sink *s)
 static int take_committed(gcs_sink *s, const gcs_resp *resp)
 {
     uint64_t held = 0;
-    if (resp->range[0]) {
-        unsigned long long a, b;
-        if (sscanf(resp->range, "bytes=%llu-%llu", &a, &b) != 2 || a != 0)
-            return tfrec_fail(&s->err, TFREC_E_PARSE, "%s: bad Range '%s' in the session's reply",
-                              s->name, resp->range);
-        held = (uint64_t)b + 1;
-    }
+    if (tfrec_gcs_parse_session_range(resp->range, &held) != 0)
+        return tfrec_fail(&s->err, TFREC_E_PARSE, "%s: bad Range '%s' in the session's reply",
+                          s->name, resp->range);
     if (held < s->committed || held > s->committed + s->len)
         return tfrec_fail(&s->err, TFREC_E_PARSE,
                           "%s: the session says it holds %" PRIu64 " bytes; %" PRIu64
@@ -385,6 +413,8 @@ static int sink_close(void *ctx, int commit)
     cancel_session(s);
     if (rc < 0)
         tfrec_fail(NULL, rc, "%s", s->err.msg);
+    if (s->session)
+        tfrec_gcs_wipe(s->session, strlen(s->session));
     free(s->session);
     free(s->buf);
     free(s->name);

@@ -11,7 +11,8 @@
  * is the one the caller is reading, the others are the read-ahead. A block
  * whose transfer breaks resumes at the byte it reached. Bytes handed out in
  * order from offset 0 feed a running CRC32C that is checked against the
- * object's when the last byte goes out. */
+ * object's when the last byte goes out (from x-goog-hash, else from the
+ * metadata of the generation read: one request at the end). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ typedef struct block {
 struct gcs_source {
     tfrec_storage *st;
     char *name;
+    gcs_name n;
     char *url;      /* media URL of the pinned generation */
     char *url0;     /* media URL of whatever is current: the first request */
     int probing;    /* the first reply's headers are not in yet */
@@ -102,9 +104,9 @@ static int learn_object(gcs_source *s, block *b)
     const gcs_resp *r = &b->resp;
     uint64_t size;
     if (r->status == 206) {
-        unsigned long long a, z, total;
-        if (sscanf(r->content_range, "bytes %llu-%llu/%llu", &a, &z, &total) != 3 || a != s->base ||
-            z >= total)
+        uint64_t a, z, total;
+        if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 || a != s->base ||
+            total == UINT64_MAX)
             return tfrec_fail(&s->err, TFREC_E_PARSE,
                               "%s: asked for bytes from %" PRIu64 ", the server sent '%s'", s->name,
                               s->base, r->content_range);
@@ -160,8 +162,8 @@ static size_t block_body(void *ctx, const char *p, size_t n)
             return 0;
         }
         if (r->status == 206) {
-            unsigned long long a;
-            if (sscanf(r->content_range, "bytes %llu-", &a) != 1 || a != want) {
+            uint64_t a, z, total;
+            if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 || a != want) {
                 b->abort_rc =
                     tfrec_fail(&s->err, TFREC_E_PARSE,
                                "%s: asked for bytes from %" PRIu64 ", the server sent '%s'",
@@ -247,7 +249,7 @@ static void stop(gcs_source *s, block *b)
         b->active = 0;
         s->in_flight--;
     }
-    curl_slist_free_all(b->hdrs);
+    tfrec_gcs_headers_free(b->hdrs);
     b->hdrs = NULL;
 }
 
@@ -389,6 +391,59 @@ static int check_crc(gcs_source *s)
                       s->name, want, s->size, got);
 }
 
+/* The replies carried no x-goog-hash (some servers and proxies leave it
+ * out): the object's CRC32C from its metadata, of the generation read. A
+ * check that cannot be made fails the read unless no_checksum says to go
+ * without it; it is never skipped silently. */
+static int crc_from_metadata(gcs_source *s)
+{
+    char *url = tfrec_gcs_object_url(s->st, "/storage/v1", s->n.bucket, s->n.object);
+    char gen[24];
+    snprintf(gen, sizeof gen, "%" PRId64, s->generation);
+    if (!url || tfrec_gcs_url_param(&url, "fields", "size,generation,crc32c") ||
+        (s->generation && tfrec_gcs_url_param(&url, "generation", gen))) {
+        free(url);
+        return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
+    }
+    gcs_call call = {
+        .method = "GET", .url = url, .what = s->name, .permission = "storage.objects.get"
+    };
+    gcs_resp resp = { 0 };
+    int rc = tfrec_gcs_call(s->st, &call, &resp, &s->err);
+    tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
+    if (rc == TFREC_OK) {
+        tfrec_json_value *doc = NULL;
+        char why[128];
+        rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc, why,
+                              sizeof why);
+        if (rc < 0)
+            tfrec_fail(&s->err, rc, "%s: bad metadata reply: %s", s->name, why);
+        else if (tfrec_gcs_object_from_json(doc, &o) != 0)
+            rc = tfrec_fail(&s->err, TFREC_E_PARSE, "%s: metadata reply without a valid size",
+                            s->name);
+        tfrec_json_value_free(doc);
+    }
+    tfrec_gcs_resp_free(&resp);
+    free(url);
+    if (rc < 0)
+        return rc;
+    if (o.size != s->size || (s->generation && o.generation && o.generation != s->generation))
+        return tfrec_fail(&s->err, TFREC_E_STATE,
+                          "%s: the object's metadata (%" PRIu64 " bytes, generation %" PRId64
+                          ") is not the object read (%" PRIu64 " bytes, generation %" PRId64
+                          "): it was replaced while being read",
+                          s->name, o.size, o.generation, s->size, s->generation);
+    if (!o.has_crc32c)
+        return tfrec_fail(&s->err, TFREC_E_IO,
+                          "%s: cannot check the %" PRIu64 " bytes read: the server sent no "
+                          "x-goog-hash and the object's metadata has no crc32c (set "
+                          "no_checksum to read without the check)",
+                          s->name, s->size);
+    s->crc = o.crc32c;
+    s->has_crc = 1;
+    return TFREC_OK;
+}
+
 static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
 {
     gcs_source *s = ctx;
@@ -423,9 +478,14 @@ static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
         s->head = (s->head + 1) % s->nblocks;
         s->count--;
     }
-    if (s->crc_pos == s->size && s->has_crc && !s->st->opts.no_checksum && !s->stats.crc_checked)
+    if (s->crc_pos == s->size && !s->partial && !s->st->opts.no_checksum && !s->stats.crc_checked) {
+        if (!s->has_crc && (rc = crc_from_metadata(s)) < 0) {
+            s->stats.crc_checked = 1; /* reported once */
+            return rc;
+        }
         if ((rc = check_crc(s)) < 0)
             return rc;
+    }
     return (ptrdiff_t)k;
 }
 
@@ -509,6 +569,7 @@ int tfrec_gcs_open_source_range(tfrec_storage *st, tfrec_io *io, const char *nam
         free(s);
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
     }
+    s->n = n;
     s->st = st;
     s->url0 = tfrec_gcs_object_url(st, "/storage/v1", n.bucket, n.object);
     if (!s->url0 || tfrec_gcs_url_param(&s->url0, "alt", "media"))

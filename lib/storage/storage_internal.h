@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/auth.h"
+#include "gauth/gauth.h"
 #include "tfrec/crc32c.h"
 #include "tfrec/storage.h"
 #include "util/errors.h"
@@ -38,13 +38,15 @@ struct tfrec_storage {
     /* No Authorization header: an emulator, anonymous = 1, or a plain
      * http:// endpoint (a bearer token is never sent unencrypted). */
     int no_auth;
-    tfrec_gcs_auth *auth;
+    tfrec_gauth *auth;
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     /* Test knobs (reached through the functions below): listing page size
      * (0: the server's default) and the first backoff delay. */
     unsigned list_page_size;
     unsigned backoff_first_ms;
+    /* Most pages one listing may take (0: GCS_LIST_MAX_PAGES). */
+    unsigned long list_max_pages;
     /* Counters for tests and diagnostics. */
     atomic_ulong requests, retries, refreshes;
 };
@@ -55,11 +57,20 @@ typedef struct gcs_name {
     char object[GCS_MAX_OBJECT + 1]; /* may be empty (a bucket or a prefix) */
 } gcs_name;
 
-/* Split gs://BUCKET/OBJECT. Refuses an empty bucket, names too long, and
- * bytes a name cannot hold (NUL cannot occur; CR and LF are refused). */
+/* Split gs://BUCKET/OBJECT under Cloud Storage's naming rules: the bucket
+ * as tfrec_gcs_bucket_check, the object as tfrec_gcs_object_check. */
 int tfrec_gcs_parse(const char *url, gcs_name *out, tfrec_err *err);
-/* Append s percent-encoded (everything but A-Za-z0-9-._~) to buf of cap
- * bytes at *len. Returns 0, or -1 when it does not fit. */
+/* Bucket names: 1-222 bytes of a-z 0-9 - _ ., a letter or digit first and
+ * last, dot-separated parts of 1-63 characters (so never "." or ".."), 63
+ * at most without dots. url is the name shown in messages. */
+int tfrec_gcs_bucket_check(const char *b, size_t blen, const char *url, tfrec_err *err);
+/* Object names: at most 1024 bytes of UTF-8 without CR or LF, not "." or
+ * "..", not ending in such a segment ("dir/.."), not under
+ * ".well-known/acme-challenge/". Empty is allowed (a bucket or a prefix). */
+int tfrec_gcs_object_check(const char *obj, const char *url, tfrec_err *err);
+/* Append s percent-encoded (everything but A-Za-z0-9-._~, and the dots of
+ * a segment made of dots only, as %2E) to buf of cap bytes at *len.
+ * Returns 0, or -1 when it does not fit. */
 int tfrec_gcs_escape(char *buf, size_t cap, size_t *len, const char *s);
 /* malloc'd "{endpoint}{prefix}/b/BUCKET/o[/OBJECT]" (OBJECT escaped; no
  * object part when obj is NULL) with ?userProject= when configured; prefix
@@ -124,6 +135,20 @@ typedef struct gcs_retry {
     uint64_t seed;
 } gcs_retry;
 
+/* One response header line of n bytes (not NUL-terminated; CR LF or not)
+ * into resp: a status line resets the kept headers and sets status (0
+ * unless three digits), the headers above are kept (cut to their buffers,
+ * x-goog-hash lines joined with ','), others ignored. Any bytes. */
+void tfrec_gcs_resp_header(gcs_resp *resp, const char *p, size_t n);
+/* Content-Range "bytes A-Z/N" (N may be '*': *total UINT64_MAX) with
+ * A <= Z < N: returns 0; the form without a range ("bytes *", a slash, N):
+ * returns 1 with *total only; anything else -1. Digits only, no signs or
+ * spaces. */
+int tfrec_gcs_parse_content_range(const char *v, uint64_t *first, uint64_t *last, uint64_t *total);
+/* A resumable session's 308 Range, "bytes=0-N": *held = N + 1; "" (no
+ * header): 0 bytes. -1 for anything else. */
+int tfrec_gcs_parse_session_range(const char *v, uint64_t *held);
+
 uint64_t tfrec_gcs_now_ms(void);
 void tfrec_gcs_retry_start(const tfrec_storage *st, gcs_retry *r);
 /* Sleep before the next attempt. Returns 0, or -1 when the deadline would
@@ -155,7 +180,15 @@ void tfrec_gcs_resp_free(gcs_resp *resp);
  * the server's message. */
 int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *call,
                            const gcs_resp *resp);
-/* A network failure after retries. */
+/* Secrets: tfrec_gcs_wipe clears memory the compiler may not skip;
+ * tfrec_gcs_headers_free wipes a header list's Authorization line before
+ * freeing it; tfrec_gcs_redact_url copies url into out (cap bytes, cut with
+ * "...") with the values of capability parameters (upload_id, signatures,
+ * tokens) replaced by REDACTED: what a message may show of a URL. */
+void tfrec_gcs_wipe(void *p, size_t n);
+void tfrec_gcs_headers_free(struct curl_slist *h);
+void tfrec_gcs_redact_url(const char *url, char *out, size_t cap);
+/* A network failure after retries (the URL shown redacted). */
 int tfrec_gcs_net_error(tfrec_err *err, const gcs_call *call, CURLcode c, const char *detail);
 
 /* ------------------------------------------------------------ client.c */
@@ -170,6 +203,22 @@ int tfrec_gcs_object_from_json(const tfrec_json_value *o, tfrec_storage_object *
 /* Test knobs. */
 void tfrec_storage_set_list_page_size(tfrec_storage *st, unsigned n);
 void tfrec_storage_set_backoff_ms(tfrec_storage *st, unsigned first_ms);
+
+/* ------------------------------------------------------------ list.c */
+/* A listing ends within this many pages (100 M objects at 1000 a page),
+ * and within this many pages in a row that hold nothing. */
+#define GCS_LIST_MAX_PAGES 100000ul
+#define GCS_LIST_MAX_EMPTY_PAGES 1000ul
+/* One objects.list reply (body of len bytes, any bytes): the items whose
+ * names match pattern are added to l as gs://BUCKET/NAME, *next is the
+ * malloc'd nextPageToken (NULL when there is none or it is empty) and
+ * *entries the page's items and prefixes. shown names the listing in
+ * messages. Returns TFREC_OK or a failure (*next NULL then). */
+int tfrec_gcs_list_parse_page(const char *body, size_t len, const char *bucket, const char *pattern,
+                              const char *shown, tfrec_storage_list *l, char **next,
+                              size_t *entries);
+/* An empty list for tfrec_gcs_list_parse_page (tfrec_storage_list_free). */
+tfrec_storage_list *tfrec_gcs_list_new(void);
 
 /* ------------------------------------------------------------ glob */
 /* glob(3)'s matching rules on one whole name: * ? [...] never match '/',

@@ -5,22 +5,56 @@
 
 #include "storage/storage_internal.h"
 
-int tfrec_gcs_parse(const char *url, gcs_name *out, tfrec_err *err)
+/* A whole dot segment: "." or "..". */
+static int dot_segment(const char *s, size_t n)
 {
-    if (!tfrec_storage_is_remote(url))
-        return tfrec_fail(err, TFREC_E_INVALID, "%s: not a gs:// name", url ? url : "(null)");
-    const char *b = url + 5;
-    const char *slash = strchr(b, '/');
-    size_t blen = slash ? (size_t)(slash - b) : strlen(b);
-    const char *obj = slash ? slash + 1 : "";
+    return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* Well-formed UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF): Cloud Storage names are Unicode. Returns the offset of the
+ * first bad byte, or n. */
+static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t k;
+        unsigned min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            k = 1, min = 0x80;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            k = 2, min = 0x800;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 3, min = 0x10000;
+        } else {
+            return i;
+        }
+        if (n - i <= k)
+            return i;
+        unsigned cp = c & (0x3Fu >> k);
+        for (size_t j = 1; j <= k; j++) {
+            if ((s[i + j] & 0xC0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + j] & 0x3Fu);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += k + 1;
+    }
+    return n;
+}
+
+int tfrec_gcs_bucket_check(const char *b, size_t blen, const char *url, tfrec_err *err)
+{
     if (blen == 0)
         return tfrec_fail(err, TFREC_E_INVALID, "%s: no bucket name", url);
     if (blen > GCS_MAX_BUCKET)
         return tfrec_fail(err, TFREC_E_INVALID, "%s: bucket name longer than %d bytes", url,
                           GCS_MAX_BUCKET);
-    if (strlen(obj) > GCS_MAX_OBJECT)
-        return tfrec_fail(err, TFREC_E_INVALID, "%.80s...: object name longer than %d bytes", url,
-                          GCS_MAX_OBJECT);
     /* Bucket names are DNS-like; anything else would be escaped into a
      * different request than the user meant. */
     for (size_t i = 0; i < blen; i++) {
@@ -29,8 +63,77 @@ int tfrec_gcs_parse(const char *url, gcs_name *out, tfrec_err *err)
             return tfrec_fail(err, TFREC_E_INVALID,
                               "%s: bucket names hold only a-z 0-9 - _ . (byte %zu)", url, i + 5);
     }
+    /* Cloud Storage's rules: a letter or digit first and last, dot-separated
+     * components of at most 63 characters (so no empty one), 63 characters
+     * at most without dots. They also keep "." and ".." (which a URL would
+     * resolve to another resource) from ever naming a bucket. */
+    int alnum_first = (b[0] >= 'a' && b[0] <= 'z') || (b[0] >= '0' && b[0] <= '9');
+    char z = b[blen - 1];
+    int alnum_last = (z >= 'a' && z <= 'z') || (z >= '0' && z <= '9');
+    if (!alnum_first || !alnum_last)
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "%s: bucket names start and end with a letter or a digit", url);
+    size_t comp = 0, dots = 0;
+    for (size_t i = 0; i <= blen; i++) {
+        if (i == blen || b[i] == '.') {
+            if (comp == 0 || comp > 63)
+                return tfrec_fail(err, TFREC_E_INVALID,
+                                  "%s: each dot-separated part of a bucket name holds 1 to 63 "
+                                  "characters",
+                                  url);
+            comp = 0;
+            dots += i < blen;
+        } else {
+            comp++;
+        }
+    }
+    if (!dots && blen > 63)
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "%s: a bucket name without dots holds at most 63 characters", url);
+    return TFREC_OK;
+}
+
+int tfrec_gcs_object_check(const char *obj, const char *url, tfrec_err *err)
+{
+    size_t n = strlen(obj);
+    if (n > GCS_MAX_OBJECT)
+        return tfrec_fail(err, TFREC_E_INVALID, "%.80s...: object name longer than %d bytes", url,
+                          GCS_MAX_OBJECT);
     if (strpbrk(obj, "\r\n"))
         return tfrec_fail(err, TFREC_E_INVALID, "%s: object names cannot hold CR or LF", url);
+    size_t bad = utf8_valid_prefix((const unsigned char *)obj, n);
+    if (bad != n)
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "%.200s: object names are UTF-8; byte %zu of the name (0x%02x) is not",
+                          url, bad, (unsigned char)obj[bad]);
+    /* "." and ".." cannot name an object; a name ending in such a segment
+     * ("dir/..") is refused too: whatever a server or proxy on the way makes
+     * of it, it is not the object the user meant. */
+    const char *last = strrchr(obj, '/');
+    last = last ? last + 1 : obj;
+    if (n && dot_segment(last, strlen(last)))
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "%s: an object name cannot be or end in the segment \"%s\"", url, last);
+    static const char acme[] = ".well-known/acme-challenge/";
+    if (strncmp(obj, acme, sizeof acme - 1) == 0)
+        return tfrec_fail(err, TFREC_E_INVALID, "%s: object names cannot start with \"%s\"", url,
+                          acme);
+    return TFREC_OK;
+}
+
+int tfrec_gcs_parse(const char *url, gcs_name *out, tfrec_err *err)
+{
+    if (!tfrec_storage_is_remote(url))
+        return tfrec_fail(err, TFREC_E_INVALID, "%s: not a gs:// name", url ? url : "(null)");
+    const char *b = url + 5;
+    const char *slash = strchr(b, '/');
+    size_t blen = slash ? (size_t)(slash - b) : strlen(b);
+    const char *obj = slash ? slash + 1 : "";
+    int rc = tfrec_gcs_bucket_check(b, blen, url, err);
+    if (rc == 0)
+        rc = tfrec_gcs_object_check(obj, url, err);
+    if (rc < 0)
+        return rc;
     memcpy(out->bucket, b, blen);
     out->bucket[blen] = 0;
     strcpy(out->object, obj);
@@ -41,10 +144,21 @@ int tfrec_gcs_escape(char *buf, size_t cap, size_t *len, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = *len;
+    /* A run of dots between slashes (or the ends) is a dot segment once a
+     * server decodes %2F, and "." or ".." even before: such dots go out as
+     * %2E, which no URL normalisation (libcurl's, a proxy's) resolves. */
+    const char *seg = s;
+    int seg_dots = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
+        if (p == (const unsigned char *)seg) {
+            size_t k = strcspn(seg, "/");
+            seg_dots = k > 0 && strspn(seg, ".") == k;
+        }
+        if (c == '/')
+            seg = (const char *)p + 1;
         int plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '.' || c == '_' || c == '~';
+                    c == '-' || (c == '.' && !seg_dots) || c == '_' || c == '~';
         if (n + (plain ? 1 : 3) >= cap)
             return -1;
         if (plain) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "util/errors.h"
+#include "util/config.h"
 
 /* floor(units * index / count) without overflow: units = q*count + r, so
  * units*index/count = q*index + floor(r*index/count), and r*index fits in
@@ -52,12 +53,12 @@ int tfrec_task_from_env(uint32_t *index, uint32_t *count)
 {
     if (!index || !count)
         return tfrec_fail(NULL, TFREC_E_INVALID, "task from environment: NULL output");
-    const char *i_text = getenv(TFREC_TASK_INDEX_ENV);
-    const char *n_text = getenv(TFREC_TASK_COUNT_ENV);
-    if (i_text && !*i_text)
-        i_text = NULL;
-    if (n_text && !*n_text)
-        n_text = NULL;
+    char ibuf[64], nbuf[64];
+    /* (an over-long value is kept as "?" so it is reported as not a number) */
+    int hi = tfrec_cfg(TFREC_CFG_TASK_INDEX, ibuf, sizeof ibuf);
+    int hn = tfrec_cfg(TFREC_CFG_TASK_COUNT, nbuf, sizeof nbuf);
+    const char *i_text = hi > 0 ? ibuf : hi < 0 ? "?" : NULL;
+    const char *n_text = hn > 0 ? nbuf : hn < 0 ? "?" : NULL;
     if (!i_text && !n_text) {
         *index = 0;
         *count = 1;

@@ -29,6 +29,7 @@ from .example import (Example, BytesList, FloatList, Int64List, parse_example,
                       serialize_example)
 from .dataset import Dataset, RandomAccessReader, index_file, count_records
 from .task import task_share, task_from_env
+from .config import set_config, get_config, config_names
 
 __version__ = _clib.tfrec_version().decode()
 
@@ -43,6 +44,7 @@ __all__ = [
     "UnsupportedError", "ImageError", "NetworkError", "StateError", "BigtableError",
     "LibraryNotFoundError", "MissingPartError", "library_path", "parts", "features",
     "convert_images", "merge_manifests", "glob", "task_share", "task_from_env",
+    "set_config", "get_config", "config_names",
 ]
 
 # Optional parts: present when installed next to the core library.

@@ -76,6 +76,42 @@ def _standard_dirs():
     return [d for d in dirs if not (d in seen or seen.add(d))]
 
 
+def _ld_conf_dirs(conf="/etc/ld.so.conf", _depth=0):
+    """The directories the loader's configuration lists (ld.so.conf and its
+    include globs): where ldconfig looks, so a `make install` into one of
+    them is found before `ldconfig` has run."""
+    import glob
+    dirs = []
+    try:
+        with open(conf, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return dirs
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include") and _depth < 4:
+            for pat in line.split()[1:]:
+                if not os.path.isabs(pat):
+                    pat = os.path.join(os.path.dirname(conf), pat)
+                for inc in sorted(glob.glob(pat)):
+                    dirs += _ld_conf_dirs(inc, _depth + 1)
+        elif line.startswith("/"):
+            dirs.append(line.split()[0])
+    return dirs
+
+
+def _in_source_tree(here):
+    """True when this package is python/tfrec of a libtfrec source tree
+    (not a copy installed into site-packages, where ../../build is no
+    build directory)."""
+    root = os.path.join(here, "..", "..")
+    return (os.path.exists(os.path.join(here, "..", "setup.py")) and
+            os.path.exists(os.path.join(root, "Makefile")) and
+            os.path.isdir(os.path.join(root, "include", "tfrec")))
+
+
 def _candidates():
     """(description, path) pairs in search order; a path without a
     directory is a name for the system loader."""
@@ -92,7 +128,8 @@ def _candidates():
     builds = []
     if os.environ.get("TFREC_BUILD"):
         builds.append(os.environ["TFREC_BUILD"])
-    builds.append(os.path.join(here, "..", "..", "build"))
+    if _in_source_tree(here):
+        builds.append(os.path.join(here, "..", "..", "build"))
     for d in builds:
         for n in _names(CORE):
             yield "build directory", os.path.normpath(os.path.join(d, n))
@@ -103,6 +140,9 @@ def _candidates():
         yield "system loader (find_library)", found
     for d in _standard_dirs():
         yield "standard directory", os.path.join(d, soname)
+    for d in _ld_conf_dirs():
+        if d not in _standard_dirs():
+            yield "loader configuration (ld.so.conf)", os.path.join(d, soname)
 
 
 def _major(dll):
@@ -141,7 +181,23 @@ def _load():
             tried.append("%s: %s (version %s, not %d)" % (what, path, major, SOVERSION))
             continue
         return dll, path, None if by_name else os.path.dirname(os.path.abspath(path))
-    raise LibraryNotFoundError(NOT_FOUND_HELP + " Looked in:\n  " + "\n  ".join(tried))
+    raise LibraryNotFoundError(_fix(tried) + NOT_FOUND_HELP + " Looked in:\n  " +
+                               "\n  ".join(tried))
+
+
+def _fix(tried):
+    """The exact fix, when a library file was there but did not load."""
+    for line in tried:
+        what, _, rest = line.partition(": ")
+        path, _, why = rest.partition(" (")
+        if os.sep not in path or why.startswith("absent") or what == "TFREC_LIBRARY":
+            continue
+        if why.startswith("version"):
+            return ("%s is of another major version (%s: install libtfrec %d.x over it. "
+                    % (path, why.rstrip(")"), SOVERSION))
+        return ("%s exists but does not load (%s: install what it needs (`ldd %s` lists "
+                "it), or rebuild libtfrec on this system. " % (path, why.rstrip(")"), path))
+    return ""
 
 
 def _load_part(part, core_dir):

@@ -37,7 +37,8 @@ class _ClientOptions(_Sized):
     _c_type_ = "tfrec_bt_client_options"
     _fields_ = [("struct_size", c_size_t), ("project", c_char_p), ("instance", c_char_p), ("app_profile_id", c_char_p),
                 ("endpoint", c_char_p), ("admin_endpoint", c_char_p),
-                ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64)]
+                ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64),
+                ("credentials_file", c_char_p), ("ca_bundle_file", c_char_p), ("tls", c_int)]
 
 
 class _WriterOptions(_Sized):
@@ -152,7 +153,8 @@ class _ExportOptions(_Sized):
                 ("missing_cell", c_int), ("compression", c_int), ("output_shards", c_int),
                 ("keys_output", c_char_p), ("no_part_file", c_int),
                 ("progress_interval", c_double), ("progress", _EXPORT_PROGRESS_FN),
-                ("progress_ctx", c_void_p), ("fs", c_void_p)]
+                ("progress_ctx", c_void_p), ("fs", c_void_p), ("on_reader", c_void_p),
+                ("reader_ctx", c_void_p)]
 
 
 class _CheckResult(_Sized):

@@ -155,7 +155,7 @@ def merge_task(output_dir, manifest_path):
 
 def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=3,
                    progress=True, manifest_path=None, on_task_start=None,
-                   on_task_progress=None, **opts):
+                   on_task_progress=None, listing=None, **opts):
     """Convert an image tree as num_tasks Dask tasks, then merge their
     manifests (on a worker); returns the merged manifest (a dict, as
     tfrec.convert_images returns). opts are tfrec.convert_images' options
@@ -173,10 +173,31 @@ def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=
     exception in it fails the attempt). Both are for instrumentation and
     must be picklable.
 
+    listing: the input tree is listed once, here on the client, into this
+    listing file (default output_dir/listing.txt; it must be readable by
+    every worker: a shared file system or gs://), and every task plans from
+    it instead of listing the tree itself, so all tasks convert the same
+    images even if the tree changes while they run; False: each task scans.
+    The tree layouts only (not tarballs or CSV).
+
     output_dir must be one place for every worker: a shared file system or
     gs://. Raises TaskFailedError naming the task and the worker's error."""
     if "task_index" in opts or "num_tasks" in opts:
         raise TypeError("convert_images: each task's task_index/num_tasks are set here")
+    if "listing" in opts:
+        raise TypeError("convert_images: pass listing= by name")
+    tree = (opts.get("layout", "imagenet") in ("imagenet", "folders") and not opts.get("train_tar")
+            and not opts.get("validation_tar"))
+    if listing is None and tree:
+        listing = output_dir.rstrip("/") + "/listing.txt"
+    if listing:
+        from .imagenet import write_listing
+        if not output_dir.lower().startswith("gs://"):
+            os.makedirs(output_dir, exist_ok=True)
+        write_listing(raw_data_dir, listing, layout=opts.get("layout", "imagenet"),
+                      validation_labels_file=opts.get("validation_labels_file"),
+                      extensions=opts.get("extensions"))
+        opts["listing"] = listing
     shards = (opts.get("train_shards") or _DEFAULT_TRAIN_SHARDS) + \
         (opts.get("validation_shards") or _DEFAULT_VALIDATION_SHARDS)
     n = _count(num_tasks, client, shards)

@@ -32,7 +32,7 @@ class _Options(_Sized):
                 ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p),
                 ("task_index", c_uint32), ("num_tasks", c_uint32),
                 ("list_input", c_void_p), ("open_input", c_void_p), ("input_ctx", c_void_p),
-                ("open_input_range", c_void_p)]
+                ("open_input_range", c_void_p), ("listing", c_char_p)]
 
 
 class _Counts(_Sized):
@@ -57,6 +57,7 @@ _proto("tfrec_imagenet_result_errmsg", c_char_p, ImagenetResultHandle)
 _proto("tfrec_imagenet_result_counts", c_int, ImagenetResultHandle, POINTER(_Counts))
 _proto("tfrec_imagenet_result_json", c_char_p, ImagenetResultHandle)
 _proto("tfrec_imagenet_result_free", None, ImagenetResultHandle)
+_proto("tfrec_imagenet_write_listing", c_int, POINTER(_Options), c_char_p, c_char_p)
 _proto("tfrec_imagenet_merge_manifests", c_int, POINTER(_MergeOptions),
        POINTER(ImagenetResultHandle))
 
@@ -75,6 +76,27 @@ def _choice(name, table, value):
     return table[key]
 
 
+# The library's messages name imagenet2tfrec's flags; a Python caller gets
+# the names of convert_images' arguments (longest spellings first).
+_ARG_NAMES = (("--local_scratch_dir / --output_dir", "output_dir="),
+              ("--validation_labels_file", "validation_labels_file="),
+              ("--validation_labels", "validation_labels_file"),
+              ("--raw_data_dir ", "raw_data_dir="), ("--raw_data_dir", "raw_data_dir="),
+              ("--train_tar", "train_tar="), ("--validation_tar", "validation_tar="),
+              ("--labels_file", "labels_file="), ("--csv", "csv_path="),
+              ("--on_error=skip", 'on_error="skip"'), ("--on_error", "on_error="),
+              ("--overwrite", "overwrite=True"), ("--task_index", "task_index"),
+              ("--num_tasks", "num_tasks"), ("--seed", "seed"))
+
+
+def _python_names(msg):
+    if isinstance(msg, bytes):
+        msg = msg.decode("utf-8", "replace")
+    for flag, arg in _ARG_NAMES:
+        msg = msg.replace(flag, arg)
+    return msg.replace("==", "=")
+
+
 def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None,
                    labels_file=None, validation_labels_file=None, extensions=None,
                    train_shards=None, validation_shards=None, num_threads=None, seed=0,
@@ -82,7 +104,7 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                    grayscale_to_rgb=False, compression=None, max_inflight_bytes=None,
                    manifest_path=None, progress=None, max_image_pixels=None,
                    flat_output=False, overwrite=False, train_tar=None, validation_tar=None,
-                   task_index=None, num_tasks=None):
+                   task_index=None, num_tasks=None, listing=None):
     """Convert an image tree to sharded TFRecords; returns the run's manifest
     (a dict: "shards", "labels", counts, "fixed", "rejected" ...; see
     docs/imagenet.md).
@@ -106,7 +128,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     (ILSVRC2012_img_train.tar, a tar of per-synset tars, and the flat
     ILSVRC2012_img_val.tar), read in place instead of raw_data_dir's tree;
     raw_data_dir may then be None if validation_labels_file is given. The
-    shards are the bytes the extracted tree gives.
+    shards are the bytes the extracted tree gives. Either tarball alone (or
+    raw_data_dir holding one) converts its split only.
 
     task_index, num_tasks: run task task_index (0..num_tasks-1) of a
     conversion split into num_tasks tasks (other processes, machines, the pods
@@ -120,6 +143,11 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     and train_tar, validation_tar and validation_labels_file gs:// objects:
     they are listed and read in place; the shards are the bytes of the same
     tree converted from local disk.
+
+    listing: plan from this listing file (write_listing; local, gs:// or
+    mem://) instead of scanning raw_data_dir: the images it names, whatever
+    the tree holds now. Give every task the same one; merge_manifests
+    refuses parts planned from different listings.
 
     Raises the tfrec.Error for the failure (ImageError, NotFoundError, ...)
     with the failed run's manifest as e.manifest.
@@ -171,15 +199,8 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
             raise ValueError("task_index must be in 0..num_tasks-1 and num_tasks in 1..1000000, "
                              "not %r of %r" % (task_index, num_tasks))
         o.task_index, o.num_tasks = task_index, num_tasks
-    inputs = (o.raw_data_dir, o.train_tar, o.validation_tar, o.validation_labels_file)
-    if any(p and p[:5].lower() == b"gs://" for p in inputs):
-        # inputs in a bucket are listed and read in place (local ones too)
-        _lib.require("tfrec-storage", "a gs:// input")
-        from . import storage
-        o.open_input = storage.c_function("tfrec_storage_open_source")
-        o.open_input_range = storage.c_function("tfrec_storage_open_source_range")
-        if o.raw_data_dir and o.raw_data_dir[:5].lower() == b"gs://":
-            o.list_input = storage.c_function("tfrec_storage_glob_each")
+    o.listing = path(listing, "listing")
+    _inputs_through_storage(o)
 
     raised = []
     if progress is not None:
@@ -201,7 +222,7 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
             raise raised[0]
         if rc < 0:
             msg = lib.tfrec_imagenet_result_errmsg(res) if res.value else None
-            err = error_for(rc, msg)
+            err = error_for(rc, _python_names(msg if msg is not None else lib.tfrec_last_errmsg()))
             err.manifest = manifest
             raise err
         if remote_manifest is not None:
@@ -210,6 +231,45 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     finally:
         if res.value:
             lib.tfrec_imagenet_result_free(res)
+
+
+def _inputs_through_storage(o):
+    """Inputs in a bucket are listed and read in place (local ones too)."""
+    inputs = (o.raw_data_dir, o.train_tar, o.validation_tar, o.validation_labels_file, o.listing)
+    if any(p and p[:5].lower() == b"gs://" for p in inputs):
+        _lib.require("tfrec-storage", "a gs:// input")
+        from . import storage
+        o.open_input = storage.c_function("tfrec_storage_open_source")
+        o.open_input_range = storage.c_function("tfrec_storage_open_source_range")
+        if o.raw_data_dir and o.raw_data_dir[:5].lower() == b"gs://":
+            o.list_input = storage.c_function("tfrec_storage_glob_each")
+
+
+def write_listing(raw_data_dir, path, *, layout="imagenet", validation_labels_file=None,
+                  extensions=None):
+    """List the image tree raw_data_dir once ("imagenet" or "folders" layout,
+    local or gs://) into the listing file path (local, gs:// or mem://), for
+    the tasks of a conversion to plan from (convert_images(listing=path)):
+    N tasks do not each list the tree, and all plan from the same images
+    even when the tree changes. Returns the listing's fingerprint (16 hex
+    digits), which each task's manifest part records."""
+    o = _Options()
+    o.layout = _choice("layout", _LAYOUTS, layout)
+    o.raw_data_dir = _args.path(raw_data_dir, "raw_data_dir")
+    o.validation_labels_file = _args.optional_path(validation_labels_file,
+                                                   "validation_labels_file")
+    if extensions is not None and not isinstance(extensions, str):
+        extensions = ",".join(extensions)
+    o.extensions = _args.text(extensions or None, "extensions")
+    _inputs_through_storage(o)
+    if _args.path(path, "path")[:5].lower() == b"gs://":
+        _lib.require("tfrec-storage", "a gs:// listing")
+        from . import storage  # noqa: F401 (registers gs:// with the fs layer)
+    fp = ctypes.create_string_buffer(17)
+    rc = lib.tfrec_imagenet_write_listing(byref(o), _args.path(path, "path"), fp)
+    if rc < 0:
+        raise error_for(rc, None)
+    return fp.value.decode("ascii")
 
 
 def merge_manifests(output_dir, manifest_path=None):

@@ -7,8 +7,9 @@ without "fuzz_"). Inputs follow each target's layout (its leading comment):
 mostly control bytes that choose options, then the data. Everything is
 encoded here from the format definitions (protobuf wire format, TFRecord
 framing, CRC32C), so the seeds do not depend on the library they test.
-Images need PIL (python3-pil, a test dependency); without it the image seeds
-are left out.
+Images need PIL (python3-pil, a test dependency); without it this script
+fails (an image target fuzzed from no seeds would pass while testing little),
+unless --no-image-seeds says to leave them out.
 """
 import gzip
 import io
@@ -177,11 +178,14 @@ def merger_seeds():
 # ------------------------------------------------------------ images
 
 
-def image_seeds():
+def image_seeds(required=True):
     try:
         from PIL import Image
     except ImportError:
-        return {}
+        if not required:
+            return {}
+        sys.exit("make_seeds.py: the image seeds need PIL (Debian: apt-get install python3-pil, "
+                 "or scripts/install-deps.sh); --no-image-seeds leaves them out")
     out = {}
 
     def save(name, img, fmt, **kw):
@@ -304,6 +308,24 @@ def index_seeds():
         seeds[name] = bytes([0]) + "".join(lines).encode()
         seeds[name + ".sized"] = bytes([1]) + "".join(lines).encode()
     seeds["crlf"] = bytes([0]) + b"0 16\r\n16 20\r\n"
+    # Longer than the parser's 64 KiB read chunk, with a line across its
+    # boundary: the line split between two reads must come out whole.
+    CHUNK = 64 * 1024
+    lines, pos, text = [], 0, 0
+    while text <= CHUNK + 4096:
+        line = "%d %d\n" % (pos, 21)
+        lines.append(line)
+        pos += 21
+        text += len(line)
+    body = "".join(lines).encode()
+    starts = set()
+    at = 0
+    for line in lines:
+        starts.add(at)
+        at += len(line)
+    assert len(body) > CHUNK and CHUNK not in starts, "the seed must cross the chunk mid-line"
+    seeds["crosses_read_chunk"] = bytes([0]) + body
+    seeds["crosses_read_chunk.sized"] = bytes([(pos + 16383) // 16384]) + body
     return seeds
 
 
@@ -370,14 +392,118 @@ def plan_seeds():
     }
 
 
+def merge_part(index, count, total, size, fixed=(), rejected=(), fingerprint="0123456789abcdef"):
+    """A manifest part of task index of count over total shards, each shard
+    reporting size bytes (the second control byte), as the converter writes
+    it (lib/imagenet/manifest.c) with the share tfrec_task_share gives."""
+    def start(i):
+        q, r = divmod(total, count)
+        return q * i + r * i // count
+    b, e = start(index), start(index + 1)
+    shards = ",".join('{"split":"train","file":"train/train-%05d-of-%05d","records":1,'
+                      '"bytes":%d,"crc32c":7}' % (k, total, size) for k in range(b, e))
+    notes = lambda items, field: ",".join('{"path":"%s","%s":"%s"}' % (p, field, w)
+                                          for p, w in items)
+    return ('{"tool":"libtfrec imagenet converter","version":"1.0.0","status":"ok",'
+            '"error":null,"options":{"layout":"imagenet","train_shards":%d},'
+            '"counts":{"images_total":9,"images_written":%d,"images_fixed":%d,'
+            '"images_rejected":%d,"bytes_in":10,"bytes_out":20,"shards":%d,"classes":2,'
+            '"stale_removed":0,"seconds":0.5},'
+            '"labels":[{"label":1,"synset":"n0"},{"label":2,"synset":"n1"}],'
+            '"task":{"index":%d,"count":%d,"fingerprint":"%s","shards_begin":%d,'
+            '"shards_end":%d,"shards_total":%d},"shards":[%s],"fixed":[%s],"rejected":[%s],'
+            '"stale_removed":[]}\n' % (total, e - b, len(fixed), len(rejected), e - b, index,
+                                        count, fingerprint, b, e, total, shards,
+                                        notes(fixed, "from"), notes(rejected, "reason"))
+            ).encode()
+
+
+def merge_seeds():
+    """Control byte (bits 0-1: parts - 1; bit 2: "missing" shards fail to
+    open), the shards' size, then the parts separated by NUL bytes."""
+    def parts(count, total, size, **kw):
+        return b"\0".join(merge_part(i, count, total, size, **(kw if i == 0 else {}))
+                           for i in range(count))
+    return {
+        "one": b"\x00\x10" + parts(1, 3, 16),
+        "two": b"\x01\x00" + parts(2, 5, 0),
+        "four_notes": b"\x03\x08" + parts(4, 9, 8, fixed=[("a.png", "PNG")],
+                                            rejected=[("b.jpg", "not an image")]),
+        "wrong_size": b"\x01\x05" + parts(2, 4, 6),
+        "missing": b"\x04\x01" + merge_part(0, 1, 1, 1).replace(b"train/train", b"missing/x"),
+        "rejected_empty_entry": b"\x00\x02" + merge_part(0, 1, 2, 2).replace(
+            b'"rejected":[]', b'"rejected":[{}]'),
+        "other_plan": b"\x01\x03" + merge_part(0, 2, 2, 3) + b"\0" +
+        merge_part(1, 2, 2, 3, fingerprint="fedcba9876543210"),
+    }
+
+
+def storage_auth_json_seeds():
+    """Key files and token replies as Google's services write them (the
+    key is a placeholder, not a key)."""
+    docs = [
+        b'{"type":"service_account","project_id":"p","private_key_id":"0123abcd",'
+        b'"private_key":"-----BEGIN PRIVATE KEY-----\\nAAAA\\n-----END PRIVATE KEY-----\\n",'
+        b'"client_email":"sa@p.iam.gserviceaccount.com","client_id":"1",'
+        b'"token_uri":"https://oauth2.googleapis.com/token"}',
+        b'{"type":"authorized_user","client_id":"c.apps.googleusercontent.com",'
+        b'"client_secret":"s","refresh_token":"1//r"}',
+        b'{"access_token":"ya29.x","expires_in":3599,"token_type":"Bearer"}',
+        b'{"error":"invalid_grant","error_description":"Invalid JWT Signature."}',
+        b'{"access_token":"\\u0079a29","expires_in":-1,"token_type":"Bearer","x":[1,{"y":null}]}',
+        b'{"expires_in":9223372036854775807,"type":"\\ud83d\\ude00"}',
+        b'{"expires_in":1e3}',
+        b'[]',
+    ]
+    return {"doc%d" % i: d for i, d in enumerate(docs)}
+
+
+def storage_http_seeds():
+    """Response heads as Cloud Storage sends them: a media reply, a
+    resumable session's 308, a 100 Continue before the answer, a 416."""
+    return {
+        "media": b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-1048575/3145728\r\n"
+                 b"x-goog-generation: 1700000000000000\r\n"
+                 b"x-goog-hash: crc32c=n03x6A==\r\nx-goog-hash: md5=Ojk9c3dhfxgoKVVHYwFbHQ==\r\n"
+                 b"Content-Length: 1048576\r\n\r\n",
+        "session": b"HTTP/1.1 200 OK\r\nLocation: https://storage.googleapis.com/upload/storage/"
+                   b"v1/b/b/o?uploadType=resumable&name=x&upload_id=ADPycdt\r\n\r\n",
+        "resume": b"HTTP/1.1 308 Resume Incomplete\r\nRange: bytes=0-262143\r\n"
+                  b"Content-Length: 0\r\n\r\n",
+        "continue": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/2 200\r\ncontent-range: bytes 5-9/*\n",
+        "unsatisfiable": b"HTTP/1.1 416 Requested range not satisfiable\r\n"
+                         b"Content-Range: bytes */0\r\n\r\n",
+        "url": b"\x20https://h/p?a=1;upload_id=s?x=2&access_token=t#upload_id=f",
+    }
+
+
+def storage_list_seeds():
+    """objects.list replies: items with metadata, prefixes, a page token;
+    the control byte picks the glob pattern."""
+    page = (b'{"kind":"storage#objects","nextPageToken":"CgR0b2tlbg==",'
+            b'"prefixes":["dir/sub/"],"items":['
+            b'{"kind":"storage#object","name":"dir/a.tfrecord","bucket":"b",'
+            b'"generation":"1700000000000000","size":"1024","crc32c":"n03x6A==",'
+            b'"md5Hash":"Ojk9c3dhfxgoKVVHYwFbHQ=="},'
+            b'{"name":"abc","size":"0"},{"name":"xyb-1","size":"18446744073709551615"}]}')
+    seeds = {}
+    for ctl in range(6):
+        seeds["page.%d" % ctl] = bytes([ctl]) + page
+    seeds["last_page"] = b"\x00" + b'{"items":[{"name":"a","size":"1"}]}'
+    seeds["empty"] = b"\x00" + b"{}"
+    seeds["bad_item"] = b"\x00" + b'{"items":[{"name":"a"}],"nextPageToken":""}'
+    return seeds
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = [a for a in sys.argv[1:] if a != "--no-image-seeds"]
+    if len(args) != 1:
         sys.exit(__doc__)
     sets = {
         "record": record_seeds(),
         "example": {"example%d" % i: e for i, e in enumerate(EXAMPLES)},
         "batch": batch_seeds(),
-        "image": image_seeds(),
+        "image": image_seeds(required="--no-image-seeds" not in sys.argv),
         "bigtable_merger": merger_seeds(),
         "bigtable_plan": plan_seeds(),
         "bigtable_mutate_response": mutate_response_seeds(),
@@ -385,9 +511,14 @@ def main():
         "tar": tar_seeds(),
         "dataset_index": index_seeds(),
         "util_json_read": json_seeds(),
+        "imagenet_merge": merge_seeds(),
+        "storage_auth_json": storage_auth_json_seeds(),
+        "storage_http": storage_http_seeds(),
+        "storage_list": storage_list_seeds(),
     }
     for target, seeds in sets.items():
-        d = os.path.join(sys.argv[1], target)
+        assert seeds or target == "image", "no seeds for " + target
+        d = os.path.join(args[0], target)
         os.makedirs(d, exist_ok=True)
         for name, data in seeds.items():
             with open(os.path.join(d, name), "wb") as f:

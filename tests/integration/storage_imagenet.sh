@@ -158,6 +158,40 @@ else
     fail "missing gs:// tarball" "exit $st, $(head -c 300 "$T/err")"
 fi
 
+# --raw_data_dir=gs://... holding the official tarballs (and the labels),
+# as a local directory holding them converts.
+r=
+if "$BIN/imagenet2tfrec" --raw_data_dir="$B/tars" --output_dir="$T/raw-tars" "${FLAGS[@]}" --quiet \
+    2>"$T/err" && r=$(same_shards "$T/local" "$T/raw-tars"); then
+    pass "--raw_data_dir=gs:// holding the tarballs: the local tree's shards"
+else
+    fail "--raw_data_dir=gs:// with tarballs" "${r:-} $(head -c 400 "$T/err")"
+fi
+# One tarball alone converts its split and says which one was skipped.
+mkdir -p "$T/train-only" && cp "$T/tars/ILSVRC2012_img_train.tar" "$T/train-only/"
+upload "$T/train-only" train-only || fail "upload of the train tarball"
+same_train() {
+    local f
+    for f in train-00000-of-00003 train-00001-of-00003 train-00002-of-00003; do
+        cmp -s "$T/local/train/$f" "$1/train/$f" || return 1
+    done
+}
+if "$BIN/imagenet2tfrec" --raw_data_dir="$B/train-only" --output_dir="$T/train-out" "${FLAGS[@]}" \
+    2>"$T/err" && [ ! -e "$T/train-out/validation" ] && same_train "$T/train-out" &&
+    grep -q "validation split is skipped: no --validation_tar and no ILSVRC2012_img_val.tar in $B/train-only" "$T/err"; then
+    pass "--raw_data_dir=gs:// with the train tarball alone: the train split, the validation split named as skipped"
+else
+    fail "train tarball alone" "$(head -c 400 "$T/err")"
+fi
+if "$BIN/imagenet2tfrec" --validation_tar="$B/tars/ILSVRC2012_img_val.tar" \
+    --validation_labels="$B/tars/synset_labels.txt" --output_dir="$T/val-only" "${FLAGS[@]}" 2>"$T/err" &&
+    [ ! -e "$T/val-only/train" ] && [ -s "$T/val-only/validation/validation-00001-of-00002" ] &&
+    grep -q "train split is skipped: no --train_tar given" "$T/err"; then
+    pass "--validation_tar alone: the validation split, the train split named as skipped"
+else
+    fail "validation tarball alone" "$(head -c 400 "$T/err")"
+fi
+
 # ---------------------------------------------------------------- faults
 # A connection cut inside the large image: resumed where it stopped.
 admin /cut '{"direction": "download", "after": 20000, "path": "n02105855_large\\.JPEG\\?alt=media"}' >/dev/null

@@ -4,8 +4,8 @@
 # Indexed Job runs them (JOB_COMPLETION_INDEX, TFREC_NUM_TASKS), then
 # --merge_manifests reading the parts from the bucket. The objects are read
 # back over plain HTTP (not through the library) and compared with a local
-# one-process run byte for byte; a missing part is named. Only loopback is
-# contacted.
+# one-process run byte for byte; a shard rewritten with the same size and a
+# missing part are named. Only loopback is contacted.
 # needs: tfrec-image tfrec-storage
 source "$(dirname "$0")/lib/common.sh"
 it_storage_emulator "$@"
@@ -66,6 +66,38 @@ PYEOF
 else
     fail "objects and manifest vs the local run" "$(tail -3 "$T/err")"
 fi
+
+# A shard object rewritten with the same size (another run's bytes): the
+# merge reads it, finds another CRC32C than the part's and names the shard
+# and the task to re-run; the original bytes put back merge again.
+# flip OBJECT: one byte of the object changed in place (same size)
+flip() {
+    $PY - "$STORAGE_EMULATOR_HOST" "$1" <<'PYEOF'
+import sys, urllib.parse, urllib.request
+host, name = sys.argv[1:3]
+bucket, obj = name[len("gs://"):].split("/", 1)
+q = urllib.parse.quote(obj, safe="")
+data = bytearray(urllib.request.urlopen("%s/storage/v1/b/%s/o/%s?alt=media" % (host, bucket, q),
+                                        timeout=30).read())
+data[len(data) // 2] ^= 0x20
+req = urllib.request.Request("%s/upload/storage/v1/b/%s/o?uploadType=media&name=%s" % (host, bucket, q),
+                             data=bytes(data), headers={"Content-Type": "application/octet-stream"})
+urllib.request.urlopen(req, timeout=30).read()
+PYEOF
+}
+flip "$B/out/train/train-00001-of-00003"
+"$BIN/imagenet2tfrec" --merge_manifests --gcs_output_path="$B/out" 2>"$T/err"
+st=$?
+if [ "$st" -ne 0 ] && grep -qF "train/train-00001-of-00003 has CRC32C" "$T/err" &&
+    grep -qF "re-run task" "$T/err"; then
+    pass "a same-size rewritten shard in the bucket fails the merge, naming it and the task"
+else
+    fail "same-size shard on gs://" "exit $st: $(head -c 300 "$T/err")"
+fi
+flip "$B/out/train/train-00001-of-00003"
+"$BIN/imagenet2tfrec" --merge_manifests --gcs_output_path="$B/out" 2>"$T/err" &&
+    pass "the shard's own bytes back: the merge goes through" ||
+    fail "merge after restoring the shard" "$(head -c 300 "$T/err")"
 
 # Without task 0's part the merge names it.
 $PY - "$STORAGE_EMULATOR_HOST" "$B/out/manifest-task-00000-of-00002.json" <<'PYEOF'

@@ -5,8 +5,8 @@
 # - a shared library exports only what include/tfrec/*.h declares, every
 #   export in a public version node (TFREC_1.0, or the TFREC_1.<minor> node
 #   of the release that added it, lib/libtfrec.map), none exported by two
-#   libraries;
-#   the one exception is libtfrec.so's TFREC_PRIVATE_<version> node: the
+#   libraries; the exception is the TFREC_PRIVATE_<version> node of
+#   libtfrec.so and libtfrec-gcp.so (the parts others require): the
 #   internals the other parts call, exactly those marked TFREC_PRIVATE_API
 #   in lib/, each used by a part;
 # - sonames are lib<part>.so.<major>, and the parts depend on libtfrec.so.
@@ -55,8 +55,9 @@ for p in $PARTS; do
     # "addr T name@@NODE" for each export; "A NODE" lines are the nodes themselves.
     nm -D --defined-only "$so" | awk '$2 != "A" {print $3}' | sort -u >"$T/$p.dyn"
     sed 's/@@.*//' "$T/$p.dyn" >>"$T/all-shared"
-    grep -vE "@@TFREC_$MAJOR\.[0-9]+\$" "$T/$p.dyn" | { if [ "$p" = tfrec ]; then grep -v "@@$PRIVATE\$"; else cat; fi; } >"$T/bad" || true
-    check "lib$p.so: every export is in a node TFREC_$MAJOR.<minor>$([ "$p" = tfrec ] && echo " or $PRIVATE")" "$T/bad"
+    has_private=; case $p in tfrec | tfrec-gcp) has_private=1 ;; esac
+    grep -vE "@@TFREC_$MAJOR\.[0-9]+\$" "$T/$p.dyn" | { if [ -n "$has_private" ]; then grep -v "@@$PRIVATE\$"; else cat; fi; } >"$T/bad" || true
+    check "lib$p.so: every export is in a node TFREC_$MAJOR.<minor>$([ -n "$has_private" ] && echo " or $PRIVATE")" "$T/bad"
     sed -nE "s/@@TFREC_$MAJOR\.[0-9]+\$//p" "$T/$p.dyn" | comm -23 - "$T/public" >"$T/bad"
     check "lib$p.so: every TFREC_$MAJOR.<minor> export is declared in include/tfrec ($(grep -cE "@@TFREC_$MAJOR\.[0-9]+\$" "$T/$p.dyn"))" "$T/bad"
     # A node per minor release up to this one: nothing newer than the headers.
@@ -85,11 +86,17 @@ check "no global symbol is defined in two static libraries" "$T/bad"
 sort "$T/all-shared" | uniq -d >"$T/bad"
 check "no symbol is exported by two shared libraries" "$T/bad"
 
-sed -n "s/@@$PRIVATE\$//p" "$T/tfrec.dyn" >"$T/private.exported"
+for p in tfrec tfrec-gcp; do [ -f "$T/$p.dyn" ] && sed -n "s/@@$PRIVATE\$//p" "$T/$p.dyn"; done | sort -u >"$T/private.exported"
+# lib/gauth's marks count only when libtfrec-gcp.so is built.
+if ! echo " $PARTS " | grep -q " tfrec-gcp "; then
+    grep -rhoE 'TFREC_PRIVATE_API[^(]*\btfrec_[A-Za-z0-9_]+[[:space:]]*\(' "$ROOT/lib/gauth" --include='*.h' |
+        grep -oE 'tfrec_[A-Za-z0-9_]+' | sort -u | comm -23 "$T/private.marked" - >"$T/marked.core"
+    mv "$T/marked.core" "$T/private.marked"
+fi
 if [ -s "$T/private.exported" ] && cmp -s "$T/private.exported" "$T/private.marked"; then
-    pass "libtfrec.so exports under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API"
+    pass "libtfrec.so and libtfrec-gcp.so export under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API"
 else
-    fail "libtfrec.so exports under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API" \
+    fail "libtfrec.so and libtfrec-gcp.so export under $PRIVATE exactly what lib/ marks TFREC_PRIVATE_API" \
         "exported: $(tr '\n' ' ' <"$T/private.exported"); marked: $(tr '\n' ' ' <"$T/private.marked")"
 fi
 # Every private export is there for a part that calls it (when all are built).
@@ -97,7 +104,7 @@ if [ "$(echo $PARTS | wc -w)" -gt 1 ]; then
     for p in $PARTS; do
         [ "$p" = tfrec ] || nm -D --undefined-only "$BUILD/lib$p.so.$VERSION"
     done | awk '{print $2}' | sed -n "s/@$PRIVATE\$//p" | sort -u >"$T/private.used"
-    if [ "$PARTS" = "tfrec tfrec-image tfrec-bigtable tfrec-storage" ]; then
+    if [ "$PARTS" = "tfrec tfrec-image tfrec-gcp tfrec-bigtable tfrec-storage" ]; then
         comm -23 "$T/private.exported" "$T/private.used" >"$T/bad"
         check "every $PRIVATE export is called by another part" "$T/bad"
     fi

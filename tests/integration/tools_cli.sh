@@ -193,4 +193,34 @@ if [ "$got" == "$want" ]; then pass "dump floats: shortest round-trip form ($got
 case ",$got," in *",1e-45,0.1,"*",100,"*) pass "dump prints 1e-45, 0.1 and 100 as such" ;; *) fail "dump 1e-45 / 0.1 / 100" "$got" ;; esac
 if $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/dump"; then pass "dump floats stay valid JSON"; else fail "dump JSON"; fi
 
+# ---------------------------------------------------------------- ulimit -f
+# Past the file-size limit a write fails with EFBIG: the tool cleans up and
+# says so instead of dying of SIGXFSZ (exit 153) with its temporary file.
+$PY -c '
+import sys
+sys.path.insert(0, "tests/python")
+import tfrecord_ref as ref
+ref.write_records(sys.argv[1], [bytes(1000)] * 600, "NONE")' "$T/big"
+mkdir -p "$T/fsz"
+(ulimit -f 64; exec "$BIN/tfrec" convert "$T/big" "$T/fsz/out") >/dev/null 2>"$T/err"
+st=$?
+if [ "$st" -ne 153 ] && [ "$st" -ne 0 ] && [ -z "$(ls -A "$T/fsz")" ] && grep -qi "too large" "$T/err"; then
+    pass "tfrec convert past ulimit -f: exit $st, a message, no file left"
+else
+    fail "tfrec convert past ulimit -f" "exit $st, $(head -c 300 "$T/err"); $(ls -A "$T/fsz")"
+fi
+if [ -x "$BIN/imagenet2tfrec" ]; then
+    $PY tests/fixtures/make_images.py tree "$T/fszraw" >/dev/null
+    mkdir -p "$T/fszout"
+    (ulimit -f 16; exec "$BIN/imagenet2tfrec" --raw_data_dir="$T/fszraw" --output_dir="$T/fszout" \
+        --train_shards=1 --validation_shards=1 --manifest=) >/dev/null 2>"$T/err"
+    st=$?
+    if [ "$st" -ne 153 ] && [ "$st" -ne 0 ] && [ -z "$(ls -A "$T/fszout")" ] &&
+        grep -qi "too large" "$T/err"; then
+        pass "imagenet2tfrec past ulimit -f: exit $st, a message, no staging left"
+    else
+        fail "imagenet2tfrec past ulimit -f" "exit $st, $(head -c 300 "$T/err"); $(ls -A "$T/fszout")"
+    fi
+fi
+
 [ "$fails" -eq 0 ]

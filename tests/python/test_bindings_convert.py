@@ -111,6 +111,12 @@ def test_convert_images_argument_errors(tfrec, tmp_path):
     with pytest.raises(tfrec.Error) as e:
         tfrec.convert_images(tmp_path / "missing", tmp_path / "o")
     assert "missing" in str(e.value)
+    # the Python argument is named, not the tool's flag
+    assert "raw_data_dir=%s does not exist" % (tmp_path / "missing") in str(e.value)
+    assert "--" not in str(e.value)
+    with pytest.raises(tfrec.Error) as e:
+        tfrec.convert_images(None, tmp_path / "o", validation_tar=tmp_path / "v.tar")
+    assert "validation_labels_file=" in str(e.value) and "--" not in str(e.value)
     with pytest.raises(ValueError):
         tfrec.convert_images(tmp_path, tmp_path / "o", layout="zip")
     cancel = RuntimeError("stop now")

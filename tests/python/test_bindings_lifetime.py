@@ -167,11 +167,12 @@ def classes_with_del(tfrec):
     import importlib
     mods = ["record", "dataset", "example", "_lib"]
     parts = tfrec.parts()
-    if "tfrec-bigtable" in parts:
+    # parts() maps every optional part to its library's path, None when absent
+    if parts.get("tfrec-bigtable"):
         mods.append("bigtable")
-    if "tfrec-storage" in parts:
+    if parts.get("tfrec-storage"):
         mods.append("storage")
-    if "tfrec-image" in parts:
+    if parts.get("tfrec-image"):
         mods.append("imagenet")
     out = []
     for m in mods:
@@ -210,7 +211,7 @@ FAILED_OPENS = """
         lambda: tfrec.TFRecordWriter(missing, bogus=1),
         lambda: tfrec.TFRecordWriter(missing, level=99),
     ]
-    if "tfrec-bigtable" in tfrec.parts():
+    if tfrec.parts().get("tfrec-bigtable"):
         bt = tfrec.bigtable
         calls += [
             lambda: bt.Writer("p", "i", "t", bogus=1),

@@ -2,6 +2,7 @@
 killed outright and run again, rerun into a directory holding another set,
 the reference's output layout, and what the log says (stderr not a tty)."""
 # needs: tfrec-image
+import fcntl
 import glob
 import json
 import os
@@ -130,8 +131,10 @@ def test_stale_staging_of_dead_process_is_removed_and_reported(tool, small, tmp_
     stale.mkdir()
     (stale / "train-00000-of-00002").write_bytes(b"x" * 100)
     (stale / ("train-00001-of-00002.tmp-%d-0" % pid)).write_bytes(b"y")
-    alive = out / (".tfrec-staging-%d" % os.getpid())  # a run still going: kept
-    alive.mkdir()
+    alive = out / (".tfrec-staging-%d" % dead_pid())  # a run still going: kept
+    alive.mkdir()  # (its lock held, whatever pid its name carries)
+    held = open(alive / ".lock", "w")
+    fcntl.flock(held, fcntl.LOCK_EX)
     p = run(tool, "--raw_data_dir", small, "--output_dir", out, "--train_shards=2",
             "--validation_shards=1", "--quiet")
     assert p.returncode == 0, p.stderr
@@ -142,7 +145,8 @@ def test_stale_staging_of_dead_process_is_removed_and_reported(tool, small, tmp_
         man = json.load(f)
     assert man["stale_removed"] == [{"path": str(stale)}]
     assert man["counts"]["stale_removed"] == 1
-    alive.rmdir()
+    held.close()
+    shutil.rmtree(alive)
 
 
 # ------------------------------------------------------------- layout

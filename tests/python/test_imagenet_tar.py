@@ -324,3 +324,40 @@ def test_long_pax_names_and_directories(tool, tmp_path):
     r = run(tool, *small_set(tmp_path, inner={SYN[0]: buf.getvalue()}))
     assert r.returncode == 0, r.stderr
     assert manifest(tmp_path)["counts"]["images_written"] == 7
+
+
+def test_one_tarball_alone_converts_its_split(tool, tree, tree_out, tmp_path):
+    """Either tarball alone converts its split (in a --raw_data_dir or by
+    its flag), and the tool names the split it skipped."""
+    tars = str(tmp_path / "raw")
+    train, val = make_tars.official(tree, tars)
+    os.rename(val, str(tmp_path / "val.tar"))
+    out = str(tmp_path / "out")
+    r = subprocess.run([tool, "--raw_data_dir", tars, "--output_dir", out, "--train_shards=4",
+                        "--validation_shards=2", "--seed=3"], stderr=subprocess.PIPE, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert ("the validation split is skipped: no --validation_tar and no "
+            "ILSVRC2012_img_val.tar in %s" % tars) in r.stderr
+    want = {k: v for k, v in tree_out[1].items() if k.startswith("train")}
+    assert shards_of(out) == want
+    out = str(tmp_path / "out2")
+    r = subprocess.run([tool, "--train_tar", train, "--output_dir", out, "--train_shards=4",
+                        "--seed=3"], stderr=subprocess.PIPE, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "the validation split is skipped: no --validation_tar given" in r.stderr
+    assert shards_of(out) == want
+    out = str(tmp_path / "out3")
+    r = subprocess.run([tool, "--validation_tar", str(tmp_path / "val.tar"), "--validation_labels",
+                        os.path.join(tars, "synset_labels.txt"), "--output_dir", out,
+                        "--validation_shards=2"], stderr=subprocess.PIPE, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "the train split is skipped: no --train_tar given" in r.stderr
+    assert sorted(shards_of(out)) == ["validation/validation-00000-of-00002",
+                                      "validation/validation-00001-of-00002"]
+
+
+def test_validation_tar_without_labels_names_its_flag(tool, tmp_path):
+    r = run(tool, "--validation_tar", tmp_path / "v.tar", "--output_dir", tmp_path / "o")
+    assert r.returncode == 2
+    assert "--validation_tar needs --validation_labels=FILE" in r.stderr, r.stderr

@@ -5,6 +5,7 @@ shards must be those of one process byte for byte, each part's CRC32C is
 checked with python3-crc32c, and the merged manifest must be the
 one-process manifest but for the timing and the output directory."""
 # needs: tfrec-image
+import glob
 import json
 import os
 import signal
@@ -187,10 +188,11 @@ def test_task_killed_mid_run_then_rerun_alone(tool, tmp_path):
         proc = subprocess.Popen([str(c) for c in command(tool, raw, out, "--num_threads", 1)],
                                 env=task_env(1, 3), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        staging = os.path.join(out, ".tfrec-staging-task-00001-%d" % proc.pid)
+        pattern = os.path.join(out, ".tfrec-staging-task-00001-%d-*" % proc.pid)
         killed = False
         while proc.poll() is None:
             try:
+                staging = (glob.glob(pattern) or [pattern])[0]
                 names = os.listdir(staging)
             except FileNotFoundError:
                 time.sleep(0.001)  # not a timing assumption: only how often to look

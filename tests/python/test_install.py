@@ -117,3 +117,41 @@ def test_not_found_says_what_to_install(installed, tmp_path):
     for hint in ("make install", "ldconfig", "TFREC_LIBRARY", "LD_LIBRARY_PATH"):
         assert hint in err, err
     assert "/usr/local/lib/libtfrec.so.1 (absent)" in err  # where it looked
+    # a package installed into site-packages has no source tree around it:
+    # no "build directory" that cannot exist is listed
+    assert "build directory" not in err and str(site.parent / "build") not in err, err
+
+
+def test_loader_configuration_directories(installed, tmp_path):
+    """The directories of ld.so.conf (and its includes) are searched: a
+    `make install` into one of them is found before `ldconfig` has run."""
+    site, prefix, parts = installed
+    conf = tmp_path / "ld.so.conf"
+    (tmp_path / "conf.d").mkdir()
+    conf.write_text("# comment\ninclude conf.d/*.conf\n/opt/a/lib\n")
+    (tmp_path / "conf.d" / "x.conf").write_text("%s\n" % (prefix / "lib"))
+    probe = ("import sys, tfrec._lib as L\nprint(L._ld_conf_dirs(sys.argv[1]))\n")
+    out = subprocess.run([PY, "-c", probe, str(conf)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(site),
+                                  TFREC_LIBRARY=str(prefix / "lib" / "libtfrec.so.1")),
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == repr([str(prefix / "lib"), "/opt/a/lib"])
+
+
+def test_a_library_that_does_not_load_gets_an_exact_fix(installed, tmp_path):
+    site, prefix, parts = installed
+    if system_has_libtfrec():
+        return
+    broken = tmp_path / "lib"
+    broken.mkdir()
+    (broken / "libtfrec.so.1").write_bytes(b"not an ELF file")
+    probe = "import sys; sys.prefix = %r\n" % str(tmp_path) + PROBE
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TFREC_LIBRARY", "TFREC_BUILD", "LD_LIBRARY_PATH")}
+    env["PYTHONPATH"] = str(site)
+    out = subprocess.run([PY, "-c", probe, str(tmp_path / "p.tfrecord")], cwd=str(tmp_path),
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode != 0
+    assert "%s exists but does not load" % (broken / "libtfrec.so.1") in out.stderr, out.stderr
+    assert "ldd %s" % (broken / "libtfrec.so.1") in out.stderr

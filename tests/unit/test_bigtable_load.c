@@ -126,7 +126,7 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
 
 static tfrec_bt_writer *open_writer(fake *f)
 {
-    bt_transport t = { f, fake_start, fake_next, NULL, NULL };
+    bt_transport t = { f, fake_start, fake_next, NULL, NULL, NULL, NULL };
     tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
     o.batch_rows = 7; /* several requests per file */
     tfrec_bt_writer *w = NULL;

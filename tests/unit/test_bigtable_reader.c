@@ -6,6 +6,7 @@
  * answers from a sorted table, so a resumed request that asks for the
  * wrong rows shows up as a row missing or seen twice. */
 #include <grpc/slice.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,9 +341,8 @@ static void fake_free(fake *f)
 
 static int open_reader(fake *f, tfrec_bt_reader **r, const tfrec_bt_read_options *o)
 {
-    bt_read_transport t = {
-        f, fake_start, fake_next, fake_cancel, fake_sample, fake_destroy, "fake"
-    };
+    bt_read_transport t = { f,      fake_start, fake_next, fake_cancel, fake_sample, fake_destroy,
+                            "fake", NULL,       NULL,      NULL };
     return tfrec_bt_reader_open_transport(r, &t, "projects/p/instances/i/tables/t", "", o);
 }
 
@@ -659,7 +659,10 @@ static void test_errors_not_retried(void)
     int64_t took = tfrec_bt_now_ms() - t0;
     CHECKF(took >= 300 && took < 3000, "gave up after %lld ms", (long long)took);
     CHECK(f->ncalls > 2);
-    CHECK(strstr(tfrec_bt_reader_errmsg(r), "giving up"));
+    /* Never reached: reported as such, naming the endpoint and how long. */
+    CHECKF(strstr(tfrec_bt_reader_errmsg(r), "cannot reach Bigtable at fake") &&
+               strstr(tfrec_bt_reader_errmsg(r), "tried for"),
+           "%s", tfrec_bt_reader_errmsg(r));
     tfrec_bt_reader_free(r);
     fake_free(f);
 }
@@ -792,9 +795,106 @@ static void test_sharded_reads_need_a_plan(void)
     fake_free(f);
 }
 
+/* A server never reached (every call UNAVAILABLE at once, as for a closed
+ * port) is reported after the connect timeout, not retried for the whole
+ * retry_timeout_ms: the message names the endpoint and how long it was
+ * tried. */
+static void test_unreachable_reported_early(void)
+{
+    fake *f = fake_new(ROWS);
+    f->fail_code = BT_UNAVAILABLE;
+    f->fail_msg = "failed to connect to all addresses";
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.retry_initial_ms = 20; /* retry_timeout_ms: the default ten minutes */
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    r->connect_timeout_ms = 400; /* not an option: set between open and the first read */
+    tfrec_bt_row row = TFREC_BT_ROW_INIT;
+    int64_t t0 = tfrec_bt_now_ms();
+    CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_E_NETWORK);
+    int64_t took = tfrec_bt_now_ms() - t0;
+    CHECKF(took >= 400 && took < 3000, "gave up after %lld ms", (long long)took);
+    const char *msg = tfrec_bt_reader_errmsg(r);
+    CHECKF(strstr(msg, "cannot reach Bigtable at fake") && strstr(msg, "tried for 0.") &&
+               strstr(msg, "failed to connect"),
+           "%s", msg);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
+/* A server that takes the call and never answers (a black hole: no
+ * message, no status) is reported the same way once the connect timeout
+ * passes; one that answered once is not (its silence is a stall). */
+static void test_silent_server_reported_early(void)
+{
+    fake *f = fake_new(ROWS);
+    f->hang_calls = 100;
+    f->hang_after = 0;
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    r->connect_timeout_ms = 300;
+    tfrec_bt_row row = TFREC_BT_ROW_INIT;
+    int64_t t0 = tfrec_bt_now_ms();
+    CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_E_NETWORK);
+    int64_t took = tfrec_bt_now_ms() - t0;
+    CHECKF(took >= 300 && took < 3000, "gave up after %lld ms", (long long)took);
+    CHECKF(strstr(tfrec_bt_reader_errmsg(r), "cannot reach Bigtable at fake"), "%s",
+           tfrec_bt_reader_errmsg(r));
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+
+    scan s = { .f = fake_new(ROWS) };
+    s.f->hang_calls = 1;
+    s.f->hang_after = 3; /* answered, then silent: resumed after the stall */
+    o.retry_initial_ms = 1;
+    CHECK_EQ(open_reader(s.f, &s.r, &o), TFREC_OK);
+    s.r->connect_timeout_ms = 50;
+    s.r->stall_ms = 200;
+    CHECK_EQ(drain(s.r, s.seen, &s.order, &s.rows), TFREC_END);
+    CHECK(all_once(s.seen, 0, ROWS));
+    scan_free(&s);
+}
+
+static void *stop_later(void *arg)
+{
+    struct timespec ts = { 0, 200 * 1000000L };
+    nanosleep(&ts, NULL);
+    tfrec_bt_reader_stop(arg);
+    return NULL;
+}
+
+/* tfrec_bt_reader_stop (async-signal-safe: what bt2tfrec's SIGINT handler
+ * calls) ends a read blocked on a silent server within a bounded time,
+ * with TFREC_E_STATE; the reader stays stopped. */
+static void test_stop_ends_a_blocked_read(void)
+{
+    fake *f = fake_new(ROWS);
+    f->hang_calls = 100;
+    f->hang_after = 0;
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, stop_later, r) == 0);
+    tfrec_bt_row row = TFREC_BT_ROW_INIT;
+    int64_t t0 = tfrec_bt_now_ms();
+    CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_E_STATE);
+    int64_t took = tfrec_bt_now_ms() - t0;
+    pthread_join(t, NULL);
+    CHECKF(took >= 150 && took < 1500, "stopped after %lld ms", (long long)took);
+    CHECKF(strstr(tfrec_bt_reader_errmsg(r), "stopped"), "%s", tfrec_bt_reader_errmsg(r));
+    CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_E_STATE);
+    CHECK_EQ(f->live, 0);       /* the call was cancelled and its end collected */
+    tfrec_bt_reader_stop(NULL); /* harmless */
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
 TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_code),
       TEST(test_parallel_ordered_with_cuts), TEST(test_parallel_unordered),
       TEST(test_shards_disjoint_and_covering), TEST(test_row_sets), TEST(test_limit_across_resumes),
       TEST(test_pause_full_buffers), TEST(test_latest_cell_filter), TEST(test_errors_not_retried),
       TEST(test_bad_options), TEST(test_silent_stream_resumed),
-      TEST(test_row_range_and_old_row_struct))
+      TEST(test_row_range_and_old_row_struct), TEST(test_unreachable_reported_early),
+      TEST(test_silent_server_reported_early), TEST(test_stop_ends_a_blocked_read))

@@ -41,6 +41,9 @@ typedef struct fake {
     void *held[64];     /* calls hanging */
     size_t nheld;
     int cancels; /* cancel_all calls */
+    int unauth;        /* every call fails UNAUTHENTICATED (the token is refused) */
+    int reauth_fixes;  /* a reauth clears unauth (an expired token), else not (revoked) */
+    int reauths;       /* reauth calls */
     /* observations */
     int calls, outstanding, max_outstanding;
     unsigned sends[MAX_KEYS]; /* times each key index was sent */
@@ -124,6 +127,16 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
         return 0;
     }
 
+    if (f->unauth) {
+        for (size_t i = 0; i < req->n_entries; i++) {
+            uint64_t k = key_index(&req->entries[i]->row_key);
+            if (k < MAX_KEYS)
+                f->sends[k]++;
+        }
+        google__bigtable__v2__mutate_rows_request__free_unpacked(req, NULL);
+        push_done(f, user, BT_UNAUTHENTICATED, "Request had invalid authentication credentials");
+        return 0;
+    }
     int whole_fail = f->fail_all_calls || f->calls == f->fail_call_no;
     size_t answer = whole_fail ? (f->fail_all_calls ? 0 : f->fail_after) : req->n_entries;
     Google__Bigtable__V2__MutateRowsResponse resp =
@@ -219,9 +232,26 @@ static void fake_free(fake *f)
     free(f);
 }
 
+static int fake_reauth(void *ctx, char *err, size_t errcap)
+{
+    (void)err, (void)errcap;
+    fake *f = ctx;
+    f->reauths++;
+    if (f->reauth_fixes)
+        f->unauth = 0;
+    return 0;
+}
+
+static const char *fake_hint(void *ctx, int code, const char *details, char *buf, size_t cap)
+{
+    (void)ctx, (void)details;
+    snprintf(buf, cap, "%s", code == BT_UNAUTHENTICATED ? " (as loader@example)" : "");
+    return buf;
+}
+
 static tfrec_bt_writer *open_writer(fake *f, tfrec_bt_writer_options *o)
 {
-    bt_transport t = { f, fake_start, fake_next, NULL, fake_cancel_all };
+    bt_transport t = { f, fake_start, fake_next, NULL, fake_cancel_all, fake_reauth, fake_hint };
     tfrec_bt_writer *w = NULL;
     if (!o->retry_initial_ms)
         o->retry_initial_ms = 1; /* keep the test fast */
@@ -503,6 +533,54 @@ static void test_non_retryable_stream_failure_stops_writer(void)
     done(w, f);
 }
 
+/* A token that expired: UNAUTHENTICATED forces one refresh, the refused
+ * calls are re-sent, and every row lands exactly once. */
+static void test_unauthenticated_refreshes_once_and_resends(void)
+{
+    fake *f = fake_new();
+    f->unauth = 1;
+    f->reauth_fixes = 1;
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
+    o.batch_rows = 10;
+    o.max_inflight = 2;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    CHECK_EQ(put_rows(w, 0, 100, 30), 0);
+    CHECK_EQ(tfrec_bt_writer_flush(w), 0);
+    CHECK_EQ(f->reauths, 1);
+    CHECK(all_acked(f, 100));
+    tfrec_bt_writer_stats st = stats_of(w);
+    CHECK_EQ(st.rows_acked, 100);
+    CHECK_EQ(st.rows_failed, 0);
+    /* Later it expires again: one more refresh, as a call passed since. */
+    f->unauth = 1;
+    CHECK_EQ(put_rows(w, 100, 150, 30), 0);
+    CHECK_EQ(tfrec_bt_writer_flush(w), 0);
+    CHECK_EQ(f->reauths, 2);
+    CHECK(all_acked(f, 150));
+    done(w, f);
+}
+
+/* A token refused again after the refresh (revoked, or the account has
+ * lost its key): the refusal stands, with the account in the message. */
+static void test_unauthenticated_after_refresh_fails_naming_the_account(void)
+{
+    fake *f = fake_new();
+    f->unauth = 1;
+    tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
+    o.batch_rows = 10;
+    o.max_inflight = 1;
+    tfrec_bt_writer *w = open_writer(f, &o);
+    put_rows(w, 0, 30, 30);
+    CHECK(tfrec_bt_writer_close(w) != 0);
+    CHECK_EQ(f->reauths, 1);
+    const char *msg = tfrec_bt_writer_errmsg(w);
+    CHECKF(strstr(msg, "UNAUTHENTICATED") && strstr(msg, "loader@example"), "message: %s", msg);
+    tfrec_bt_writer_stats st = stats_of(w);
+    CHECK_EQ(st.rows_acked, 0);
+    CHECK_EQ(st.rows_failed, st.rows_put);
+    done(w, f);
+}
+
 static void test_too_large_request_is_split(void)
 {
     fake *f = fake_new();
@@ -661,6 +739,11 @@ static void test_retry_classification(void)
     CHECK(!tfrec_bt_retryable(BT_INVALID_ARGUMENT, ""));
     CHECK(!tfrec_bt_retryable(BT_NOT_FOUND, ""));
     CHECK(!tfrec_bt_retryable(BT_PERMISSION_DENIED, ""));
+    CHECK(!tfrec_bt_retryable(BT_UNAVAILABLE,
+                              "failed to connect to all addresses; last error: UNKNOWN: "
+                              "ipv4:127.0.0.1:1: Ssl handshake failed: SSL_ERROR_SSL: "
+                              "error:1000007d:SSL routines:OPENSSL_internal:"
+                              "CERTIFICATE_VERIFY_FAILED"));
     bt_backoff b = { 100, 2000, 2.0, 12345 };
     for (unsigned a = 1; a < 12; a++) {
         int64_t cap = 100;
@@ -680,4 +763,6 @@ TESTS(TEST(test_request_encoding_decodes), TEST(test_server_timestamp_encodes_mi
       TEST(test_single_row_too_large_is_reported), TEST(test_retry_deadline_fails_every_row),
       TEST(test_server_timestamps_are_not_retried), TEST(test_inflight_bounded),
       TEST(test_invalid_rows_refused_at_put), TEST(test_row_keys_like_the_reference),
-      TEST(test_retry_classification), TEST(test_stop_bounds_the_wait_for_calls_in_flight))
+      TEST(test_retry_classification), TEST(test_stop_bounds_the_wait_for_calls_in_flight),
+      TEST(test_unauthenticated_refreshes_once_and_resends),
+      TEST(test_unauthenticated_after_refresh_fails_naming_the_account))

@@ -1,11 +1,15 @@
 /* The conversion API used directly (the CLI and the Python tests cover the
  * output format): counts, manifest JSON, progress callback, cancellation,
  * option validation, the shuffle specification. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../fixtures/jpeg_file.h"
@@ -279,6 +283,19 @@ static void test_sinks_stream_the_shards(void)
     fake_free(&b);
 }
 
+/* Entries of dir named like a staging directory. */
+static int count_staging(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, ".tfrec-staging-", 15) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 /* The cancel flag (what imagenet2tfrec's signal handling sets) stops the
  * run, and nothing but the failed run's manifest is left. */
 static void test_cancel_flag_stops_the_run(void)
@@ -294,9 +311,8 @@ static void test_cancel_flag_stops_the_run(void)
     CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_E_STATE);
     CHECK(strstr(tfrec_imagenet_result_errmsg(r), "cancelled") != NULL);
     tfrec_imagenet_result_free(r);
+    CHECK(count_staging(o.output_dir) == 0);
     char p[1024];
-    snprintf(p, sizeof p, "%s/.tfrec-staging-%ld", o.output_dir, (long)getpid());
-    CHECK(access(p, F_OK) != 0);
     snprintf(p, sizeof p, "%s/train", o.output_dir);
     CHECK(access(p, F_OK) != 0);
 }
@@ -424,8 +440,106 @@ static void test_text_files_refuse_nul(void)
     }
 }
 
+/* A pid no process has: a child that has exited and been reaped. */
+static long dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    CHECK(pid > 0);
+    CHECK(waitpid(pid, NULL, 0) == pid);
+    return (long)pid;
+}
+
+/* Stale-staging cleanup never follows a link: a symlink named like the
+ * staging directory of a dead process is left alone (the directory it
+ * points to and its files survive), and in a real stale staging
+ * directory a link is removed, not what it points to. */
+static void test_stale_cleanup_follows_no_link(void)
+{
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
+    o.raw_data_dir = make_tree();
+    o.output_dir = harness_path("stale-links");
+    o.train_shards = 1;
+    o.validation_shards = 1;
+    char victim[1024], keep[1100], link[1100], real[1100], inner[1200], other[1100];
+    snprintf(victim, sizeof victim, "%s", harness_path("stale-victim"));
+    CHECK(mkdir(victim, 0777) == 0);
+    snprintf(keep, sizeof keep, "%s/keep.txt", victim);
+    FILE *f = fopen(keep, "w");
+    CHECK(f != NULL);
+    fputs("must survive", f);
+    fclose(f);
+    CHECK(mkdir(o.output_dir, 0777) == 0);
+    snprintf(link, sizeof link, "%s/.tfrec-staging-%ld", o.output_dir, dead_pid());
+    CHECK(symlink(victim, link) == 0);
+    snprintf(real, sizeof real, "%s/.tfrec-staging-%ld", o.output_dir, dead_pid());
+    CHECK(mkdir(real, 0777) == 0);
+    snprintf(inner, sizeof inner, "%s/keep-link", real);
+    CHECK(symlink(keep, inner) == 0);
+    snprintf(other, sizeof other, "%s/dir-link", real);
+    CHECK(symlink(victim, other) == 0);
+    tfrec_imagenet_result *r = NULL;
+    CHECKF(tfrec_imagenet_convert(&o, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    struct stat st;
+    CHECK(access(keep, F_OK) == 0);
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode)); /* not ours: left alone */
+    CHECK(lstat(real, &st) != 0);                        /* ours: gone */
+}
+
+/* A staging directory of one kind (here the lock file that a run
+ * holds inside it) whose lock is held by a running converter survives
+ * another run's start-up cleanup whatever pid its name carries (a dead
+ * one: another PID namespace or host), and one whose lock can be taken
+ * is removed even when its pid is a live process here (pid 1: another
+ * pod's). A process id proves nothing on a shared volume. */
+static void test_stale_cleanup_trusts_the_lock_not_the_pid(void)
+{
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
+    o.raw_data_dir = make_tree();
+    o.output_dir = harness_path("stale-lock");
+    o.train_shards = 1;
+    o.validation_shards = 1;
+    CHECK(mkdir(o.output_dir, 0777) == 0);
+    char held[1100], lockf[1200], dead[1100], file[1200];
+    snprintf(held, sizeof held, "%s/.tfrec-staging-%ld", o.output_dir, dead_pid());
+    CHECK(mkdir(held, 0777) == 0);
+    snprintf(lockf, sizeof lockf, "%s/.lock", held);
+    int fd = open(lockf, O_RDWR | O_CREAT, 0666);
+    CHECK(fd >= 0 && flock(fd, LOCK_EX) == 0); /* a running converter */
+    snprintf(dead, sizeof dead, "%s/.tfrec-staging-1", o.output_dir);
+    CHECK(mkdir(dead, 0777) == 0);
+    snprintf(file, sizeof file, "%s/train-00000-of-00001", dead);
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL);
+    fputs("partial", f);
+    fclose(f);
+    tfrec_imagenet_result *r = NULL;
+    CHECKF(tfrec_imagenet_convert(&o, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
+    CHECK(tfrec_imagenet_result_counts(r, &c) == TFREC_OK);
+    CHECK_EQ(c.stale_removed, 1);
+    const char *path = NULL;
+    CHECK(tfrec_imagenet_result_stale(r, 0, &path) == TFREC_OK && !strcmp(path, dead));
+    tfrec_imagenet_result_free(r);
+    struct stat st;
+    CHECK(stat(held, &st) == 0 && S_ISDIR(st.st_mode)); /* in use: kept */
+    CHECK(stat(lockf, &st) == 0);
+    CHECK(stat(dead, &st) != 0);              /* nobody's: removed */
+    CHECK_EQ(count_staging(o.output_dir), 1); /* this run left none */
+    /* Released (its holder died): the next run removes it. */
+    close(fd);
+    r = NULL;
+    CHECKF(tfrec_imagenet_convert(&o, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    CHECK(stat(held, &st) != 0);
+    CHECK_EQ(count_staging(o.output_dir), 0);
+}
+
 TESTS(TEST(test_convert_counts_and_manifest), TEST(test_cancel_leaves_nothing),
       TEST(test_cancel_flag_stops_the_run), TEST(test_other_set_refused_or_overwritten),
       TEST(test_skip_reports_rejected_images), TEST(test_bad_options),
       TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul),
-      TEST(test_sinks_stream_the_shards))
+      TEST(test_sinks_stream_the_shards), TEST(test_stale_cleanup_follows_no_link),
+      TEST(test_stale_cleanup_trusts_the_lock_not_the_pid))

@@ -369,9 +369,29 @@ static void test_merge_refuses_missing_and_foreign_parts(void)
         free(p0);
     }
 
-    /* A shard cut short is named. */
+    /* A shard rewritten with the same size (a stray task of another run):
+     * its CRC32C is not the one its part records, and the task is named. */
     char f[800];
     snprintf(f, sizeof f, "%s/%s", out, shard_file(5));
+    {
+        size_t len;
+        char *bytes = slurp(f, &len);
+        CHECK(bytes != NULL && len > 100);
+        bytes[len / 2] ^= 0x20;
+        FILE *w = fopen(f, "wb");
+        CHECK(w != NULL);
+        CHECK_EQ(fwrite(bytes, 1, len, w), len);
+        fclose(w);
+        free(bytes);
+        CHECK_EQ(merge(out, &r), TFREC_E_STATE);
+        msg = tfrec_imagenet_result_errmsg(r);
+        CHECKF(strstr(msg, shard_file(5)) && strstr(msg, "has CRC32C") &&
+                   strstr(msg, "same size, other bytes") && strstr(msg, "re-run task "),
+               "%s", msg);
+        tfrec_imagenet_result_free(r);
+    }
+
+    /* A shard cut short is named. */
     CHECK(truncate(f, 10) == 0);
     CHECK_EQ(merge(out, &r), TFREC_E_STATE);
     msg = tfrec_imagenet_result_errmsg(r);
@@ -465,6 +485,276 @@ static void test_part_reader(void)
     free(p0);
 }
 
+/* Writes text as the part of task 0 of 1 in out. */
+static void put_part(const char *out, const char *text)
+{
+    char *p0 = part_path(out, 0, 1);
+    FILE *f = fopen(p0, "wb");
+    CHECK(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    free(p0);
+}
+
+/* A part that passes every other check but whose "rejected" or "fixed"
+ * entries are not {"path": string, ...} objects is refused naming the
+ * part: the merge used to hand a NULL path to the notes (a segfault). */
+static void test_merge_refuses_malformed_notes(void)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/tasks-notes", harness_tmpdir());
+    CHECK_EQ(run_task(out, 0, 1, 11), TFREC_OK);
+    char *p0 = part_path(out, 0, 1);
+    size_t len;
+    char *good = slurp(p0, &len);
+    CHECK(good != NULL);
+    static const char *const bad[] = {
+        "[{}]", "[{\"reason\":\"x\"}]", "[{\"path\":7}]", "[3]", "{}", "\"x\"", NULL
+    };
+    static const char *const keys[] = { "\"rejected\"", "\"fixed\"" };
+    /* The other field, when present, must be a string too. */
+    static const char *const bad_field[] = { "[{\"path\":\"a\",\"reason\":1}]",
+                                             "[{\"path\":\"a\",\"from\":[]}]" };
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            /* The key's array (empty in this run) replaced by the bad value. */
+            char *at = strstr(good, keys[k]);
+            CHECK(at != NULL);
+            char *open = strchr(at, '['), *close = open ? strchr(open, ']') : NULL;
+            CHECK(close != NULL);
+            size_t cap = len + 64;
+            char *text = malloc(cap);
+            const char *value = bad[i] ? bad[i] : bad_field[k];
+            snprintf(text, cap, "%.*s%s%s", (int)(open - good), good, value, close + 1);
+            put_part(out, text);
+            tfrec_imagenet_result *r = NULL;
+            int rc = merge(out, &r);
+            const char *msg = tfrec_imagenet_result_errmsg(r);
+            CHECKF(rc == TFREC_E_PARSE, "%s %s: rc %d", keys[k], value, rc);
+            CHECKF(strstr(msg, p0) && strstr(msg, keys[k]), "%s %s: %s", keys[k], value, msg);
+            tfrec_imagenet_result_free(r);
+            free(text);
+        }
+    /* One well-formed rejected image goes through and is reported. */
+    {
+        char *at = strstr(good, "\"rejected\""), *open = strchr(at, '[');
+        size_t cap = len + 64;
+        char *text = malloc(cap);
+        snprintf(text, cap, "%.*s[{\"path\":\"x.jpg\",\"reason\":\"bad\"}%s", (int)(open - good),
+                 good, open + 1);
+        put_part(out, text);
+        tfrec_imagenet_result *r = NULL;
+        CHECKF(merge(out, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+        const char *path = NULL, *why = NULL;
+        CHECK_EQ(tfrec_imagenet_result_rejected(r, 0, &path, &why), TFREC_OK);
+        CHECK(!strcmp(path, "x.jpg") && !strcmp(why, "bad"));
+        tfrec_imagenet_result_free(r);
+        free(text);
+    }
+    put_part(out, good);
+    free(good);
+    free(p0);
+}
+
+/* The notes refuse a missing path instead of crashing on it. */
+static void test_notes_refuse_null_path(void)
+{
+    in_notes l = { 0 };
+    CHECK_EQ(tfrec_in_notes_add(&l, NULL, "why"), TFREC_E_INVALID);
+    CHECK_EQ(l.n, 0);
+    CHECK_EQ(tfrec_in_notes_add(&l, "p", NULL), TFREC_OK);
+    CHECK_EQ(l.n, 1);
+    tfrec_in_notes_free(&l);
+}
+
+/* ------------------------------------------------------------ listings */
+
+static void put_file(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK(fwrite(text, 1, len, f) == len);
+    fclose(f);
+}
+
+/* body with the trailer a listing of n images ends with (a valid CRC):
+ * what a hostile file that passes the checksum looks like. */
+static void put_forged(const char *path, const char *body, int n)
+{
+    char *t = malloc(strlen(body) + 64);
+    CHECK(t != NULL);
+    int k = sprintf(t, "%send %d %08x\n", body, n,
+                    (unsigned)tfrec_crc32c_extend(0, body, strlen(body)));
+    put_file(path, t, (size_t)k);
+    free(t);
+}
+
+/* A task given the listing at path: its status; why (if not NULL) must be
+ * in its message, and nothing is written. */
+static int run_listed(const char *path, const char *out, const char *why)
+{
+    tfrec_imagenet_options o;
+    options(&o, out, 0, 2);
+    o.listing = path;
+    tfrec_imagenet_result *r = NULL;
+    int rc = tfrec_imagenet_convert(&o, &r);
+    if (why)
+        CHECKF(rc != TFREC_OK && strstr(tfrec_imagenet_result_errmsg(r), why) != NULL, "%s: %s",
+               why, tfrec_imagenet_result_errmsg(r));
+    if (rc)
+        CHECK(access(out, F_OK) != 0);
+    tfrec_imagenet_result_free(r);
+    return rc;
+}
+
+/* Listing files that are cut, edited or crafted are refused whole, before
+ * anything is written; what they could name outside the input directory
+ * never reaches a task. */
+static void test_hostile_listing_files(void)
+{
+    tfrec_imagenet_options o;
+    options(&o, harness_path("unused"), 0, 0);
+    char good[600], bad[600], fp[17] = "";
+    snprintf(good, sizeof good, "%s", harness_path("listing.txt"));
+    snprintf(bad, sizeof bad, "%s", harness_path("hostile.txt"));
+    CHECK_EQ(tfrec_imagenet_write_listing(&o, good, fp), TFREC_OK);
+    CHECK(strlen(fp) == 16);
+    CHECK(access(harness_path("unused"), F_OK) != 0); /* nothing converted */
+    size_t len;
+    char *text = slurp(good, &len);
+    CHECK(text != NULL && len > 100);
+    const char *out = harness_path("hostile-out");
+    CHECK_EQ(run_listed(good, harness_path("listed-ok"), NULL), TFREC_OK);
+
+    put_file(bad, text, len / 2); /* cut mid-line */
+    run_listed(bad, out, "truncated");
+    const char *end = strstr(text, "\nend ");
+    put_file(bad, text, (size_t)(end - text) + 1); /* cut at a line: no end line */
+    run_listed(bad, out, "truncated or damaged");
+    char *edited = strdup(text);
+    char *digit = strstr(edited, "\nsplit train\n") + 13;
+    *digit = *digit == '9' ? '8' : (char)(*digit + 1); /* one size, one digit */
+    put_file(bad, edited, len);
+    run_listed(bad, out, "fails its checksum");
+    free(edited);
+    put_file(bad, "", 0);
+    run_listed(bad, out, "truncated");
+    put_file(bad, "x\0y\n", 4);
+    run_listed(bad, out, "NUL");
+
+    const char *head = "tfrec-imagenet-listing 1\nlayout imagenet\n";
+    const char *val = "split validation\n1 n0 validation/v0.jpg\n";
+    struct {
+        const char *train, *why;
+        int n;
+    } cases[] = {
+        { "split train\n1 n0 ../../../etc/x.JPEG\n", "not a plain path", 2 },
+        { "split train\n1 n0 /etc/x.JPEG\n", "not a plain path", 2 },
+        { "split train\n1 n0 train/./n0/a.JPEG\n", "not a plain path", 2 },
+        { "split train\n1 n0 train//a.JPEG\n", "not a plain path", 2 },
+        { "split train\n1 n0 train/n0/a.txt\n", "extension", 2 },
+        { "split train\n1 n0 train/n0/a.JPEG\n1 n0 train/n0/a.JPEG\n", "listed twice", 3 },
+        { "split train\n1 n0 train/n0/b.JPEG\n1 n0 train/n0/a.JPEG\n", "out of order", 3 },
+        { "split train\n-1 n0 train/n0/a.JPEG\n", "<size> <class> <path>", 2 },
+        { "split train\n01 n0 train/n0/a.JPEG\n", "<size> <class> <path>", 2 },
+        { "split train\n99999999999999999999 n0 train/n0/a.JPEG\n", "<size>", 2 },
+        { "split train\n1 n0 train/n0/a%zz.JPEG\n", "<size> <class> <path>", 2 },
+        { "split train\n1 n0 train/n0/a%00.JPEG\n", "<size> <class> <path>", 2 },
+        { "split train\n1 n0 train/n0/a b.JPEG\n", "<size> <class> <path>", 2 },
+        { "split train\n1  train/n0/a.JPEG\n", "<size> <class> <path>", 2 },
+        { "1 n0 train/n0/a.JPEG\nsplit train\n1 n0 train/n0/b.JPEG\n", "before any", 3 },
+        { "split train\nsplit train\n1 n0 train/n0/a.JPEG\n", "no images", 2 },
+        { "split ../x\n1 n0 train/n0/a.JPEG\n", "split", 2 },
+        { "split train\n1 n0 train/n0/a.JPEG\n", "its end line says", 7 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char body[1024];
+        snprintf(body, sizeof body, "%s%s%s", head, cases[i].train, val);
+        put_forged(bad, body, cases[i].n);
+        run_listed(bad, out, cases[i].why);
+    }
+    put_forged(bad, "tfrec-imagenet-listing 2\nlayout imagenet\n", 0);
+    run_listed(bad, out, "not a listing file");
+    put_forged(bad, "tfrec-imagenet-listing 1\nlayout folders\nsplit train\n1 n0 n0/a.JPEG\n", 1);
+    CHECK_EQ(run_listed(bad, out, "folders tree"), TFREC_E_INVALID);
+    /* Only the imagenet and folders trees. */
+    options(&o, out, 0, 0);
+    o.listing = good;
+    o.layout = TFREC_LAYOUT_CSV;
+    o.csv_path = good;
+    CHECK_EQ(tfrec_imagenet_convert(&o, NULL), TFREC_E_UNSUPPORTED);
+    free(text);
+}
+
+/* Copy of the tree whose files can change between the listing and the
+ * tasks. */
+static const char *changing_tree(void)
+{
+    static char root[600];
+    snprintf(root, sizeof root, "%s", harness_path("raw-changing"));
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", root, tree(), root);
+    CHECK(system(cmd) == 0);
+    return root;
+}
+
+/* Tasks planned from one listing write the one-process output of the
+ * listed tree although images are added (to a class, and a new class)
+ * between the tasks; a task planned from a second listing, made after the
+ * change, is refused by the merge, which names both listings. */
+static void test_listing_holds_while_the_tree_changes(void)
+{
+    const char *ref = reference();
+    const char *raw = changing_tree();
+    char l1[600], l2[600], out[600], cmd[4000];
+    snprintf(l1, sizeof l1, "%s", harness_path("listing-1.txt"));
+    snprintf(l2, sizeof l2, "%s", harness_path("listing-2.txt"));
+    snprintf(out, sizeof out, "%s", harness_path("listed-out"));
+    tfrec_imagenet_options o;
+    options(&o, out, 0, 0);
+    o.raw_data_dir = raw;
+    char fp1[17], fp2[17];
+    CHECK_EQ(tfrec_imagenet_write_listing(&o, l1, fp1), TFREC_OK);
+    for (uint32_t i = 0; i < 3; i++) {
+        if (i == 1) { /* the tree changes under the tasks */
+            snprintf(cmd, sizeof cmd,
+                     "cp '%s/train/n0/img_0_0.JPEG' '%s/train/n0/img_0_9.JPEG' && mkdir "
+                     "'%s/train/n7' && cp '%s/train/n1/img_1_1.JPEG' '%s/train/n7/x.JPEG'",
+                     raw, raw, raw, raw, raw);
+            CHECK(system(cmd) == 0);
+        }
+        options(&o, out, i, 3);
+        o.raw_data_dir = raw;
+        o.listing = l1;
+        tfrec_imagenet_result *r = NULL;
+        CHECKF(tfrec_imagenet_convert(&o, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+        tfrec_imagenet_result_free(r);
+    }
+    tfrec_imagenet_result *r = NULL;
+    CHECKF(merge(out, &r) == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    for (size_t k = 0; k < TRAIN_SHARDS + VAL_SHARDS; k++)
+        CHECKF(same_file(ref, out, shard_file(k)), "%s", shard_file(k));
+    /* A second listing of the changed tree, given to task 2 only. */
+    options(&o, out, 0, 0);
+    o.raw_data_dir = raw;
+    CHECK_EQ(tfrec_imagenet_write_listing(&o, l2, fp2), TFREC_OK);
+    CHECK(strcmp(fp1, fp2) != 0);
+    options(&o, out, 2, 3);
+    o.raw_data_dir = raw;
+    o.listing = l2;
+    CHECK_EQ(tfrec_imagenet_convert(&o, NULL), TFREC_OK);
+    r = NULL;
+    CHECK_EQ(merge(out, &r), TFREC_E_STATE);
+    const char *msg = tfrec_imagenet_result_errmsg(r);
+    CHECKF(strstr(msg, l1) && strstr(msg, l2) && strstr(msg, fp1) && strstr(msg, fp2) &&
+               strstr(msg, "manifest-task-00002-of-00003.json") && strstr(msg, "re-run task 2"),
+           "%s", msg);
+    tfrec_imagenet_result_free(r);
+}
+
 TESTS(TEST(test_part_reader), TEST(test_tasks_union_is_the_one_process_output),
       TEST(test_merge_refuses_missing_and_foreign_parts), TEST(test_task_reads_only_its_images),
-      TEST(test_bad_task_options))
+      TEST(test_bad_task_options), TEST(test_merge_refuses_malformed_notes),
+      TEST(test_notes_refuse_null_path), TEST(test_hostile_listing_files),
+      TEST(test_listing_holds_while_the_tree_changes))

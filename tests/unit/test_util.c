@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "harness.h"
+#include "tfrec/config.h"
+#include "util/config.h"
 #include "util/ioerr.h"
+#include "util/loopback.h"
 #include "util/strlist.h"
 #include "util/vec.h"
 
@@ -129,7 +132,61 @@ static void test_errno_message_shape(void)
     CHECK_EQ(tfrec_errno_code(EACCES), TFREC_E_IO);
 }
 
-TESTS(TEST(test_vec_reserve_doubles_from_first),
+/* One loopback rule for both parts: the host is parsed, never matched by
+ * prefix (issue 22, #9). */
+static void test_loopback_rule(void)
+{
+    static const char *const yes[] = { "localhost", "LocalHost:80", "127.0.0.1", "127.0.0.1:8086",
+                                       "127.255.0.9:1", "[::1]:443", "::1", "[::1]",
+                                       "[0:0:0:0:0:0:0:1]:1" };
+    static const char *const no[] = { "localhostile.com:443", "127.evil.example:443",
+                                      "localhost.:1", "localhost.example.com", "127.0.0.1.nip.io",
+                                      "127.1:80", "128.0.0.1", "[::2]:1", "::", "", "[::1",
+                                      "x127.0.0.1", "0x7f.0.0.1:1", "unix:/tmp/s" };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        CHECKF(tfrec_hostport_is_loopback(yes[i]), "%s should be loopback", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECKF(!tfrec_hostport_is_loopback(no[i]), "%s should not be loopback", no[i]);
+}
+
+/* Settings: a set value wins over the environment, "" unsets, NULL
+ * forgets, and the environment can be switched off. */
+static void test_config_table(void)
+{
+    char buf[64];
+    setenv("TFREC_BT_POLLERS", "3", 1);
+    CHECK_EQ(tfrec_config_get("TFREC_BT_POLLERS", buf, sizeof buf), TFREC_OK);
+    CHECK(strcmp(buf, "3") == 0);
+    CHECK_EQ(tfrec_config_set("TFREC_BT_POLLERS", "5"), TFREC_OK);
+    long v = 0;
+    CHECK_EQ(tfrec_cfg_int(TFREC_CFG_BT_POLLERS, &v), 1);
+    CHECK_EQ(v, 5);
+    CHECK_EQ(tfrec_config_set("TFREC_BT_POLLERS", ""), TFREC_OK);
+    CHECK_EQ(tfrec_config_get("TFREC_BT_POLLERS", buf, sizeof buf), TFREC_E_NOT_FOUND);
+    CHECK_EQ(tfrec_config_set("TFREC_BT_POLLERS", NULL), TFREC_OK);
+    CHECK_EQ(tfrec_cfg_int(TFREC_CFG_BT_POLLERS, &v), 1);
+    CHECK_EQ(v, 3);
+    tfrec_config_use_environment(0);
+    CHECK_EQ(tfrec_cfg(TFREC_CFG_BT_POLLERS, buf, sizeof buf), 0);
+    tfrec_config_use_environment(1);
+    setenv("TFREC_BT_POLLERS", "three", 1);
+    CHECK_EQ(tfrec_cfg_int(TFREC_CFG_BT_POLLERS, &v), -1);
+    unsetenv("TFREC_BT_POLLERS");
+    CHECK_EQ(tfrec_config_set("NO_SUCH_SETTING", "1"), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "NO_SUCH_SETTING"));
+    CHECK_EQ(tfrec_config_get("TFREC_BT_POLLERS", buf, 0), TFREC_E_INVALID);
+    /* Every entry has a name and a description; names are unique. */
+    const char *doc = NULL, *name;
+    size_t n = 0;
+    for (; (name = tfrec_config_name(n, &doc)); n++) {
+        CHECKF(*name && doc && *doc, "entry %zu", n);
+        for (size_t k = 0; k < n; k++)
+            CHECK(strcmp(tfrec_config_name(k, NULL), name) != 0);
+    }
+    CHECK_EQ(n, TFREC_CFG_COUNT);
+}
+
+TESTS(TEST(test_loopback_rule), TEST(test_config_table), TEST(test_vec_reserve_doubles_from_first),
       TEST(test_vec_overflow_is_nomem_and_keeps_the_array),
       TEST(test_vec_fit_adds_a_quarter_and_resize_is_exact),
       TEST(test_strlist_sorts_bytewise_and_owns_its_strings),

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/bt_conn.h"
 #include "../common/exit_codes.h"
 #include "../common/files.h"
 #include "../common/flags.h"
@@ -22,7 +23,9 @@ static const char usage[] =
     "Read the rows whose key starts with --row_prefix, in key order, into one\n"
     "TFRecord file: one record per row, the value of <column_family>:<column>.\n"
     "--parallel_scans=N splits the prefix into N ranges of about equal size\n"
-    "(SampleRowKeys) read by N concurrent streams; with --output_shards each\n"
+    "(SampleRowKeys) read concurrently, each by its own ReadRows calls (the\n"
+    "summary counts them: none for a range without rows, one more for each\n"
+    "resumption); with --output_shards each\n"
     "range goes to its own file FILE-iiiii-of-nnnnn, else the one file is still\n"
     "in key order. --task_index/--num_tasks (or JOB_COMPLETION_INDEX and\n"
     "TFREC_NUM_TASKS; --shard_index/--num_shards are the same): task i of n\n"
@@ -40,8 +43,11 @@ static const char usage[] =
     "A row without the cell fails the export (naming the row) unless\n"
     "--missing_cell=skip. A stream that breaks is resumed after its last row.\n"
     "The outputs appear only when every row was read (written under a\n"
-    "temporary name and renamed); SIGINT/SIGTERM removes the partial output\n"
-    "and exits with status 130.\n";
+    "temporary name and renamed); SIGINT/SIGTERM stops within a second, even\n"
+    "while waiting for a server that does not answer, removes the partial\n"
+    "output and exits with status 130. A server never reached (nothing\n"
+    "listening at the address, no connection) is reported within 10 s\n"
+    "(or --retry_timeout if shorter), naming the endpoint, with status 3.\n";
 
 static const char *const compressions[] = { "none", "zlib", "gzip", NULL };
 static const char *const missing_policies[] = { "error", "skip", NULL };
@@ -55,11 +61,24 @@ typedef struct bt2_flags {
     int compression; /* index in compressions[] */
     int parallel_scans, output_shards, shard_index, num_shards;
     double retry_timeout_s;
+    cli_bt_conn conn;
 } bt2_flags;
 
 static int run(const bt2_flags *f);
 static int write_plan(const bt2_flags *f);
 static int merge_parts(const bt2_flags *f);
+
+/* The reader a SIGINT/SIGTERM stops: a read waiting on a server that does
+ * not answer returns within a quarter second instead of when the retries
+ * run out, and the partial output is removed as for any interruption. */
+static tfrec_bt_reader *volatile stoppable;
+
+static void stop_reader(void)
+{
+    tfrec_bt_reader *r = stoppable;
+    if (r)
+        tfrec_bt_reader_stop(r); /* async-signal-safe: sets a flag */
+}
 
 /* --task_index/--num_tasks (defaults from the environment) and the older
  * names --shard_index/--num_shards for the same share: one pair or the
@@ -157,7 +176,10 @@ int main(int argc, char **argv)
           .min = 1,
           .max = 256,
           .value_name = "N",
-          .help = "concurrent ReadRows streams over ranges of about equal size [1]" },
+          .help = "split the rows into N ranges of about equal size, read\n"
+                  "concurrently; the summary counts ranges and ReadRows\n"
+                  "calls (a range without rows needs none, a resumed one\n"
+                  "more) [1]" },
         { .name = "output_shards",
           .type = CLI_BOOL,
           .dest = &f.output_shards,
@@ -221,6 +243,7 @@ int main(int argc, char **argv)
           .value_name = "SECONDS",
           .help = "give up on a broken stream after this long without a row [600]" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
+        CLI_BT_CONN_FLAGS(&f.conn),
         CLI_TASK_FLAGS(&task),
         { 0 }
     };
@@ -281,6 +304,7 @@ int main(int argc, char **argv)
                         "--split_plan)\n",
                         f.shard_index, f.num_shards);
             cli_catch_interrupts();
+            cli_on_interrupt(stop_reader);
             st = run(&f);
         }
     }
@@ -391,6 +415,7 @@ static int source_open(const bt2_flags *f, source *s)
     tfrec_bt_client_options co = TFREC_BT_CLIENT_OPTIONS_INIT;
     co.project = f->project;
     co.instance = f->instance;
+    cli_bt_conn_apply(&f->conn, &co);
     int rc = tfrec_bt_client_open(&s->client, &co);
     if (rc) {
         fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
@@ -499,6 +524,12 @@ typedef struct prog_ctx {
     cli_progress prog;
 } prog_ctx;
 
+static void on_reader(void *ctx, tfrec_bt_reader *r)
+{
+    (void)ctx;
+    stoppable = r;
+}
+
 static int on_progress(void *ctx, const tfrec_bt_export_stats *st)
 {
     prog_ctx *p = ctx;
@@ -532,10 +563,11 @@ static int run(const bt2_flags *f)
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
     eo.progress_interval = 0.1;
+    eo.on_reader = on_reader;
     tfrec_bt_export_stats st = TFREC_BT_EXPORT_STATS_INIT;
     int rc = tfrec_bt_export(s.client, f->table, f->output, &s.ro, &eo, &st);
     cli_progress_finish(&pc.prog);
-    if (rc == TFREC_E_STATE && cli_interrupted) {
+    if (rc && cli_interrupted) {
         fprintf(stderr, "bt2tfrec: interrupted after %llu rows\n", (unsigned long long)st.rows);
         fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", name);
         status = EXIT_INTERRUPTED;
@@ -563,7 +595,11 @@ static int run(const bt2_flags *f)
                 st.outputs > 1 ? where : name, secs, secs > 0 ? (double)st.rows / secs : 0,
                 secs > 0 ? (double)st.bytes / 1e6 / secs : 0);
         if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
-            fprintf(stderr, "bt2tfrec: %llu ranges (task %d of %d), %llu streams, %llu resumed\n",
+            /* Not "streams": a range with no rows needs no call, a resumed or
+             * paused one another (--help says the same). */
+            fprintf(stderr,
+                    "bt2tfrec: %llu ranges (task %d of %d) read concurrently, %llu ReadRows "
+                    "calls, %llu resumed\n",
                     (unsigned long long)st.ranges, f->shard_index, f->num_shards,
                     (unsigned long long)st.streams, (unsigned long long)st.resumed);
     }

@@ -1,6 +1,7 @@
 /* The flag parser: argument forms, flagfiles, values into destinations.
  * See flags.h for the accepted forms. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,6 +432,11 @@ static int parse_list(parser *p, char **args, const int *lines, int n, int depth
 int cli_parse(cli_cmdline *cl, int argc, char **argv)
 {
     cli_log_name = cl->prog; /* log lines name the tool */
+    /* Past the file-size limit (ulimit -f) a write fails with EFBIG and
+     * the tool's usual cleanup and message run, instead of SIGXFSZ killing
+     * it (exit 153) with its temporary files left behind. Every tool
+     * parses its command line first. */
+    signal(SIGXFSZ, SIG_IGN);
     cl->nargs = 0;
     cl->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *cl->args);
     if (!cl->args) {

@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/exit_codes.h"
+#include "../common/http_reply.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
 
@@ -25,6 +27,7 @@ typedef struct xfer {
     FILE *f;
     long long start; /* bytes already in the file when the request began */
     int restarted;   /* the server ignored Range: the file was emptied */
+    long long range_total; /* Content-Range's complete length, -1: none */
     char err[256];
     cli_progress prog;
 } xfer;
@@ -48,15 +51,20 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 /* The status line decides: 206 continues the file; 200 to a ranged request
  * means the server ignored Range and the whole file follows, so the partial
  * file is emptied (libcurl then stops this attempt with a range error, and
- * the retry fetches the file from its first byte). */
+ * the retry fetches the file from its first byte). Content-Range gives the
+ * file's length, which a 416 to a resumed request is checked against.
+ * libcurl's line is p[0..len) and not NUL-terminated: parsed by length. */
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
     xfer *x = arg;
     size_t len = size * n;
-    int code;
+    const char *v;
+    size_t vl;
+    long long total;
     /* Every status line (redirects included): the last one is the answer. */
-    if (len > 9 && !strncmp(p, "HTTP/", 5) &&
-        sscanf(strchr(p, ' ') ? strchr(p, ' ') : p, "%d", &code) == 1) {
+    int code = http_status_code(p, len);
+    if (code >= 0) {
+        x->range_total = -1; /* a new reply: forget the last one's */
         if (code == 200 && x->start > 0) {
             /* Range ignored: the body is the whole file from byte 0. */
             if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0 ||
@@ -68,8 +76,35 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
             x->start = 0;
             x->restarted = 1;
         }
+    } else if (http_header_value(p, len, "content-range", &v, &vl) &&
+               http_content_range_total(v, vl, &total) == 0) {
+        x->range_total = total;
     }
     return len;
+}
+
+/* Credentials go only where they were given for: the download host, the
+ * same scheme, host and port as auth_url (as libcurl parses both URLs, so
+ * "http://host:1@elsewhere/" is elsewhere). Any doubt is "no". */
+static int same_origin(const char *url, const char *auth_url)
+{
+    static const CURLUPart parts[] = { CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT };
+    if (!url || !auth_url)
+        return 0;
+    CURLU *a = curl_url(), *b = curl_url();
+    int same = a && b && curl_url_set(a, CURLUPART_URL, url, 0) == CURLUE_OK &&
+               curl_url_set(b, CURLUPART_URL, auth_url, 0) == CURLUE_OK;
+    for (size_t i = 0; same && i < sizeof parts / sizeof parts[0]; i++) {
+        char *pa = NULL, *pb = NULL;
+        same = curl_url_get(a, parts[i], &pa, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+               curl_url_get(b, parts[i], &pb, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+               strcasecmp(pa, pb) == 0;
+        curl_free(pa);
+        curl_free(pb);
+    }
+    curl_url_cleanup(a);
+    curl_url_cleanup(b);
+    return same;
 }
 
 static int on_progress(void *arg, curl_off_t total, curl_off_t now, curl_off_t ut, curl_off_t un)
@@ -107,8 +142,10 @@ static int md5_file(const char *path, char hex[33], char *msg, size_t cap)
     return EXIT_OK;
 }
 
-/* One attempt: EXIT_OK, RETRY, or another exit status. */
+/* One attempt: EXIT_OK, RETRY, RESTART (the partial file was not part of
+ * this file and is emptied: try again at once), or another exit status. */
 #define RETRY (-1)
+#define RESTART (-2)
 static int attempt(const dl_request *r, const char *part, char *msg, size_t cap)
 {
     xfer x;
@@ -117,6 +154,7 @@ static int attempt(const dl_request *r, const char *part, char *msg, size_t cap)
     if (!x.f)
         return say(msg, cap, EXIT_IO, "%s: cannot open: %s", part, strerror(errno));
     x.start = ftello(x.f);
+    x.range_total = -1;
     CURL *h = curl_easy_init();
     if (!h) {
         fclose(x.f);
@@ -138,7 +176,7 @@ static int attempt(const dl_request *r, const char *part, char *msg, size_t cap)
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "imagenet2tfrec (libtfrec)");
-    if (r->user) {
+    if (r->user && same_origin(r->url, r->auth_url)) {
         curl_easy_setopt(h, CURLOPT_USERNAME, r->user);
         curl_easy_setopt(h, CURLOPT_PASSWORD, r->password ? r->password : "");
     }
@@ -162,9 +200,27 @@ static int attempt(const dl_request *r, const char *part, char *msg, size_t cap)
         return say(msg, cap, EXIT_IO, "%s: write failed: %s", part, strerror(errno));
     if (rc == CURLE_OK)
         return EXIT_OK;
-    /* The whole file is already here: the server refuses a range past its end. */
-    if (status == 416 && x.start > 0)
-        return EXIT_OK;
+    /* A range past the end is refused (416): the file is complete if its
+     * length, Content-Range: bytes STAR/N, is exactly what we have. Without
+     * N only a checksum can tell, so that file is taken (the MD5 check
+     * follows) and one without is fetched again. Any other N: the partial
+     * file is not a prefix of this one (longer, or a server that will not
+     * continue it), so it starts over rather than being renamed into place. */
+    if (status == 416 && x.start > 0) {
+        if (x.range_total == x.start || (x.range_total < 0 && r->md5))
+            return EXIT_OK;
+        if (truncate(part, 0) != 0)
+            return say(msg, cap, EXIT_IO, "%s: cannot restart the partial file: %s", part,
+                       strerror(errno));
+        char len[64] = "no length given";
+        if (x.range_total >= 0)
+            snprintf(len, sizeof len, "the file has %lld bytes", x.range_total);
+        if (!r->quiet)
+            cli_log("%s: the server refused to resume at byte %lld (%s): downloading it "
+                    "again from the start",
+                    r->url, x.start, len);
+        return RESTART;
+    }
     say(msg, cap, EXIT_IO, "%s: %s%s", r->url, curl_err[0] ? curl_err : curl_easy_strerror(rc),
         x.restarted ? " (the server ignored Range: restarted from the start)" : "");
     /* Client errors other than timeouts will not get better. */
@@ -208,6 +264,11 @@ int dl_fetch(const dl_request *r, char *msg, size_t cap)
             wait = wait * 2 > 30 ? 30 : wait * 2;
         }
         st_ = attempt(r, part, msg, cap);
+        if (st_ == RESTART) { /* at most once: the part is empty now */
+            st_ = attempt(r, part, msg, cap);
+            if (st_ == RESTART)
+                st_ = RETRY;
+        }
     }
     curl_global_cleanup();
     if (st_ == RETRY)

@@ -14,7 +14,8 @@ typedef struct dl_request {
     const char *url;
     const char *dest;            /* final name; the download grows in dest.part */
     const char *md5;             /* expected lowercase hex, NULL: not checked */
-    const char *user, *password; /* HTTP basic auth when user is set */
+    const char *user, *password; /* HTTP basic auth when user is set, ... */
+    const char *auth_url;        /* ... sent only to this URL's scheme, host and port */
     int retries;                 /* attempts after the first */
     int quiet;
 } dl_request;

@@ -19,6 +19,7 @@
 #include "../common/signals.h"
 #include "../common/task.h"
 #include "download.h"
+#include "tfrec/fs.h"
 #include "tfrec/image.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
@@ -78,7 +79,8 @@ typedef struct cli {
     int gcs_upload;
     uint64_t max_inflight_mb;
     cli_task task;
-    int merge; /* --merge_manifests */
+    int merge;                 /* --merge_manifests */
+    const char *write_listing; /* --write_listing=FILE */
 } cli;
 
 static const char *const layouts[] = { "imagenet", "folders", "csv", NULL }; /* TFREC_LAYOUT_* */
@@ -116,29 +118,29 @@ static int check_upload_flags(const cli_cmdline *cl, cli *c)
     return EXIT_OK;
 }
 
-/* The reference's upload and download flags: what they ask for is not
- * built, so say so, naming the flag (never "unknown flag"). */
+/* The reference's upload flags. With the storage part they are taken as
+ * check_upload_flags says; without it, asking to upload is refused naming
+ * the flag (never "unknown flag") and the way out. */
 static int check_reference_flags(const cli_cmdline *cl, cli *c)
 {
-    if (cli_have_storage()) {
-        int st = check_upload_flags(cl, c);
-        if (st != EXIT_OK)
-            return st;
-    } else if (c->gcs_upload && c->gcs_output_path) {
+    if (cli_have_storage())
+        return check_upload_flags(cl, c);
+    if (c->gcs_upload && c->gcs_output_path) {
         if (strncmp(c->gcs_output_path, "gs://", 5) != 0)
             cli_usage_error(cl, "--gcs_output_path must start with gs://, not '%s'",
                             c->gcs_output_path);
         else
             cli_usage_error(cl,
                             "--gcs_output_path=%s: uploading to Cloud Storage needs the "
-                            "storage module, which is not built yet; convert with "
+                            "storage part, which this build leaves out; convert with "
                             "--nogcs_upload and copy the shards (gsutil -m cp)",
                             c->gcs_output_path);
         return EXIT_USAGE;
     }
     if (c->gcs_upload && cli_flag_seen(cl, "gcs_upload")) {
-        cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH, and "
-                            "uploading is not built yet: pass --nogcs_upload to convert locally");
+        cli_usage_error(cl, "--gcs_upload needs --gcs_output_path=gs://BUCKET/PATH and the "
+                            "storage part, which this build leaves out: pass --nogcs_upload "
+                            "to convert locally");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -173,6 +175,17 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     if (c->o.csv_path && !cli_flag_seen(cl, "layout"))
         c->o.layout = TFREC_LAYOUT_CSV; /* --csv implies --layout=csv */
     c->o.max_inflight_bytes = (size_t)c->max_inflight_mb << 20;
+    if (c->write_listing && (c->merge || c->o.listing)) {
+        cli_usage_error(cl, "--write_listing lists the input: not with %s",
+                        c->merge ? "--merge_manifests" : "--listing");
+        return EXIT_USAGE;
+    }
+    if (c->write_listing && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
+        cli_usage_error(cl, "--write_listing needs --raw_data_dir (the tree to list)");
+        return EXIT_USAGE;
+    }
+    if (c->write_listing)
+        return CLI_PARSED; /* no output directory */
     /* Missing required flags are usage errors, reported before anything runs. */
     if (!c->o.output_dir || !*c->o.output_dir) {
         cli_usage_error(cl, "--local_scratch_dir (or --output_dir) is required");
@@ -193,22 +206,18 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     }
     if (c->download)
         return CLI_PARSED;
-    int tars = c->o.train_tar || c->o.validation_tar;
-    if (tars && (!c->o.train_tar || !c->o.validation_tar)) {
-        cli_usage_error(cl, "--train_tar and --validation_tar go together");
-        return EXIT_USAGE;
-    }
+    int tars = c->o.train_tar || c->o.validation_tar; /* either alone: one split */
     if (tars && c->o.layout != TFREC_LAYOUT_IMAGENET) {
         cli_usage_error(cl, "--train_tar and --validation_tar need --layout=imagenet");
         return EXIT_USAGE;
     }
-    if (tars && !c->o.validation_labels_file && !c->o.raw_data_dir) {
-        cli_usage_error(cl, "--train_tar needs --validation_labels=FILE (or --raw_data_dir "
+    if (c->o.validation_tar && !c->o.validation_labels_file && !c->o.raw_data_dir) {
+        cli_usage_error(cl, "--validation_tar needs --validation_labels=FILE (or --raw_data_dir "
                             "holding synset_labels.txt)");
         return EXIT_USAGE;
     }
     if (!tars && c->o.layout != TFREC_LAYOUT_CSV && (!c->o.raw_data_dir || !*c->o.raw_data_dir)) {
-        cli_usage_error(cl, "--raw_data_dir (or --train_tar and --validation_tar) is required");
+        cli_usage_error(cl, "--raw_data_dir (or --train_tar and/or --validation_tar) is required");
         return EXIT_USAGE;
     }
     if (c->o.layout == TFREC_LAYOUT_CSV && (!c->o.csv_path || !*c->o.csv_path)) {
@@ -282,9 +291,56 @@ static void report_stale(const tfrec_imagenet_result *r)
 {
     const char *path;
     for (size_t i = 0; tfrec_imagenet_result_stale(r, i, &path) == TFREC_OK; i++)
-        cli_log("removed %s: the staging directory of an interrupted run whose process is "
-                "no longer running",
+        cli_log("removed %s: the staging directory of an interrupted run (no converter holds "
+                "its lock: its process is no longer running, on any host)",
                 path);
+}
+
+static int stop_at_first(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    (void)name;
+    (void)info;
+    *(int *)ctx = 1;
+    return 1;
+}
+
+/* Whether dir/suffix (a pattern) matches anything, local or gs://. */
+static int input_has(const char *dir, const char *suffix)
+{
+    char pat[4096];
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    snprintf(pat, sizeof pat, "%.*s/%s", (int)dl, dir, suffix);
+    int found = 0;
+    cli_fs_setup();
+    (void)tfrec_fs_list(NULL, pat, stop_at_first, &found);
+    return found;
+}
+
+/* Converting from one tarball converts its split only (the library skips
+ * the other): say which split is skipped and why. */
+static void note_skipped_split(const cli *c)
+{
+    const tfrec_imagenet_options *x = &c->o;
+    const char *raw = x->raw_data_dir;
+    if (x->layout != TFREC_LAYOUT_IMAGENET)
+        return;
+    if (!x->train_tar && !x->validation_tar && (!raw || input_has(raw, "train/*/*")))
+        return; /* the extracted tree */
+    int tr = x->train_tar || (raw && input_has(raw, "ILSVRC2012_img_train.tar"));
+    int va = x->validation_tar || (raw && input_has(raw, "ILSVRC2012_img_val.tar"));
+    if (tr == va)
+        return; /* both, or neither (the library's error says so) */
+    const char *skipped = tr ? "validation" : "train";
+    const char *flag = tr ? "--validation_tar" : "--train_tar";
+    const char *name = tr ? "ILSVRC2012_img_val.tar" : "ILSVRC2012_img_train.tar";
+    if (raw)
+        cli_log("the %s split is skipped: no %s and no %s in %s; converting the %s split only",
+                skipped, flag, name, raw, tr ? "train" : "validation");
+    else
+        cli_log("the %s split is skipped: no %s given; converting the %s split only", skipped, flag,
+                tr ? "train" : "validation");
 }
 
 /* The tarballs (and the validation labels) into OUT/downloads/, then the
@@ -319,7 +375,10 @@ static int download(cli *c)
     for (int i = 0; i < 3; i++) {
         if (i == 2 && c->o.validation_labels_file)
             break;
-        size_t n = strlen(base) + strlen(files[i].name) + 2, m = strlen(dir) + 64;
+        /* The labels URL is its own, longer than the download URL by
+         * default: its buffer is sized from it. */
+        size_t n = i == 2 ? strlen(c->labels_url) + 1 : strlen(base) + strlen(files[i].name) + 2;
+        size_t m = strlen(dir) + 64;
         char *url = malloc(n), *dest = malloc(m);
         if (!url || !dest) {
             free(url);
@@ -339,6 +398,7 @@ static int download(cli *c)
                          files[i].md5 && *files[i].md5 ? files[i].md5 : NULL,
                          c->imagenet_username,
                          c->imagenet_access_key,
+                         base, /* the credentials are for the download host only */
                          c->download_retries,
                          c->quiet };
         int st = dl_fetch(&r, msg, sizeof msg);
@@ -420,6 +480,8 @@ static int convert(cli *c)
     /* The library writes a failed run's manifest only where none exists. */
     int had_manifest = c->o.manifest_path && access(c->o.manifest_path, F_OK) == 0;
     tfrec_imagenet_result *r = NULL;
+    if (!c->quiet)
+        note_skipped_split(c);
     int rc = tfrec_imagenet_convert(&c->o, &r);
     /* Only a complete set gets a manifest in the bucket (its failure is
      * reported by upload_manifest: the shards are in place). */
@@ -533,14 +595,71 @@ static int merge_manifests(cli *c)
  * a stop that could not wait for the library to remove it. */
 static const cli *staging_of; /* the run whose directory it is */
 
+/* --write_listing: the scan of the input into the listing file. */
+static int write_listing(cli *c)
+{
+    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir)) {
+        c->o.open_input = cli_open_source;
+        c->o.open_input_range = cli_open_source_range;
+        c->o.list_input = cli_list_input;
+    }
+    if (c->o.validation_labels_file && cli_is_remote(c->o.validation_labels_file))
+        c->o.open_input = cli_open_source;
+    c->o.cancel = (const volatile int *)&cli_interrupted;
+    char fp[17];
+    int rc = tfrec_imagenet_write_listing(&c->o, c->write_listing, fp);
+    if (rc) {
+        cli_log("%s", tfrec_last_errmsg());
+        return cli_interrupted ? EXIT_INTERRUPTED : cli_exit_for(rc);
+    }
+    if (!c->quiet)
+        cli_log("wrote listing %s (fingerprint %s): give every task --listing=%s", c->write_listing,
+                fp, c->write_listing);
+    return EXIT_OK;
+}
+
+/* This process's staging directory: the one whose lock file it holds open
+ * (a name with its pid could be another PID namespace's run). */
+static int own_staging(const char *out, char *dir, size_t cap)
+{
+    char prefix[4200];
+    char *real = realpath(out, NULL); /* /proc/self/fd names are canonical */
+    if (real)
+        out = real;
+    if (staging_of && staging_of->o.num_tasks)
+        snprintf(prefix, sizeof prefix, "%s/.tfrec-staging-task-%05u-", out,
+                 staging_of->o.task_index);
+    else
+        snprintf(prefix, sizeof prefix, "%s/.tfrec-staging-", out);
+    free(real);
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d)) != NULL) {
+        char link[300], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        size_t pl = strlen(prefix), tl = (size_t)n;
+        if (strncmp(target, prefix, pl) != 0 || tl < 6 || strcmp(target + tl - 6, "/.lock") != 0 ||
+            target[pl] < '0' || target[pl] > '9' || tl - 6 >= cap)
+            continue;
+        memcpy(dir, target, tl - 6);
+        dir[tl - 6] = '\0';
+        found = 1;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 static void remove_own_staging(void *out)
 {
     char dir[4096];
-    if (staging_of && staging_of->o.num_tasks)
-        snprintf(dir, sizeof dir, "%s/.tfrec-staging-task-%05u-%ld", (const char *)out,
-                 staging_of->o.task_index, (long)getpid());
-    else
-        snprintf(dir, sizeof dir, "%s/.tfrec-staging-%ld", (const char *)out, (long)getpid());
+    if (!own_staging((const char *)out, dir, sizeof dir))
+        return;
     /* The writer may still create a file meanwhile: a few passes. */
     for (int pass = 0; pass < 5; pass++) {
         DIR *d = opendir(dir);
@@ -625,7 +744,8 @@ int main(int argc, char **argv)
           .section = "Downloading (without --raw_data_dir or --train_tar):",
           .help = "where ILSVRC2012_img_{train,val}.tar are; given, or with\n"
                   "--imagenet_username and --imagenet_access_key (sent as\n"
-                  "HTTP basic auth), the tarballs are downloaded into\n"
+                  "HTTP basic auth, to this URL's scheme, host and port\n"
+                  "only), the tarballs are downloaded into\n"
                   "OUT/downloads/ (resumed if partial) and converted from\n"
                   "there [https://image-net.org/data/ILSVRC/2012/]" },
         { .name = "labels_url",
@@ -682,12 +802,14 @@ int main(int argc, char **argv)
           .dest = &o->train_tar,
           .value_name = "FILE",
           .help = "ILSVRC2012_img_train.tar (a tar of nXXXXXXXX.tar), read\n"
-                  "in place: no image is extracted to disk; may be gs://" },
+                  "in place: no image is extracted to disk; may be gs://;\n"
+                  "alone (no validation tarball) the train split only" },
         { .name = "validation_tar",
           .type = CLI_PATH,
           .dest = &o->validation_tar,
           .value_name = "FILE",
-          .help = "ILSVRC2012_img_val.tar (flat), with --train_tar; may be gs://" },
+          .help = "ILSVRC2012_img_val.tar (flat), needs the validation labels;\n"
+                  "may be gs://; alone the validation split only" },
         { .name = "extensions",
           .type = CLI_STRING,
           .dest = &o->extensions,
@@ -784,6 +906,18 @@ int main(int argc, char **argv)
           .dest = &c.quiet,
           .help = "no progress display or summary" },
         CLI_TASK_FLAGS(&c.task),
+        { .name = "write_listing",
+          .type = CLI_PATH,
+          .dest = &c.write_listing,
+          .value_name = "FILE",
+          .help = "list the input tree once into FILE (may be gs://) and\n"
+                  "exit; the tasks then plan from it with --listing" },
+        { .name = "listing",
+          .type = CLI_PATH,
+          .dest = &o->listing,
+          .value_name = "FILE",
+          .help = "plan from this listing (--write_listing) instead of\n"
+                  "scanning --raw_data_dir: every task the same images" },
         { .name = "merge_manifests",
           .type = CLI_BOOL,
           .dest = &c.merge,
@@ -800,7 +934,9 @@ int main(int argc, char **argv)
          * removes the staging directory itself and exits. */
         staging_of = &c;
         cli_catch_interrupts_cleanup(remove_own_staging, (void *)c.o.output_dir, 10.0);
-        if (c.merge) {
+        if (c.write_listing) {
+            st = write_listing(&c);
+        } else if (c.merge) {
             st = merge_manifests(&c);
         } else {
             st = c.download ? download(&c) : EXIT_OK;

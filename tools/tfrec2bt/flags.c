@@ -196,6 +196,7 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
           .dest = &f->dry_run,
           .help = "read and frame-check the files, show the keys; write nothing" },
         { .name = "quiet", .type = CLI_BOOL, .dest = &f->quiet, .help = "no progress display" },
+        CLI_BT_CONN_FLAGS(&f->conn),
         CLI_TASK_FLAGS(&f->task),
         { 0 }
     };

@@ -89,6 +89,7 @@ static int open_bigtable(run *r)
     co.instance = r->f.instance;
     co.max_message_bytes = (int64_t)r->f.max_message_bytes;
     co.rpc_timeout_ms = (int64_t)(r->f.rpc_timeout_s * 1000);
+    cli_bt_conn_apply(&r->f.conn, &co);
     int rc = tfrec_bt_client_open(&r->client, &co);
     if (rc) {
         /* Without a project the library asks the metadata server; when that

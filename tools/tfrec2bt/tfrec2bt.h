@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/bt_conn.h"
 #include "../common/flags.h"
 #include "../common/task.h"
 
@@ -26,6 +27,7 @@ typedef struct t2b_flags {
     double retry_timeout_s;
     double rpc_timeout_s; /* deadline of each call attempt, 0 = library default */
     int dry_run, create_table, quiet;
+    cli_bt_conn conn;
     int reversed_keys; /* --row_key_order=reversed */
     int max_failed_listed;
     double max_rows_per_sec;  /* 0 = unlimited */

@@ -1,8 +1,8 @@
-/* Drives the storage part's token source (lib/storage/auth.h) for
- * tests/python/test_storage_auth.py, which plays the token endpoint and
+/* Drives the storage part's token source (lib/gauth/gauth.h) for
+ * tests/python/test_gauth.py, which plays the token endpoint and
  * the metadata server.
  *
- *   storage_auth_probe [--file=F] [--anonymous] [--timeout-ms=N]
+ *   gauth_probe [--file=F] [--anonymous] [--timeout-ms=N]
  *                      [--probe-ms=N] [--attempts=N] [--backoff-ms=N] STEP...
  *
  * Steps, run in order on one handle, each printing one line:
@@ -19,13 +19,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "storage/auth.h"
-#include "storage/auth_internal.h"
+#include "gauth/gauth.h"
+#include "gauth/gauth_internal.h"
 
 #define MAX_THREADS 64
 
 typedef struct ask {
-    tfrec_gcs_auth *auth;
+    tfrec_gauth *auth;
     pthread_barrier_t *start;
     int rc;
     char *header;
@@ -36,7 +36,7 @@ static void *ask_once(void *p)
 {
     ask *q = p;
     pthread_barrier_wait(q->start);
-    q->rc = tfrec_gcs_auth_header(q->auth, 0, &q->header, q->err, sizeof q->err);
+    q->rc = tfrec_gauth_header(q->auth, 0, &q->header, q->err, sizeof q->err);
     return NULL;
 }
 
@@ -48,7 +48,7 @@ static void print_result(int rc, const char *header, const char *err)
         printf("err %d %s\n", rc, err);
 }
 
-static int threads(tfrec_gcs_auth *a, int n)
+static int threads(tfrec_gauth *a, int n)
 {
     if (n < 1 || n > MAX_THREADS)
         return 2;
@@ -82,11 +82,11 @@ static int threads(tfrec_gcs_auth *a, int n)
     return 0;
 }
 
-static int step(tfrec_gcs_auth *a, const char *s)
+static int step(tfrec_gauth *a, const char *s)
 {
     char err[1024] = "", *header = NULL;
     if (strcmp(s, "get") == 0 || strcmp(s, "force") == 0) {
-        int rc = tfrec_gcs_auth_header(a, s[0] == 'f', &header, err, sizeof err);
+        int rc = tfrec_gauth_header(a, s[0] == 'f', &header, err, sizeof err);
         print_result(rc, header, err);
         free(header);
     } else if (strncmp(s, "sleep:", 6) == 0) {
@@ -97,7 +97,7 @@ static int step(tfrec_gcs_auth *a, const char *s)
     } else if (strncmp(s, "threads:", 8) == 0) {
         return threads(a, atoi(s + 8));
     } else if (strcmp(s, "account") == 0) {
-        printf("account %s\n", tfrec_gcs_auth_account(a));
+        printf("account %s\n", tfrec_gauth_account(a));
     } else {
         return 2;
     }
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 {
     const char *file = NULL;
     int anonymous = 0, i = 1;
-    tfrec_gcs_tuning t = { 0 };
+    tfrec_gauth_tuning t = { 0 };
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         const char *v = strchr(argv[i], '=');
         v = v ? v + 1 : "";
@@ -127,20 +127,20 @@ int main(int argc, char **argv)
         else
             break;
     }
-    tfrec_gcs_auth *a;
+    tfrec_gauth *a;
     char err[512];
-    if (tfrec_gcs_auth_new(&a, file, anonymous, err, sizeof err) != 0) {
+    if (tfrec_gauth_new(&a, file, anonymous, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    tfrec_gcs_auth_tune(a, &t);
+    tfrec_gauth_tune(a, &t);
     int rc = 0;
     for (; i < argc && rc == 0; i++) {
         rc = step(a, argv[i]);
         if (rc)
-            fprintf(stderr, "storage_auth_probe: bad step %s\n", argv[i]);
+            fprintf(stderr, "gauth_probe: bad step %s\n", argv[i]);
         fflush(stdout);
     }
-    tfrec_gcs_auth_free(a);
+    tfrec_gauth_free(a);
     return rc;
 }

@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "storage/auth_internal.h"
+#include "gauth/gauth_internal.h"
 #include "tfrec/error.h"
 
 #define ACCESS_TOKEN_MAX (16 * 1024)
@@ -56,12 +56,12 @@ static long jittered(long delay)
 }
 
 /* The request body for a key file (NULL with err set on failure). */
-static char *request_form(const tfrec_gcs_cred *c, char *err, size_t errcap)
+static char *request_form(const tfrec_gauth_cred *c, char *err, size_t errcap)
 {
     char *form = NULL;
-    if (c->kind == TFREC_GCS_CRED_SERVICE_ACCOUNT) {
+    if (c->kind == TFREC_GAUTH_CRED_SERVICE_ACCOUNT) {
         char *jwt = NULL, why[200];
-        if (tfrec_gcs_jwt_sign(c->key, c->private_key_id, c->client_email, TFREC_GCS_SCOPE,
+        if (tfrec_gauth_jwt_sign(c->key, c->private_key_id, c->client_email, TFREC_GAUTH_SCOPE,
                                c->token_uri, (int64_t)time(NULL), &jwt, why, sizeof why) < 0) {
             snprintf(err, errcap, "%s: %s", c->origin, why);
             return NULL;
@@ -95,15 +95,15 @@ static char *request_form(const tfrec_gcs_cred *c, char *err, size_t errcap)
 }
 
 /* "HTTP 400 (invalid_grant: Invalid JWT Signature.)" from a refusal. */
-static void describe_refusal(const tfrec_gcs_http_reply *r, char *out, size_t cap)
+static void describe_refusal(const tfrec_gauth_http_reply *r, char *out, size_t cap)
 {
     char a[160], b[240];
-    tfrec_gcs_json *j = NULL;
+    tfrec_gauth_json *j = NULL;
     char why[80];
     const char *error = NULL, *desc = NULL;
-    if (r->len && tfrec_gcs_json_parse(&j, r->body, r->len, why, sizeof why) == TFREC_OK) {
-        error = tfrec_gcs_json_string(j, "error");
-        desc = tfrec_gcs_json_string(j, "error_description");
+    if (r->len && tfrec_gauth_json_parse(&j, r->body, r->len, why, sizeof why) == TFREC_OK) {
+        error = tfrec_gauth_json_string(j, "error");
+        desc = tfrec_gauth_json_string(j, "error_description");
     }
     if (error)
         snprintf(out, cap, "HTTP %ld (%s%s%s)", r->status, shown(a, sizeof a, error),
@@ -112,23 +112,23 @@ static void describe_refusal(const tfrec_gcs_http_reply *r, char *out, size_t ca
         snprintf(out, cap, "HTTP %ld (%s)", r->status, shown(b, sizeof b, r->body));
     else
         snprintf(out, cap, "HTTP %ld", r->status);
-    tfrec_gcs_json_free(j);
+    tfrec_gauth_json_free(j);
 }
 
 /* A 200 reply: the token and its lifetime. */
-static int parse_token(const tfrec_gcs_http_reply *r, const char *who, char **token,
+static int parse_token(const tfrec_gauth_http_reply *r, const char *who, char **token,
                        int64_t *expires_in, char *err, size_t errcap)
 {
-    tfrec_gcs_json *j = NULL;
+    tfrec_gauth_json *j = NULL;
     char why[120], buf[80];
-    int rc = tfrec_gcs_json_parse(&j, r->body, r->len, why, sizeof why);
+    int rc = tfrec_gauth_json_parse(&j, r->body, r->len, why, sizeof why);
     if (rc < 0) {
         snprintf(err, errcap, "%s answered HTTP 200 with something other than a token (%s)", who,
                  why);
         return TFREC_E_PARSE;
     }
-    const char *tok = tfrec_gcs_json_string(j, "access_token");
-    const char *type = tfrec_gcs_json_string(j, "token_type");
+    const char *tok = tfrec_gauth_json_string(j, "access_token");
+    const char *type = tfrec_gauth_json_string(j, "token_type");
     int64_t life = 3600;
     rc = TFREC_E_PARSE;
     if (!tok || !*tok) {
@@ -141,8 +141,8 @@ static int parse_token(const tfrec_gcs_http_reply *r, const char *who, char **to
     } else if (type && strcasecmp(type, "Bearer") != 0) {
         snprintf(err, errcap, "%s answered with a token of type \"%s\", not Bearer", who,
                  shown(buf, sizeof buf, type));
-    } else if (tfrec_gcs_json_has(j, "expires_in") &&
-               (!tfrec_gcs_json_int(j, "expires_in", &life) || life <= 0)) {
+    } else if (tfrec_gauth_json_has(j, "expires_in") &&
+               (!tfrec_gauth_json_int(j, "expires_in", &life) || life <= 0)) {
         snprintf(err, errcap, "%s answered with a bad \"expires_in\"", who);
     } else if (!(*token = strdup(tok))) {
         snprintf(err, errcap, "out of memory");
@@ -151,11 +151,11 @@ static int parse_token(const tfrec_gcs_http_reply *r, const char *who, char **to
         *expires_in = life;
         rc = TFREC_OK;
     }
-    tfrec_gcs_json_free(j);
+    tfrec_gauth_json_free(j);
     return rc;
 }
 
-static int transient(const tfrec_gcs_http_reply *r, int rc)
+static int transient(const tfrec_gauth_http_reply *r, int rc)
 {
     if (rc == TFREC_E_NETWORK) {
         switch (r->curl_rc) {
@@ -170,11 +170,11 @@ static int transient(const tfrec_gcs_http_reply *r, int rc)
     return rc == TFREC_OK && (r->status == 408 || r->status == 429 || r->status >= 500);
 }
 
-int tfrec_gcs_token_fetch(const tfrec_gcs_cred *c, const tfrec_gcs_tuning *t, char **token,
+int tfrec_gauth_token_fetch(const tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char **token,
                           int64_t *expires_in, char *err, size_t errcap)
 {
     char url[600], who[800], what[400];
-    int metadata = c->kind == TFREC_GCS_CRED_METADATA;
+    int metadata = c->kind == TFREC_GAUTH_CRED_METADATA;
     if (metadata) {
         snprintf(url, sizeof url,
                  "http://%s/computeMetadata/v1/instance/service-accounts/default/token",
@@ -185,23 +185,23 @@ int tfrec_gcs_token_fetch(const tfrec_gcs_cred *c, const tfrec_gcs_tuning *t, ch
         snprintf(who, sizeof who, "%s: token endpoint %s", c->origin, c->token_uri);
     }
     long delay = t->backoff_ms;
-    tfrec_gcs_http_reply r = { 0 };
+    tfrec_gauth_http_reply r = { 0 };
     for (int attempt = 1;; attempt++) {
         char *form = NULL;
         if (!metadata && !(form = request_form(c, err, errcap)))
             return TFREC_E_INVALID;
-        int rc = tfrec_gcs_http(url, form, metadata, t->timeout_ms, t->timeout_ms, &r);
+        int rc = tfrec_gauth_http(url, form, metadata, t->timeout_ms, t->timeout_ms, &r);
         if (form)
             OPENSSL_cleanse(form, strlen(form));
         free(form);
         if (rc == TFREC_OK && r.status == 200) {
             rc = parse_token(&r, who, token, expires_in, err, errcap);
             OPENSSL_cleanse(r.body, r.len);
-            tfrec_gcs_http_reply_clear(&r);
+            tfrec_gauth_http_reply_clear(&r);
             return rc;
         }
         if (rc == TFREC_E_NOMEM) {
-            tfrec_gcs_http_reply_clear(&r);
+            tfrec_gauth_http_reply_clear(&r);
             snprintf(err, errcap, "out of memory");
             return rc;
         }
@@ -210,7 +210,7 @@ int tfrec_gcs_token_fetch(const tfrec_gcs_cred *c, const tfrec_gcs_tuning *t, ch
         else
             snprintf(what, sizeof what, "%s", r.curl_msg);
         int again = transient(&r, rc);
-        tfrec_gcs_http_reply_clear(&r);
+        tfrec_gauth_http_reply_clear(&r);
         if (!again) {
             snprintf(err, errcap, "%s %s: %s", who,
                      rc == TFREC_OK ? "refused the credentials" : "failed", what);

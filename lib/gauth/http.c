@@ -11,8 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "storage/auth_internal.h"
+#include "gauth/gauth_internal.h"
 #include "tfrec/error.h"
+#include "util/loopback.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
@@ -24,9 +25,9 @@ static void init_curl(void)
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
-    tfrec_gcs_http_reply *r = ctx;
+    tfrec_gauth_http_reply *r = ctx;
     size_t got = size * n;
-    if (got > TFREC_GCS_AUTH_BODY_MAX - r->len) {
+    if (got > TFREC_GAUTH_BODY_MAX - r->len) {
         r->too_big = 1;
         return 0;
     } /* too big for a token reply: abort the transfer */
@@ -38,7 +39,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 
 static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 {
-    tfrec_gcs_http_reply *r = ctx;
+    tfrec_gauth_http_reply *r = ctx;
     size_t len = size * n;
     static const char name[] = "metadata-flavor:";
     if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
@@ -53,21 +54,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
     return len;
 }
 
-/* Loopback hosts: 127.0.0.0/8, localhost, [::1]. */
-static int loopback(const char *host, size_t len)
-{
-    if ((len == 9 && strncasecmp(host, "localhost", 9) == 0) ||
-        (len == 5 && !memcmp(host, "[::1]", 5)))
-        return 1;
-    if (len < 4 || memcmp(host, "127.", 4) != 0)
-        return 0;
-    for (size_t i = 4; i < len; i++)
-        if (!(host[i] == '.' || (host[i] >= '0' && host[i] <= '9')))
-            return 0;
-    return 1;
-}
-
-int tfrec_gcs_url_allowed(const char *url)
+int tfrec_gauth_url_allowed(const char *url)
 {
     if (strncasecmp(url, "https://", 8) == 0)
         return url[8] != 0;
@@ -81,11 +68,11 @@ int tfrec_gcs_url_allowed(const char *url)
     if (colon && h[0] == '[')
         colon++; /* past "]" */
     size_t hostlen = colon ? (size_t)(colon - h) : len;
-    return loopback(h, hostlen);
+    return tfrec_host_is_loopback(h, hostlen);
 }
 
-int tfrec_gcs_http(const char *url, const char *form, int metadata, long connect_timeout_ms,
-                   long timeout_ms, tfrec_gcs_http_reply *r)
+int tfrec_gauth_http(const char *url, const char *form, int metadata, long connect_timeout_ms,
+                   long timeout_ms, tfrec_gauth_http_reply *r)
 {
     memset(r, 0, sizeof *r);
     pthread_once(&curl_once, init_curl);
@@ -94,7 +81,7 @@ int tfrec_gcs_http(const char *url, const char *form, int metadata, long connect
         snprintf(r->curl_msg, sizeof r->curl_msg, "libcurl could not start");
         return TFREC_E_NETWORK;
     }
-    r->body = malloc(TFREC_GCS_AUTH_BODY_MAX + 1);
+    r->body = malloc(TFREC_GAUTH_BODY_MAX + 1);
     CURL *curl = curl_easy_init();
     if (!r->body || !curl) {
         curl_easy_cleanup(curl);
@@ -137,7 +124,7 @@ int tfrec_gcs_http(const char *url, const char *form, int metadata, long connect
     r->curl_rc = (int)rc;
     if (r->too_big) {
         snprintf(r->curl_msg, sizeof r->curl_msg, "reply longer than %d bytes",
-                 TFREC_GCS_AUTH_BODY_MAX);
+                 TFREC_GAUTH_BODY_MAX);
         return TFREC_E_PARSE;
     }
     if (rc != CURLE_OK) {
@@ -149,7 +136,7 @@ int tfrec_gcs_http(const char *url, const char *form, int metadata, long connect
     return TFREC_OK;
 }
 
-void tfrec_gcs_http_reply_clear(tfrec_gcs_http_reply *r)
+void tfrec_gauth_http_reply_clear(tfrec_gauth_http_reply *r)
 {
     free(r->body);
     r->body = NULL;

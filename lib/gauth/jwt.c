@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/auth_internal.h"
+#include "gauth/gauth_internal.h"
 #include "tfrec/error.h"
 
-char *tfrec_gcs_base64url(const void *data, size_t len)
+char *tfrec_gauth_base64url(const void *data, size_t len)
 {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const unsigned char *p = data;
@@ -54,7 +54,16 @@ static const char *ssl_reason(char *buf, size_t cap)
     return buf;
 }
 
-int tfrec_gcs_pem_rsa_key(EVP_PKEY **out, const char *pem, char *err, size_t errcap)
+/* OpenSSL's default for an encrypted key is to prompt on the terminal,
+ * which a library must never do: refuse, and remember that it asked. */
+static int refuse_pass_phrase(char *buf, int size, int rwflag, void *asked)
+{
+    (void)buf, (void)size, (void)rwflag;
+    *(int *)asked = 1;
+    return -1;
+}
+
+int tfrec_gauth_pem_rsa_key(EVP_PKEY **out, const char *pem, char *err, size_t errcap)
 {
     char why[160];
     ERR_clear_error();
@@ -63,8 +72,16 @@ int tfrec_gcs_pem_rsa_key(EVP_PKEY **out, const char *pem, char *err, size_t err
         snprintf(err, errcap, "out of memory");
         return TFREC_E_NOMEM;
     }
-    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    int asked = 0;
+    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, refuse_pass_phrase, &asked);
     BIO_free(bio);
+    if (!key && asked) {
+        ERR_clear_error();
+        snprintf(err, errcap,
+                 "the private key is encrypted (a pass phrase would be needed): use the "
+                 "unencrypted key file Google issues, or decrypt it with `openssl pkey`");
+        return TFREC_E_UNSUPPORTED;
+    }
     if (!key) {
         snprintf(err, errcap, "not a PEM private key (%s)", ssl_reason(why, sizeof why));
         return TFREC_E_PARSE;
@@ -109,10 +126,10 @@ static size_t json_escape(char *o, size_t cap, const char *s)
 /* base64url of a JSON text of at most a few KiB (key file fields). */
 static char *encode_json(const char *json, int n)
 {
-    return n < 0 || n >= 8192 ? NULL : tfrec_gcs_base64url(json, (size_t)n);
+    return n < 0 || n >= 8192 ? NULL : tfrec_gauth_base64url(json, (size_t)n);
 }
 
-int tfrec_gcs_jwt_sign(EVP_PKEY *key, const char *kid, const char *iss, const char *scope,
+int tfrec_gauth_jwt_sign(EVP_PKEY *key, const char *kid, const char *iss, const char *scope,
                        const char *aud, int64_t iat, char **out, char *err, size_t errcap)
 {
     char ekid[1024], eiss[1024], escope[512], eaud[2048], json[8192];
@@ -158,7 +175,7 @@ int tfrec_gcs_jwt_sign(EVP_PKEY *key, const char *kid, const char *iss, const ch
         rc = TFREC_E_INVALID;
         goto done;
     }
-    sig64 = tfrec_gcs_base64url(sig, siglen);
+    sig64 = tfrec_gauth_base64url(sig, siglen);
     char *jwt = sig64 ? malloc(hl + cl + strlen(sig64) + 3) : NULL;
     if (!jwt)
         goto done;

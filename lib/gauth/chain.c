@@ -9,18 +9,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/auth_internal.h"
+#include "gauth/gauth_internal.h"
 #include "tfrec/error.h"
+#include "util/config.h"
 
 /* gcloud's file: $CLOUDSDK_CONFIG/application_default_credentials.json,
  * else ~/.config/gcloud/ (0 when there is no home to look in). */
 static int adc_path(char *buf, size_t cap)
 {
-    const char *dir = getenv("CLOUDSDK_CONFIG");
-    if (dir && *dir)
+    char dir[4096], home[4096];
+    if (tfrec_cfg(TFREC_CFG_CLOUDSDK_CONFIG, dir, sizeof dir) > 0)
         return snprintf(buf, cap, "%s/application_default_credentials.json", dir) < (int)cap;
-    const char *home = getenv("HOME");
-    if (!home || !*home)
+    if (tfrec_cfg(TFREC_CFG_HOME, home, sizeof home) <= 0)
         return 0;
     return snprintf(buf, cap, "%s/.config/gcloud/application_default_credentials.json", home) <
            (int)cap;
@@ -28,20 +28,21 @@ static int adc_path(char *buf, size_t cap)
 
 /* GCE_METADATA_HOST (the Go and Python clients' name), GCE_METADATA_ROOT
  * (the C++ client's), else the metadata server's DNS name. */
-static const char *metadata_host(void)
+const char *tfrec_gauth_metadata_host(char *buf, size_t cap)
 {
-    const char *h = getenv("GCE_METADATA_HOST");
-    if (!h || !*h)
-        h = getenv("GCE_METADATA_ROOT");
-    return h && *h ? h : TFREC_GCS_METADATA_HOST;
+    if (tfrec_cfg(TFREC_CFG_GCE_METADATA_HOST, buf, cap) > 0 ||
+        tfrec_cfg(TFREC_CFG_GCE_METADATA_ROOT, buf, cap) > 0)
+        return buf;
+    return TFREC_GAUTH_METADATA_HOST;
 }
 
 /* The metadata server answers with Metadata-Flavor: Google, which tells it
  * apart from whatever else may answer at that name; its answer also names
  * the account. Off GCE this fails within the short probe timeout. */
-static int probe_metadata(tfrec_gcs_cred *c, const tfrec_gcs_tuning *t, char *why, size_t whycap)
+static int probe_metadata(tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char *why, size_t whycap)
 {
-    const char *host = metadata_host();
+    char hostbuf[512];
+    const char *host = tfrec_gauth_metadata_host(hostbuf, sizeof hostbuf);
     char url[600];
     if (strcspn(host, "/?#@ \t\r\n") != strlen(host) ||
         snprintf(url, sizeof url,
@@ -50,8 +51,8 @@ static int probe_metadata(tfrec_gcs_cred *c, const tfrec_gcs_tuning *t, char *wh
         snprintf(why, whycap, "GCE_METADATA_HOST is not a host[:port]");
         return TFREC_E_INVALID;
     }
-    tfrec_gcs_http_reply r;
-    int rc = tfrec_gcs_http(url, NULL, 1, t->probe_timeout_ms, t->probe_timeout_ms, &r);
+    tfrec_gauth_http_reply r;
+    int rc = tfrec_gauth_http(url, NULL, 1, t->probe_timeout_ms, t->probe_timeout_ms, &r);
     if (rc == TFREC_OK && r.status == 200 && r.flavor_google) {
         size_t n = r.len;
         while (n && (r.body[n - 1] == '\n' || r.body[n - 1] == '\r' || r.body[n - 1] == ' '))
@@ -60,15 +61,15 @@ static int probe_metadata(tfrec_gcs_cred *c, const tfrec_gcs_tuning *t, char *wh
             snprintf(c->account, sizeof c->account, "GCE default service account");
         else
             snprintf(c->account, sizeof c->account, "%.*s", (int)n, r.body);
-        c->kind = TFREC_GCS_CRED_METADATA;
+        c->kind = TFREC_GAUTH_CRED_METADATA;
         c->metadata_host = strdup(host);
         size_t on = strlen(host) + 40;
         c->origin = malloc(on);
         if (c->origin)
             snprintf(c->origin, on, "GCE metadata server at %s", host);
-        tfrec_gcs_http_reply_clear(&r);
+        tfrec_gauth_http_reply_clear(&r);
         if (!c->metadata_host || !c->origin) {
-            tfrec_gcs_cred_clear(c);
+            tfrec_gauth_cred_clear(c);
             snprintf(why, whycap, "out of memory");
             return TFREC_E_NOMEM;
         }
@@ -85,19 +86,19 @@ static int probe_metadata(tfrec_gcs_cred *c, const tfrec_gcs_tuning *t, char *wh
         snprintf(why, whycap,
                  "the GCE metadata server at %s has no default service account (HTTP %ld)", host,
                  r.status);
-    tfrec_gcs_http_reply_clear(&r);
+    tfrec_gauth_http_reply_clear(&r);
     return rc == TFREC_E_NOMEM ? rc : TFREC_E_NOT_FOUND;
 }
 
-int tfrec_gcs_chain_resolve(tfrec_gcs_cred *c, const char *explicit_file, const tfrec_gcs_tuning *t,
+int tfrec_gauth_chain_resolve(tfrec_gauth_cred *c, const char *explicit_file, const tfrec_gauth_tuning *t,
                             char *err, size_t errcap)
 {
     memset(c, 0, sizeof *c);
     if (explicit_file && *explicit_file)
-        return tfrec_gcs_cred_load(c, explicit_file, err, errcap);
-    const char *env = getenv("GOOGLE_APPLICATION_CREDENTIALS");
-    if (env && *env) {
-        int rc = tfrec_gcs_cred_load(c, env, err, errcap);
+        return tfrec_gauth_cred_load(c, explicit_file, err, errcap);
+    char env[4096];
+    if (tfrec_cfg(TFREC_CFG_GOOGLE_APPLICATION_CREDENTIALS, env, sizeof env) > 0) {
+        int rc = tfrec_gauth_cred_load(c, env, err, errcap);
         if (rc < 0 && errcap) {
             char tmp[512];
             snprintf(tmp, sizeof tmp, "%s", err);
@@ -109,7 +110,7 @@ int tfrec_gcs_chain_resolve(tfrec_gcs_cred *c, const char *explicit_file, const 
     int have_adc = adc_path(adc, sizeof adc);
     struct stat st;
     if (have_adc && stat(adc, &st) == 0)
-        return tfrec_gcs_cred_load(c, adc, err, errcap);
+        return tfrec_gauth_cred_load(c, adc, err, errcap);
 
     char why[600];
     int rc = probe_metadata(c, t, why, sizeof why);

@@ -5,169 +5,23 @@ The test plays Google's side on a loopback port: an OAuth token endpoint
 that checks every JWT our code signs with an independent library
 (python3-jwt, against the public half of an RSA key pair generated here
 with python3-cryptography), and a GCE metadata server that insists on the
-Metadata-Flavor header. The C side is test-bin/storage_auth_probe, which
+Metadata-Flavor header. The C side is test-bin/gauth_probe, which
 runs steps (get, force, sleep:MS, threads:N, account) on one
-tfrec_gcs_auth handle and prints one line per step. Nothing leaves the
+tfrec_gauth handle and prints one line per step. Nothing leaves the
 machine: the environment is scrubbed of real credentials, HOME is a
 temporary directory, and the metadata server address always points at a
 loopback port.
 """
-import http.server
 import json
 import os
 import socket
 import subprocess
-import threading
 import time
-import urllib.parse
 
-import jwt
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
-SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
-JWT_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-EMAIL = "loader@example-project.iam.gserviceaccount.com"
-GCE_EMAIL = "1234-compute@developer.gserviceaccount.com"
-KEY_ID = "0123456789abcdef"
-USER = {"client_id": "cid-42.apps.example", "client_secret": "s3cr3t-client",
-        "refresh_token": "1//refresh-secret"}
-TOKEN_PATH = "/token"
-METADATA_TOKEN = "/computeMetadata/v1/instance/service-accounts/default/token"
-METADATA_EMAIL = "/computeMetadata/v1/instance/service-accounts/default/email"
-
-
-@pytest.fixture(scope="module")
-def keypair():
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
-    return pem, key.public_key()
-
-
-class GoogleSide:
-    """Token endpoint and metadata server. `script` holds replies used in
-    order before the normal ones: (status, body, delay_s, headers) or None
-    for a normal answer."""
-
-    def __init__(self, public_key):
-        self.public_key = public_key
-        self.lock = threading.Lock()
-        self.requests = []  # (time, path, form or headers)
-        self.problems = []
-        self.script = []
-        self.expires_in = 3600
-        self.delay = 0.0
-        self.issued = 0
-        self.flavor = True
-        side = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                form = urllib.parse.parse_qs(self.rfile.read(n).decode(), strict_parsing=True)
-                side.answer(self, self.path, {k: v[0] for k, v in form.items()})
-
-            def do_GET(self):
-                side.answer(self, self.path, dict(self.headers))
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, path=TOKEN_PATH):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
-
-    def count(self, path=TOKEN_PATH):
-        with self.lock:
-            return sum(1 for r in self.requests if r[1] == path)
-
-    def check(self, path, req):
-        """What is wrong with a request, or None."""
-        if path == TOKEN_PATH:
-            grant = req.get("grant_type")
-            if grant == JWT_GRANT:
-                a = req.get("assertion", "")
-                try:
-                    head = jwt.get_unverified_header(a)
-                    claims = jwt.decode(a, self.public_key, algorithms=["RS256"],
-                                        audience=self.url(),
-                                        options={"require": ["iss", "aud", "iat", "exp"]})
-                except jwt.PyJWTError as e:
-                    return "JWT rejected: %s" % e
-                if head.get("typ") != "JWT" or head.get("kid") != KEY_ID:
-                    return "JWT header %r" % head
-                if claims["iss"] != EMAIL or claims.get("scope") != SCOPE:
-                    return "JWT claims %r" % claims
-                if claims["exp"] - claims["iat"] != 3600 or abs(claims["iat"] - time.time()) > 60:
-                    return "JWT times %r" % claims
-                return None
-            if grant == "refresh_token":
-                got = {k: req.get(k) for k in USER}
-                return None if got == USER else "refresh request %r" % req
-            return "grant_type %r" % grant
-        if path in (METADATA_TOKEN, METADATA_EMAIL):
-            if req.get("Metadata-Flavor") != "Google":
-                return "metadata request without Metadata-Flavor: Google"
-            return None
-        return "unexpected path %s" % path
-
-    def answer(self, h, path, req):
-        with self.lock:
-            self.requests.append((time.time(), path, req))
-            problem = self.check(path, req)
-            if problem:
-                self.problems.append(problem)
-            scripted = self.script.pop(0) if self.script and path != METADATA_EMAIL else None
-            delay = self.delay
-        headers = {"Metadata-Flavor": "Google"} if self.flavor and path.startswith("/compute") else {}
-        if scripted:
-            status, body, delay, extra = tuple(scripted) + (0.0, {})[len(scripted) - 2:]
-            headers.update(extra)
-        elif problem:
-            status, body = (403, "wrong request") if path != TOKEN_PATH else \
-                (400, json.dumps({"error": "invalid_grant", "error_description": problem}))
-        elif path == METADATA_EMAIL:
-            status, body = 200, GCE_EMAIL
-        else:
-            with self.lock:
-                self.issued += 1
-                body = json.dumps({"access_token": "tok-%d" % self.issued,
-                                   "expires_in": self.expires_in, "token_type": "Bearer"})
-            status = 200
-        if delay:
-            time.sleep(delay)
-        data = body.encode() if isinstance(body, str) else body
-        try:
-            h.send_response(status)
-            for k, v in headers.items():
-                h.send_header(k, v)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(data)))
-            h.end_headers()
-            h.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def google(keypair):
-    side = GoogleSide(keypair[1])
-    yield side
-    side.close()
-    assert not side.problems, side.problems
+from google_side import (EMAIL, GCE_EMAIL, KEY_ID, METADATA_TOKEN, USER, GoogleSide,  # noqa: F401
+                         google, key_file, keypair, user_file)
 
 
 @pytest.fixture
@@ -181,7 +35,7 @@ def dead_port():
 
 @pytest.fixture
 def probe(build_dir, tmp_path, dead_port):
-    exe = os.path.join(build_dir, "test-bin", "storage_auth_probe")
+    exe = os.path.join(build_dir, "test-bin", "gauth_probe")
     assert os.access(exe, os.X_OK), "%s missing: build with make tests" % exe
     home = tmp_path / "home"
     home.mkdir()
@@ -203,24 +57,6 @@ def probe(build_dir, tmp_path, dead_port):
         return lines
     run.home = home
     return run
-
-
-def key_file(path, pem, google, **over):
-    doc = {"type": "service_account", "project_id": "example-project",
-           "private_key_id": KEY_ID, "private_key": pem, "client_email": EMAIL,
-           "client_id": "1234567890", "token_uri": google.url()}
-    doc.update(over)
-    doc = {k: v for k, v in doc.items() if v is not None}
-    path.write_text(json.dumps(doc))
-    return path
-
-
-def user_file(path, google=None):
-    doc = dict(USER, type="authorized_user")
-    if google:
-        doc["token_uri"] = google.url()
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def test_service_account_jwt_is_verified_and_the_token_cached(probe, google, keypair, tmp_path):

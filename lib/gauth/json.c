@@ -8,15 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/auth_internal.h"
-#include "storage/storage_internal.h"
+#include "gauth/gauth_internal.h"
+#include "util/json_read.h"
 #include "tfrec/error.h"
 
-struct tfrec_gcs_json {
+/* Key files and token replies are bounded by TFREC_GAUTH_BODY_MAX before
+ * they get here; the parser's own limits are the storage part's. */
+#define AUTH_JSON_LIMITS (&(const tfrec_json_limits){ 4u << 20, 32, 200000, 0 })
+
+struct tfrec_gauth_json {
     tfrec_json_value *root; /* TFREC_JSON_OBJ */
 };
 
-int tfrec_gcs_json_parse(tfrec_gcs_json **out, const char *text, size_t len, char *why,
+int tfrec_gauth_json_parse(tfrec_gauth_json **out, const char *text, size_t len, char *why,
                          size_t whycap)
 {
     *out = NULL;
@@ -28,12 +32,12 @@ int tfrec_gcs_json_parse(tfrec_gcs_json **out, const char *text, size_t len, cha
         snprintf(why, whycap, "not a JSON object at byte %zu", at);
         return TFREC_E_PARSE;
     }
-    tfrec_gcs_json *j = calloc(1, sizeof *j);
+    tfrec_gauth_json *j = calloc(1, sizeof *j);
     if (!j) {
         snprintf(why, whycap, "out of memory");
         return TFREC_E_NOMEM;
     }
-    int rc = tfrec_json_parse(text, len, GCS_JSON_LIMITS, &j->root, why, whycap);
+    int rc = tfrec_json_parse(text, len, AUTH_JSON_LIMITS, &j->root, why, whycap);
     if (rc != TFREC_OK) {
         free(j);
         return rc;
@@ -54,7 +58,7 @@ static void wipe(tfrec_json_value *v)
     }
 }
 
-void tfrec_gcs_json_free(tfrec_gcs_json *j)
+void tfrec_gauth_json_free(tfrec_gauth_json *j)
 {
     if (!j)
         return;
@@ -63,17 +67,17 @@ void tfrec_gcs_json_free(tfrec_gcs_json *j)
     free(j);
 }
 
-const char *tfrec_gcs_json_string(const tfrec_gcs_json *j, const char *key)
+const char *tfrec_gauth_json_string(const tfrec_gauth_json *j, const char *key)
 {
     return tfrec_json_member_str(j->root, key);
 }
 
-int tfrec_gcs_json_int(const tfrec_gcs_json *j, const char *key, int64_t *v)
+int tfrec_gauth_json_int(const tfrec_gauth_json *j, const char *key, int64_t *v)
 {
     return tfrec_json_member_i64(j->root, key, v) == 0;
 }
 
-int tfrec_gcs_json_has(const tfrec_gcs_json *j, const char *key)
+int tfrec_gauth_json_has(const tfrec_gauth_json *j, const char *key)
 {
     return tfrec_json_member(j->root, key) != NULL;
 }

@@ -12,8 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/auth_internal.h"
+#include "gauth/gauth_internal.h"
 #include "tfrec/error.h"
+#include "util/config.h"
 
 /* A file's whole text, refusing anything larger than a key file can be. */
 static int slurp(const char *path, char **out, size_t *len, char *err, size_t errcap)
@@ -25,10 +26,10 @@ static int slurp(const char *path, char **out, size_t *len, char *err, size_t er
         return e == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > TFREC_GCS_AUTH_BODY_MAX) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > TFREC_GAUTH_BODY_MAX) {
         close(fd);
         snprintf(err, errcap, "%s: not a credentials file (not a regular file of at most %d bytes)",
-                 path, TFREC_GCS_AUTH_BODY_MAX);
+                 path, TFREC_GAUTH_BODY_MAX);
         return TFREC_E_PARSE;
     }
     char *buf = malloc((size_t)st.st_size + 1);
@@ -70,15 +71,15 @@ static const char *shown(char *buf, size_t cap, const char *s)
     return buf;
 }
 
-static int dup_field(char **dst, const tfrec_gcs_json *j, const char *key, int required,
+static int dup_field(char **dst, const tfrec_gauth_json *j, const char *key, int required,
                      const char *path, const char *type, char *err, size_t errcap)
 {
-    const char *v = tfrec_gcs_json_string(j, key);
+    const char *v = tfrec_gauth_json_string(j, key);
     if (!v || !*v) {
         if (!required)
             return TFREC_OK;
         snprintf(err, errcap, "%s: %s credentials without a \"%s\" field%s", path, type, key,
-                 tfrec_gcs_json_has(j, key) ? " (it is empty or not a string)" : "");
+                 tfrec_gauth_json_has(j, key) ? " (it is empty or not a string)" : "");
         return TFREC_E_PARSE;
     }
     *dst = strdup(v);
@@ -89,7 +90,7 @@ static int dup_field(char **dst, const tfrec_gcs_json *j, const char *key, int r
     return TFREC_OK;
 }
 
-static int load_service_account(tfrec_gcs_cred *c, const tfrec_gcs_json *j, const char *path,
+static int load_service_account(tfrec_gauth_cred *c, const tfrec_gauth_json *j, const char *path,
                                 char *err, size_t errcap)
 {
     static const char type[] = "service_account";
@@ -97,23 +98,23 @@ static int load_service_account(tfrec_gcs_cred *c, const tfrec_gcs_json *j, cons
     if ((rc = dup_field(&c->client_email, j, "client_email", 1, path, type, err, errcap)) < 0 ||
         (rc = dup_field(&c->private_key_id, j, "private_key_id", 0, path, type, err, errcap)) < 0)
         return rc;
-    const char *pem = tfrec_gcs_json_string(j, "private_key");
+    const char *pem = tfrec_gauth_json_string(j, "private_key");
     if (!pem || !*pem) {
         snprintf(err, errcap, "%s: service_account credentials without a \"private_key\" field",
                  path);
         return TFREC_E_PARSE;
     }
     char why[200];
-    if ((rc = tfrec_gcs_pem_rsa_key(&c->key, pem, why, sizeof why)) < 0) {
+    if ((rc = tfrec_gauth_pem_rsa_key(&c->key, pem, why, sizeof why)) < 0) {
         snprintf(err, errcap, "%s: field \"private_key\": %s", path, why);
         return rc;
     }
-    c->kind = TFREC_GCS_CRED_SERVICE_ACCOUNT;
+    c->kind = TFREC_GAUTH_CRED_SERVICE_ACCOUNT;
     snprintf(c->account, sizeof c->account, "%s", c->client_email);
     return TFREC_OK;
 }
 
-static int load_user(tfrec_gcs_cred *c, const tfrec_gcs_json *j, const char *path, char *err,
+static int load_user(tfrec_gauth_cred *c, const tfrec_gauth_json *j, const char *path, char *err,
                      size_t errcap)
 {
     static const char type[] = "authorized_user";
@@ -122,21 +123,22 @@ static int load_user(tfrec_gcs_cred *c, const tfrec_gcs_json *j, const char *pat
         (rc = dup_field(&c->client_secret, j, "client_secret", 1, path, type, err, errcap)) < 0 ||
         (rc = dup_field(&c->refresh_token, j, "refresh_token", 1, path, type, err, errcap)) < 0)
         return rc;
-    c->kind = TFREC_GCS_CRED_USER;
+    c->kind = TFREC_GAUTH_CRED_USER;
     snprintf(c->account, sizeof c->account, "user credentials");
     return TFREC_OK;
 }
 
-static int set_token_uri(tfrec_gcs_cred *c, const tfrec_gcs_json *j, const char *path, char *err,
+static int set_token_uri(tfrec_gauth_cred *c, const tfrec_gauth_json *j, const char *path, char *err,
                          size_t errcap)
 {
-    const char *env = getenv("TFREC_GCS_TOKEN_URI");
-    const char *uri = env && *env ? env : tfrec_gcs_json_string(j, "token_uri");
-    const char *where = env && *env ? "TFREC_GCS_TOKEN_URI" : "field \"token_uri\"";
+    char env[2048];
+    int have_env = tfrec_cfg(TFREC_CFG_TOKEN_URI, env, sizeof env) > 0;
+    const char *uri = have_env ? env : tfrec_gauth_json_string(j, "token_uri");
+    const char *where = have_env ? "TFREC_GCS_TOKEN_URI" : "field \"token_uri\"";
     if (!uri || !*uri)
-        uri = TFREC_GCS_DEFAULT_TOKEN_URI;
+        uri = TFREC_GAUTH_DEFAULT_TOKEN_URI;
     char buf[120];
-    if (!tfrec_gcs_url_allowed(uri)) {
+    if (!tfrec_gauth_url_allowed(uri)) {
         snprintf(err, errcap,
                  "%s: %s is %s: credentials are only sent over https:// (or http:// to a "
                  "loopback address)",
@@ -151,17 +153,17 @@ static int set_token_uri(tfrec_gcs_cred *c, const tfrec_gcs_json *j, const char 
     return TFREC_OK;
 }
 
-int tfrec_gcs_cred_load(tfrec_gcs_cred *c, const char *path, char *err, size_t errcap)
+int tfrec_gauth_cred_load(tfrec_gauth_cred *c, const char *path, char *err, size_t errcap)
 {
     char *text = NULL;
     size_t len = 0;
-    tfrec_gcs_json *j = NULL;
+    tfrec_gauth_json *j = NULL;
     memset(c, 0, sizeof *c);
     int rc = slurp(path, &text, &len, err, errcap);
     if (rc < 0)
         return rc;
     char why[120], buf[80];
-    if ((rc = tfrec_gcs_json_parse(&j, text, len, why, sizeof why)) < 0) {
+    if ((rc = tfrec_gauth_json_parse(&j, text, len, why, sizeof why)) < 0) {
         snprintf(err, errcap, "%s: not a JSON credentials file (%s)", path, why);
         goto done;
     }
@@ -170,7 +172,7 @@ int tfrec_gcs_cred_load(tfrec_gcs_cred *c, const char *path, char *err, size_t e
         snprintf(err, errcap, "out of memory");
         goto done;
     }
-    const char *type = tfrec_gcs_json_string(j, "type");
+    const char *type = tfrec_gauth_json_string(j, "type");
     if (!type) {
         rc = TFREC_E_PARSE;
         snprintf(err, errcap,
@@ -190,11 +192,11 @@ int tfrec_gcs_cred_load(tfrec_gcs_cred *c, const char *path, char *err, size_t e
     if (rc == TFREC_OK)
         rc = set_token_uri(c, j, path, err, errcap);
 done:
-    tfrec_gcs_json_free(j); /* holds copies of the secrets too */
+    tfrec_gauth_json_free(j); /* holds copies of the secrets too */
     OPENSSL_cleanse(text, len);
     free(text);
     if (rc < 0)
-        tfrec_gcs_cred_clear(c);
+        tfrec_gauth_cred_clear(c);
     return rc;
 }
 
@@ -205,7 +207,7 @@ static void free_secret(char *s)
     free(s);
 }
 
-void tfrec_gcs_cred_clear(tfrec_gcs_cred *c)
+void tfrec_gauth_cred_clear(tfrec_gauth_cred *c)
 {
     free(c->origin);
     free(c->token_uri);

@@ -1,0 +1,11 @@
+/* The Bigtable connection flags onto the client options. */
+#include "bt_conn.h"
+
+void cli_bt_conn_apply(const cli_bt_conn *c, tfrec_bt_client_options *o)
+{
+    o->endpoint = c->endpoint;
+    o->admin_endpoint = c->admin_endpoint;
+    o->credentials_file = c->credentials_file;
+    o->ca_bundle_file = c->ca_bundle;
+    o->tls = c->tls;
+}
