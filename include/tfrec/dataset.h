@@ -55,6 +55,9 @@ int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src, const char *name
  * TFREC_OK; TFREC_E_NOT_FOUND when there is no path.idx; TFREC_E_STATE when
  * it is stale (the message says why); another code when it is unreadable. */
 int tfrec_index_load_fresh(tfrec_index **out, const char *path);
+/* (since 1.1) The same through file system fs (NULL: the default). A file
+ * system without modification times (gs://) is checked by tiling alone. */
+int tfrec_fs_index_load_fresh(const struct tfrec_fs *fs, tfrec_index **out, const char *path);
 
 /* Write the index text to sink (owned from now on; committed on success,
  * discarded on failure). */

@@ -60,11 +60,16 @@ int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path
     return rc;
 }
 
-int tfrec_index_load_fresh(tfrec_index **out, const char *path)
+int tfrec_fs_index_load_fresh(const tfrec_fs *fs, tfrec_index **out, const char *path)
 {
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_index_load_fresh: NULL argument");
-    return tfrec_index_fresh_fs(NULL, out, path);
+    return tfrec_index_fresh_fs(fs, out, path);
+}
+
+int tfrec_index_load_fresh(tfrec_index **out, const char *path)
+{
+    return tfrec_fs_index_load_fresh(NULL, out, path);
 }
 
 /* Streamed: lines go out as records are read, so memory stays constant
