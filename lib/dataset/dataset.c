@@ -306,8 +306,8 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
             return tfrec_fail(NULL, files[f] ? TFREC_E_NOMEM : TFREC_E_INVALID,
                               "dataset: file %zu: %s", f, files[f] ? "out of memory" : "NULL name");
         }
-        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, ds->fs,
-                                    o.max_record_size, &err);
+        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, ds->fs, o.max_record_size,
+                                    &err);
         if (rc < 0) {
             tfrec_dataset_free(ds);
             return tfrec_fail_copy(NULL, &err);

@@ -35,9 +35,8 @@ int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path
     tfrec_fs_info ds = TFREC_FS_INFO_INIT, is = TFREC_FS_INFO_INIT;
     int rc = tfrec_fs_stat(fs, path, &ds);
     /* The index's own time matters only where the data has one. */
-    if (rc == TFREC_OK && ds.mtime_ns &&
-        (rc = tfrec_fs_stat(fs, iname, &is)) == TFREC_OK && is.mtime_ns &&
-        is.mtime_ns < ds.mtime_ns)
+    if (rc == TFREC_OK && ds.mtime_ns && (rc = tfrec_fs_stat(fs, iname, &is)) == TFREC_OK &&
+        is.mtime_ns && is.mtime_ns < ds.mtime_ns)
         rc = tfrec_fail(NULL, TFREC_E_STATE, "%s: stale: older than %s (modified after indexing)",
                         iname, path);
     if (rc == TFREC_OK) {

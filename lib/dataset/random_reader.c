@@ -89,8 +89,8 @@ static int ranged_read(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, si
 }
 
 int tfrec_random_reader_open_fs_shared(tfrec_random_reader **out, const tfrec_fs *fs,
-                                       const char *name, const tfrec_index *ix,
-                                       tfrec_index *owned, int use_mmap)
+                                       const char *name, const tfrec_index *ix, tfrec_index *owned,
+                                       int use_mmap)
 {
     *out = NULL;
     tfrec_fs t;
@@ -261,10 +261,10 @@ int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count,
                 return tfrec_fail(&r->err, TFREC_E_NOMEM, "%s: out of memory", r->name);
             dst = r->buf;
         }
-        int rc = r->fd >= 0  ? pread_exact(r, off, dst, (size_t)bytes)
-                 : r->ranged ? ranged_read(r, off, dst, (size_t)bytes)
-                             : tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name,
-                                                    &r->err);
+        int rc = r->fd >= 0 ? pread_exact(r, off, dst, (size_t)bytes)
+                 : r->ranged
+                     ? ranged_read(r, off, dst, (size_t)bytes)
+                     : tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name, &r->err);
         if (rc < 0)
             return rc;
         p = dst;

@@ -98,8 +98,8 @@ int tfrec_fs_register(const tfrec_fs *fs)
     } else if (n_entries < MAX_ENTRIES) {
         entries[n_entries++] = e;
     } else {
-        rc = tfrec_fail(NULL, TFREC_E_NOMEM, "tfrec_fs_register: more than %d schemes",
-                        MAX_ENTRIES);
+        rc =
+            tfrec_fail(NULL, TFREC_E_NOMEM, "tfrec_fs_register: more than %d schemes", MAX_ENTRIES);
         free(e);
     }
     pthread_mutex_unlock(&reg_lock);
