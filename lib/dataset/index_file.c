@@ -33,7 +33,9 @@ int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path
     if (!iname)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
     tfrec_fs_info ds = TFREC_FS_INFO_INIT, is = TFREC_FS_INFO_INIT;
-    int rc = tfrec_fs_stat(fs, path, &ds);
+    /* Data that cannot be examined has no usable index: reading it says
+     * why (a bad name, a missing file) in the caller's terms. */
+    int rc = tfrec_fs_stat(fs, path, &ds) < 0 ? TFREC_E_NOT_FOUND : TFREC_OK;
     /* The index's own time matters only where the data has one. */
     if (rc == TFREC_OK && ds.mtime_ns && (rc = tfrec_fs_stat(fs, iname, &is)) == TFREC_OK &&
         is.mtime_ns && is.mtime_ns < ds.mtime_ns)
