@@ -37,21 +37,6 @@ static inline int pb_varint(pb_cursor *c, uint64_t *v)
     return pb_varint_max(c, v, 10);
 }
 
-/* A bool as protobuf-c reads it: true if any payload bit is set, even one
- * past the 64th. */
-static inline int pb_bool(pb_cursor *c, int *v)
-{
-    const uint8_t *start = c->p;
-    uint64_t x;
-    if (pb_varint(c, &x))
-        return -1;
-    *v = 0;
-    for (const uint8_t *q = start; q < c->p; q++)
-        if (*q & 0x7f)
-            *v = 1;
-    return 0;
-}
-
 /* The next field's number and wire type; 0 at the end, -1 if malformed. */
 static inline int pb_tag(pb_cursor *c, uint32_t *field, unsigned *wt)
 {
@@ -95,6 +80,21 @@ static inline int pb_skip(pb_cursor *c, unsigned wt)
     }
     default: /* groups are in none of these messages, and protobuf-c refuses them */ return -1;
     }
+}
+
+/* A bool as protobuf-c reads it: in any wire type but a group (it does
+ * not check which), true if any payload bit of the field's bytes is set,
+ * a length prefix's included, even one past the 64th of a varint. */
+static inline int pb_bool(pb_cursor *c, unsigned wt, int *v)
+{
+    const uint8_t *start = c->p;
+    if (pb_skip(c, wt))
+        return -1;
+    *v = 0;
+    for (const uint8_t *q = start; q < c->p; q++)
+        if (*q & 0x7f)
+            *v = 1;
+    return 0;
 }
 
 #endif

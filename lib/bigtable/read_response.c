@@ -79,7 +79,7 @@ static int chunk_fields(pb_cursor c, bt_chunk *ch)
             break;
         case 8:
         case 9:
-            if (wt != WT_VARINT || pb_bool(&c, &status_value))
+            if (pb_bool(&c, wt, &status_value))
                 return -1;
             status = (int)field;
             break;
@@ -130,6 +130,8 @@ int tfrec_bt_read_response_each(const uint8_t *data, size_t len, bt_chunk_fn fn,
 
 int tfrec_bt_read_response_next(const uint8_t *data, size_t len, size_t *pos, bt_chunk *ch)
 {
+    if (*pos >= len)
+        return 0;
     pb_cursor c = { data + *pos, data + len };
     uint32_t field;
     unsigned wt;

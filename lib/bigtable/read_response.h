@@ -42,7 +42,8 @@ typedef int (*bt_chunk_fn)(void *ctx, const bt_chunk *ch);
  * fail). The same fields and wire types as the generated code accept:
  * unknown fields (last_scanned_row_key included) are skipped, a known
  * field with another wire type, a truncated field or a group is
- * malformed; a field given twice counts as protobuf-c merges it. Returns
+ * malformed (but a bool may come in any wire type, as protobuf-c reads
+ * it); a field given twice counts as protobuf-c merges it. Returns
  * 0, -1 if malformed, or fn's non-zero return. */
 int tfrec_bt_read_response_each(const uint8_t *data, size_t len, bt_chunk_fn fn, void *ctx);
 
