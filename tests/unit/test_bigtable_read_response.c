@@ -19,7 +19,7 @@ static int same_str(const char *ours, size_t n, const char *theirs)
 {
     const char *t = theirs ? theirs : "";
     size_t tl = strlen(t); /* protobuf-c's copy ends at a NUL */
-    return n >= tl && !memcmp(ours, t, tl) && (n == tl || ours[tl] == '\0');
+    return n >= tl && (!tl || !memcmp(ours, t, tl)) && (n == tl || ours[tl] == '\0');
 }
 
 static int same_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
