@@ -2,28 +2,33 @@
  * copying: chunks = 1 (CellChunk: row_key = 1, family_name = 2 (StringValue,
  * value = 1), qualifier = 3 (BytesValue, value = 1), timestamp_micros = 4,
  * labels = 5, value = 6, value_size = 7, reset_row = 8, commit_row = 9,
- * the last two a oneof). */
+ * the last two a oneof), last_scanned_row_key = 2 (skipped). */
 #include "bigtable/read_response.h"
 
 #include "bigtable/pb_wire.h"
 
-/* A StringValue / BytesValue given once more: protobuf-c merges the two
- * messages, so a later wrapper without its value keeps the earlier one. */
-static int wrapper(pb_cursor c, const uint8_t **v, size_t *n)
+/* A StringValue / BytesValue wrapper's value into *v, *n. Given once more,
+ * protobuf-c merges the two messages: a later wrapper without a value
+ * keeps the earlier one, and so does a later empty BytesValue (its merge
+ * looks at the bytes' length, a string's at whether it was set). */
+static int wrapper(pb_cursor c, int bytes, const uint8_t **v, size_t *n)
 {
     uint32_t field;
     unsigned wt;
-    int rc;
+    int rc, set = 0;
+    pb_cursor val = { NULL, NULL };
     while ((rc = pb_tag(&c, &field, &wt)) == 1) {
         if (field == 1) {
-            pb_cursor s;
-            if (wt != WT_BYTES || pb_bytes(&c, &s))
+            if (wt != WT_BYTES || pb_bytes(&c, &val))
                 return -1;
-            *v = s.p;
-            *n = (size_t)(s.end - s.p);
+            set = 1;
         } else if (pb_skip(&c, wt)) {
             return -1;
         }
+    }
+    if (rc == 0 && set && (!bytes || val.end > val.p)) {
+        *v = val.p;
+        *n = (size_t)(val.end - val.p);
     }
     return rc;
 }
@@ -58,13 +63,13 @@ static int chunk_fields(pb_cursor c, bt_chunk *ch)
             break;
         case 2:
             if (wt != WT_BYTES || pb_bytes(&c, &s) ||
-                wrapper(s, (const uint8_t **)&ch->family, &ch->family_len))
+                wrapper(s, 0, (const uint8_t **)&ch->family, &ch->family_len))
                 return -1;
             ch->has_family = 1;
             break;
         case 3:
             if (wt != WT_BYTES || pb_bytes(&c, &s) ||
-                wrapper(s, &ch->qualifier, &ch->qualifier_len))
+                wrapper(s, 1, &ch->qualifier, &ch->qualifier_len))
                 return -1;
             ch->has_qualifier = 1;
             break;
@@ -103,7 +108,8 @@ static int walk(const uint8_t *data, size_t len, bt_chunk_fn fn, void *ctx)
     int rc;
     while ((rc = pb_tag(&c, &field, &wt)) == 1) {
         if (field != 1) {
-            if (pb_skip(&c, wt))
+            /* last_scanned_row_key = 2 is known to protobuf-c: bytes only */
+            if ((field == 2 && wt != WT_BYTES) || pb_skip(&c, wt))
                 return -1;
             continue;
         }

@@ -174,6 +174,8 @@ static void test_what_protobuf_c_accepts(void)
         { "wrapper twice, second explicitly empty",
           B("\x0a\x0b\x12\x03\x0a\x01\x61\x12\x02\x0a\x00\x1a\x00") },
         { "value twice inside one wrapper", B("\x0a\x07\x1a\x05\x0a\x01\x61\x0a\x00") },
+        { "qualifier twice, second explicitly empty",
+          B("\x0a\x0c\x1a\x06\x0a\x04\x12\x06\x0a\x04\x1a\x02\x0a\x00") },
         { "qualifier twice, second empty", B("\x0a\x07\x1a\x03\x0a\x01\x71\x1a\x00") },
         { "commit then reset", B("\x0a\x04\x48\x01\x40\x01") },
         { "reset then commit false", B("\x0a\x04\x40\x01\x48\x00") },
@@ -216,6 +218,7 @@ static void test_malformed(void)
         { B("\x0a\x02\x0b\x0c") },     /* a group */
         { B("\x08\x01") },             /* chunks as a varint */
         { B("\x0a\x05\x0a\x01") },     /* chunk past the message */
+        { B("\x10\x0e") },             /* last_scanned_row_key as a varint */
         { B("\x00") },                 /* field 0 */
         { B("\x0a\x0c\x38\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01") }, /* 11-byte varint */
     };
