@@ -30,6 +30,7 @@
 
 #include "bigtable.h"
 #include "error.h"
+#include "fs.h"
 #include "io.h"
 
 TFREC_BEGIN_DECLS
@@ -116,10 +117,10 @@ typedef struct tfrec_bt_load_options {
     double progress_interval; /* seconds between progress calls [0.25]; < 0: every record */
     tfrec_bt_load_progress_fn progress; /* [NULL] */
     void *progress_ctx;
-    /* Opens each file as a byte source (set up with TFREC_IO_INIT), e.g.
-     * over tfrec_storage_open_source for gs:// names; open_ctx is passed
-     * along; on failure it returns a negative code with the message in
-     * tfrec_last_errmsg() [NULL: tfrec_io_open_source, local paths and "-"]. */
+    /* Deprecated since 1.1, use fs. When set, takes precedence over fs:
+     * opens each file as a byte source (set up with TFREC_IO_INIT);
+     * open_ctx is passed along; on failure it returns a negative code with
+     * the message in tfrec_last_errmsg(). */
     int (*open_source)(void *open_ctx, tfrec_io *io, const char *name);
     void *open_ctx;
     /* Split the load into num_tasks tasks (include/tfrec/task.h) and load
@@ -133,6 +134,10 @@ typedef struct tfrec_bt_load_options {
      * share are not opened when their counts are known. [0 or 1: one task] */
     uint32_t task_index;
     uint32_t num_tasks;
+    /* (since 1.1) The file system the files (and their FILE.idx) are read
+     * through [NULL: tfrec_fs_default(): local paths, "-", gs:// when
+     * libtfrec-storage is loaded or registered; include/tfrec/fs.h]. */
+    const struct tfrec_fs *fs;
 } tfrec_bt_load_options;
 
 #define TFREC_BT_LOAD_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_load_options)

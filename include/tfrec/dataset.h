@@ -51,17 +51,21 @@ int tfrec_index_build(tfrec_index **out, tfrec_reader *r);
 int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src, const char *name,
                         int64_t data_size);
 
-/* The index of the local file path (path.idx) if present and fresh:
+/* The index of path (path.idx; any name of tfrec_fs_default()) if present and fresh:
  * TFREC_OK; TFREC_E_NOT_FOUND when there is no path.idx; TFREC_E_STATE when
  * it is stale (the message says why); another code when it is unreadable. */
 int tfrec_index_load_fresh(tfrec_index **out, const char *path);
+/* (since 1.1) The same through file system fs (NULL: the default). A file
+ * system without modification times (gs://) is checked by tiling alone. */
+int tfrec_fs_index_load_fresh(const struct tfrec_fs *fs, tfrec_index **out, const char *path);
 
 /* Write the index text to sink (owned from now on; committed on success,
  * discarded on failure). */
 int tfrec_index_write_io(const tfrec_index *ix, const tfrec_io *sink, const char *name);
 
-/* Build path.idx for the local file path at CRC-checked read speed
- * (written to a temporary name, renamed into place). *records (may be
+/* Build path.idx for path (any name of tfrec_fs_default(), e.g. gs://) at
+ * CRC-checked read speed (written to a temporary name, renamed into place;
+ * gs://: uploaded, appearing when complete). *records (may be
  * NULL) gets the count. */
 int tfrec_index_file(const char *path, uint64_t *records);
 
@@ -87,9 +91,14 @@ typedef struct tfrec_random_reader tfrec_random_reader;
  * possible); ix becomes the reader's (also when this fails). */
 int tfrec_random_reader_open_io(tfrec_random_reader **out, const tfrec_io *src, tfrec_index *ix,
                                 const char *name);
-/* A local file with its fresh index, or an index built by scanning the file
- * when path.idx is absent or stale. */
+/* A file with its fresh index, or an index built by scanning the file
+ * when path.idx is absent or stale. path is any name of
+ * tfrec_fs_default(); local files are read with pread() (or mapped), other
+ * file systems (gs://, mem://) with one ranged read per record. */
 int tfrec_random_reader_open(tfrec_random_reader **out, const char *path);
+/* (since 1.1) The same through file system fs (NULL: the default). */
+int tfrec_fs_random_reader_open(const struct tfrec_fs *fs, tfrec_random_reader **out,
+                                const char *path);
 uint64_t tfrec_random_reader_records(const tfrec_random_reader *r);
 /* Record k: one positioned read of exactly its framed bytes, both CRCs and
  * the length field checked against the index. *data is valid until the
@@ -127,15 +136,25 @@ typedef struct tfrec_dataset_options {
                                 of each file when not shuffled [0 = 64] */
     int index_policy;         /* enum tfrec_index_policy [AUTO] */
     uint64_t max_record_size; /* [1 GiB] */
-    /* How files are opened [NULL: local paths through tfrec_io_open_source;
-     * a file system that cannot report modification times, like gs:// via
-     * tfrec_storage_open_source, is checked by the tiling rule alone]. */
+    /* Deprecated since 1.1, use fs. When set, takes precedence over fs:
+     * files and their NAME.idx are opened through it (and, since it cannot
+     * report modification times, indexes are checked by the tiling rule
+     * alone). */
     tfrec_open_source_fn open_source;
     void *open_ctx;
     /* Local files: [0] pread(), or a mapping when TFREC_MMAP=1 was set at
      * the first open of the process; 1: map (saves a system call per
      * record; see docs/datasets.md); -1: pread() whatever the environment. */
     int use_mmap;
+    /* (since 1.1) The file system the files and their NAME.idx are opened
+     * through [NULL: tfrec_fs_default(): local paths and every registered
+     * scheme, e.g. gs:// when libtfrec-storage is loaded]. Local files are
+     * read with pread() (or a mapping); names of any other file system
+     * with one ranged read (open_range) per run of consecutive records,
+     * num_threads of them in flight. An index is fresh when it tiles the
+     * data and, where the file system reports modification times (local,
+     * mem://), is not older than the data. */
+    const struct tfrec_fs *fs;
 } tfrec_dataset_options;
 
 #define TFREC_DATASET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_dataset_options)

@@ -89,8 +89,7 @@ typedef struct tfrec_fs {
     /* Optional: a source over bytes [offset, offset + length) of name
      * (length UINT64_MAX: to the end); its offsets (seek, size) are
      * relative to offset. A range past the end is TFREC_E_INVALID. */
-    int (*open_range)(void *ctx, const char *name, uint64_t offset, uint64_t length,
-                      tfrec_io *io);
+    int (*open_range)(void *ctx, const char *name, uint64_t offset, uint64_t length, tfrec_io *io);
     /* Optional: a sink creating or replacing name. io->close(ctx, 1)
      * commits (name appears whole, or not at all), io->close(ctx, 0)
      * aborts (nothing appears, a previous version stays). */

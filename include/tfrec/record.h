@@ -20,6 +20,8 @@
 
 TFREC_BEGIN_DECLS
 
+struct tfrec_fs; /* include/tfrec/fs.h */
+
 enum tfrec_compression {
     TFREC_COMPRESSION_AUTO = 0, /* reader: detect from the first bytes; writer: NONE */
     TFREC_COMPRESSION_NONE = 1,
@@ -51,6 +53,10 @@ typedef struct tfrec_reader_options {
      * another process truncates makes later reads fault (SIGBUS), and page
      * faults can cost more than read()'s copy: see docs/format.md. */
     int use_mmap;
+    /* (since 1.1) The file system names are opened through, by
+     * tfrec_reader_open() and tfrec_reader_count() [NULL: tfrec_fs_default(),
+     * local paths, "-" and every registered scheme; include/tfrec/fs.h]. */
+    const struct tfrec_fs *fs;
 } tfrec_reader_options;
 
 #define TFREC_READER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_reader_options)
@@ -67,7 +73,9 @@ typedef struct tfrec_reader_stats {
 #define TFREC_READER_STATS_INIT TFREC_STRUCT_INIT(tfrec_reader_stats)
 void tfrec_reader_stats_init(tfrec_reader_stats *stats);
 
-/* Open a local path or "-" (stdin). opts may be NULL. On failure *out is NULL
+/* Open a name: a local path, "-" (stdin), or any scheme of opts->fs (the
+ * default file system routes gs:// to libtfrec-storage, mem:// to memory;
+ * include/tfrec/fs.h). opts may be NULL. On failure *out is NULL
  * and tfrec_last_errmsg() says why. */
 int tfrec_reader_open(tfrec_reader **out, const char *path, const tfrec_reader_options *opts);
 
@@ -126,14 +134,18 @@ typedef struct tfrec_writer_options {
      * open on, committed after the data sink). [0 / NULL: no index] */
     int write_index;
     const tfrec_io *index_sink;
+    /* (since 1.1) The file system tfrec_writer_open() creates path (and
+     * PATH.idx) in [NULL: tfrec_fs_default(); include/tfrec/fs.h]. */
+    const struct tfrec_fs *fs;
 } tfrec_writer_options;
 
 #define TFREC_WRITER_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_writer_options)
 void tfrec_writer_options_init(tfrec_writer_options *opts);
 
-/* Create path (or "-" for stdout). Output goes to a temporary name in the
- * same directory and appears under path only when tfrec_writer_close()
- * succeeds. On failure *out is NULL and tfrec_last_errmsg() says why. */
+/* Create path (or "-" for stdout; any name of opts->fs, see
+ * include/tfrec/fs.h). Output goes to a temporary name in the same
+ * directory (gs://: a resumable upload) and appears under path only when
+ * tfrec_writer_close() succeeds. On failure *out is NULL and tfrec_last_errmsg() says why. */
 int tfrec_writer_open(tfrec_writer **out, const char *path, const tfrec_writer_options *opts);
 /* Write through a caller transport, owned by the writer from now on (also
  * when this fails): close() commits it with io->close(ctx, 1), abort()

@@ -7,19 +7,20 @@
 #include <string.h>
 
 #include "tfrec/dataset.h"
+#include "tfrec/fs.h"
 #include "util/errors.h"
 
 int tfrec_bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
                               const tfrec_reader_options *ro)
 {
     if (!o->open_source)
-        return tfrec_reader_open(rd, path, ro);
+        return tfrec_fs_reader_open(o->fs, rd, path, ro);
     tfrec_io io = TFREC_IO_INIT;
     int rc = o->open_source(o->open_ctx, &io, path);
     return rc < 0 ? rc : tfrec_reader_open_io(rd, &io, path, ro);
 }
 
-/* An object behind open_source (gs://...): its index is NAME.idx beside it,
+/* An object behind the deprecated open_source (gs://...): its index is NAME.idx beside it,
  * fresh when its records tile the data's size exactly (no modification
  * times to compare). */
 static int remote_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
@@ -61,7 +62,7 @@ int tfrec_bt_load_index_count(const tfrec_bt_load_options *o, const char *name, 
     if (o->open_source && strstr(name, "://"))
         return remote_index_count(o, name, n);
     tfrec_index *ix = NULL;
-    int rc = tfrec_index_load_fresh(&ix, name);
+    int rc = tfrec_fs_index_load_fresh(o->fs, &ix, name);
     if (rc == TFREC_OK) {
         *n = tfrec_index_records(ix);
         tfrec_index_free(ix);

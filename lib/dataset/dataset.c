@@ -17,6 +17,7 @@
 #include "dataset/index_internal.h"
 #include "dataset/plan.h"
 #include "dataset/random_internal.h"
+#include "fs/fs_internal.h"
 #include "util/struct_size.h"
 
 enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS = 256 };
@@ -52,6 +53,10 @@ typedef struct ds_worker {
 
 struct tfrec_dataset {
     tfrec_dataset_options o;
+    /* Where names are opened: o.fs, or the deprecated o.open_source as a
+     * file system (shim), which takes precedence. */
+    const tfrec_fs *fs;
+    tfrec_fs_opener shim;
     char **names;
     tfrec_index **ix;
     size_t nfiles;
@@ -121,12 +126,8 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
     }
     tfrec_random_reader_free(slot->r);
     slot->r = NULL;
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = ds->o.open_source ? ds->o.open_source(ds->o.open_ctx, ds->names[f], &io)
-                               : tfrec_io_open_source(&io, ds->names[f]);
-    if (rc == TFREC_OK)
-        rc = tfrec_random_reader_open_shared(&slot->r, &io, ds->ix[f], NULL, ds->names[f],
-                                             ds->o.use_mmap);
+    int rc = tfrec_random_reader_open_fs_shared(&slot->r, ds->fs, ds->names[f], ds->ix[f], NULL,
+                                                ds->o.use_mmap);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
     slot->file = f;
@@ -283,6 +284,7 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (!ds)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
     ds->o = o;
+    ds->fs = o.open_source ? tfrec_fs_opener_init(&ds->shim, o.open_source, o.open_ctx) : o.fs;
     pthread_mutex_init(&ds->mu, NULL);
     pthread_cond_init(&ds->work, NULL);
     pthread_cond_init(&ds->ready, NULL);
@@ -304,8 +306,8 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
             return tfrec_fail(NULL, files[f] ? TFREC_E_NOMEM : TFREC_E_INVALID,
                               "dataset: file %zu: %s", f, files[f] ? "out of memory" : "NULL name");
         }
-        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, o.open_source, o.open_ctx,
-                                    o.max_record_size, &err);
+        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, ds->fs, o.max_record_size,
+                                    &err);
         if (rc < 0) {
             tfrec_dataset_free(ds);
             return tfrec_fail_copy(NULL, &err);

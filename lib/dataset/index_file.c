@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "dataset/index_internal.h"
 #include "record/framing.h"
 #include "record/index_out.h"
 #include "util/ioerr.h"
+#include "util/struct_size.h"
 
 static char *idx_name(const char *path)
 {
@@ -23,36 +23,35 @@ static char *idx_name(const char *path)
 }
 
 /* Fresh: the entries tile the whole file (checked here against its size)
- * and the index is not older than the data (a rewrite of the data after
- * indexing, even to the same size, makes it stale). */
-int tfrec_index_load_fresh(tfrec_index **out, const char *path)
+ * and, where the file system keeps modification times, the index is not
+ * older than the data (a rewrite of the data after indexing, even to the
+ * same size, makes it stale). */
+int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path)
 {
-    if (!out || !path)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_index_load_fresh: NULL argument");
     *out = NULL;
     char *iname = idx_name(path);
     if (!iname)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
-    struct stat ds, is;
-    int rc;
-    if (stat(path, &ds) != 0) {
-        rc = tfrec_fail_errno(NULL, tfrec_errno_code(errno), errno, path, "cannot stat");
-    } else if (stat(iname, &is) != 0) {
-        rc = tfrec_fail_errno(NULL, tfrec_errno_code(errno), errno, iname, "no index");
-    } else if (is.st_mtim.tv_sec < ds.st_mtim.tv_sec || (is.st_mtim.tv_sec == ds.st_mtim.tv_sec &&
-                                                         is.st_mtim.tv_nsec < ds.st_mtim.tv_nsec)) {
+    tfrec_fs_info ds = TFREC_FS_INFO_INIT, is = TFREC_FS_INFO_INIT;
+    /* Data that cannot be examined has no usable index: reading it says
+     * why (a bad name, a missing file) in the caller's terms. */
+    int rc = tfrec_fs_stat(fs, path, &ds) < 0 ? TFREC_E_NOT_FOUND : TFREC_OK;
+    /* The index's own time matters only where the data has one. */
+    if (rc == TFREC_OK && ds.mtime_ns && (rc = tfrec_fs_stat(fs, iname, &is)) == TFREC_OK &&
+        is.mtime_ns && is.mtime_ns < ds.mtime_ns)
         rc = tfrec_fail(NULL, TFREC_E_STATE, "%s: stale: older than %s (modified after indexing)",
                         iname, path);
-    } else {
+    if (rc == TFREC_OK) {
         tfrec_io io = TFREC_IO_INIT;
-        rc = tfrec_io_open_source(&io, iname);
+        rc = tfrec_fs_open_source(fs, iname, &io);
         tfrec_index *ix = NULL;
         if (rc == TFREC_OK)
-            rc = tfrec_index_load_io(&ix, &io, iname, (int64_t)ds.st_size);
-        if (rc == TFREC_OK && tfrec_index_data_size(ix) != (uint64_t)ds.st_size) {
-            rc = tfrec_fail(
-                NULL, TFREC_E_STATE, "%s: stale: its records end at %llu but %s has %lld bytes",
-                iname, (unsigned long long)tfrec_index_data_size(ix), path, (long long)ds.st_size);
+            rc = tfrec_index_load_io(&ix, &io, iname, (int64_t)ds.size);
+        if (rc == TFREC_OK && tfrec_index_data_size(ix) != ds.size) {
+            rc = tfrec_fail(NULL, TFREC_E_STATE,
+                            "%s: stale: its records end at %llu but %s has %llu bytes", iname,
+                            (unsigned long long)tfrec_index_data_size(ix), path,
+                            (unsigned long long)ds.size);
             tfrec_index_free(ix);
             ix = NULL;
         }
@@ -60,6 +59,18 @@ int tfrec_index_load_fresh(tfrec_index **out, const char *path)
     }
     free(iname);
     return rc;
+}
+
+int tfrec_fs_index_load_fresh(const tfrec_fs *fs, tfrec_index **out, const char *path)
+{
+    if (!out || !path)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_index_load_fresh: NULL argument");
+    return tfrec_index_fresh_fs(fs, out, path);
+}
+
+int tfrec_index_load_fresh(tfrec_index **out, const char *path)
+{
+    return tfrec_fs_index_load_fresh(NULL, out, path);
 }
 
 /* Streamed: lines go out as records are read, so memory stays constant
@@ -72,7 +83,7 @@ int tfrec_index_file(const char *path, uint64_t *records)
         return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,
                           "cannot index standard input: an index belongs next to a file");
     tfrec_reader *r;
-    int rc = tfrec_reader_open(&r, path, NULL);
+    int rc = tfrec_fs_reader_open(NULL, &r, path, NULL);
     if (rc < 0)
         return rc;
     if (tfrec_reader_compression(r) != TFREC_COMPRESSION_NONE) {
@@ -88,7 +99,7 @@ int tfrec_index_file(const char *path, uint64_t *records)
     tfrec_io sink = TFREC_IO_INIT;
     tfrec_err err = { 0 };
     index_out *out = NULL;
-    rc = iname ? tfrec_io_open_sink(&sink, iname)
+    rc = iname ? tfrec_fs_open_sink(NULL, iname, &sink)
                : tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
     if (rc == TFREC_OK)
         rc = tfrec_index_out_open(&out, &sink, iname, &err);
@@ -129,9 +140,12 @@ int tfrec_reader_count(const char *path, const tfrec_reader_options *opts, uint6
     if (used_index)
         *used_index = 0;
     tfrec_index *ix = NULL;
-    int forced = opts && opts->struct_size > offsetof(tfrec_reader_options, compression) &&
-                 opts->compression > TFREC_COMPRESSION_NONE;
-    int rc = strcmp(path, "-") && !forced ? tfrec_index_load_fresh(&ix, path) : TFREC_E_NOT_FOUND;
+    tfrec_reader_options o;
+    int rc = TFREC_STRUCT_IN(tfrec_reader_options, &o, opts, NULL);
+    if (rc)
+        return rc;
+    int forced = o.compression > TFREC_COMPRESSION_NONE;
+    rc = strcmp(path, "-") && !forced ? tfrec_index_fresh_fs(o.fs, &ix, path) : TFREC_E_NOT_FOUND;
     if (rc == TFREC_OK) {
         *count = ix->n;
         tfrec_index_free(ix);
@@ -144,7 +158,7 @@ int tfrec_reader_count(const char *path, const tfrec_reader_options *opts, uint6
     if (rc != TFREC_E_NOT_FOUND && rc != TFREC_E_STATE)
         return rc;
     tfrec_reader *r;
-    rc = tfrec_reader_open(&r, path, opts);
+    rc = tfrec_fs_reader_open(o.fs, &r, path, opts);
     if (rc < 0)
         return rc;
     const uint8_t *data;
@@ -230,46 +244,20 @@ static int scan(tfrec_index **out, const tfrec_io *io, const char *name, uint64_
     return rc;
 }
 
-int tfrec_index_for_source(tfrec_index **out, const char *name, int policy,
-                           tfrec_open_source_fn open, void *open_ctx, uint64_t max_record,
-                           tfrec_err *err)
+int tfrec_index_for_source(tfrec_index **out, const char *name, int policy, const tfrec_fs *fs,
+                           uint64_t max_record, tfrec_err *err)
 {
     *out = NULL;
     int rc;
     if (policy != TFREC_INDEX_SCAN) {
-        if (!open) { /* local: modification times are part of freshness */
-            rc = tfrec_index_load_fresh(out, name);
-        } else {
-            /* Any other source: the tiling rule against the data's size. */
-            char *iname = idx_name(name);
-            tfrec_io d = TFREC_IO_INIT, i = TFREC_IO_INIT;
-            rc = iname ? open(open_ctx, name, &d) : TFREC_E_NOMEM;
-            int64_t size = -1;
-            if (rc == TFREC_OK) {
-                size = d.size ? d.size(d.ctx) : -1;
-                d.close(d.ctx, 0);
-                rc = open(open_ctx, iname, &i);
-            }
-            if (rc == TFREC_OK)
-                rc = tfrec_index_load_io(out, &i, iname, size);
-            if (rc == TFREC_OK && (size < 0 || tfrec_index_data_size(*out) != (uint64_t)size)) {
-                rc = tfrec_fail(NULL, TFREC_E_STATE,
-                                "%s: stale: its records end at %llu, the "
-                                "data has %lld bytes",
-                                iname, (unsigned long long)tfrec_index_data_size(*out),
-                                (long long)size);
-                tfrec_index_free(*out);
-                *out = NULL;
-            }
-            free(iname);
-        }
+        rc = tfrec_index_fresh_fs(fs, out, name);
         if (rc == TFREC_OK)
             return rc;
         if (policy == TFREC_INDEX_REQUIRE || (rc != TFREC_E_NOT_FOUND && rc != TFREC_E_STATE))
             return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
     }
     tfrec_io io = TFREC_IO_INIT;
-    rc = open ? open(open_ctx, name, &io) : tfrec_io_open_source(&io, name);
+    rc = tfrec_fs_open_source(fs, name, &io);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
     return scan(out, &io, name, max_record, err);

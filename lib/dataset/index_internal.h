@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "tfrec/dataset.h"
+#include "tfrec/fs.h"
 #include "util/errors.h"
 
 /* Records tile the file (each starts where the previous one ends), so one
@@ -34,8 +35,9 @@ int tfrec_frame_check(const uint8_t *p, uint64_t n, uint64_t offset, const char 
 
 /* Open a local file's index if fresh (tfrec_index_load_fresh), else build
  * it by reading the file, unless policy says otherwise. */
-int tfrec_index_for_source(tfrec_index **out, const char *name, int policy,
-                           tfrec_open_source_fn open, void *open_ctx, uint64_t max_record,
-                           tfrec_err *err);
+int tfrec_index_for_source(tfrec_index **out, const char *name, int policy, const tfrec_fs *fs,
+                           uint64_t max_record, tfrec_err *err);
+/* The fresh index of path through fs (NULL: the default). */
+int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path);
 
 #endif

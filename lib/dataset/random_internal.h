@@ -17,6 +17,13 @@ int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *s
  * and checked. With dst (room for the range's framed bytes) they are
  * copied there; without, *where points into the reader's buffer or
  * mapping. *where gets the first record's header. */
+/* The reader of a name through fs (NULL: the default): local files as
+ * above, names of a file system with open_range read by ranges. owned (if
+ * not NULL) becomes the reader's, also on failure. */
+int tfrec_random_reader_open_fs_shared(tfrec_random_reader **out, const struct tfrec_fs *fs,
+                                       const char *name, const tfrec_index *ix, tfrec_index *owned,
+                                       int use_mmap);
+
 int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count, uint8_t *dst,
                              const uint8_t **where);
 

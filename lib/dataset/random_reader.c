@@ -9,6 +9,7 @@
 
 #include "dataset/index_internal.h"
 #include "dataset/random_internal.h"
+#include "fs/fs_internal.h"
 #include "io/io_util.h"
 #include "util/ioerr.h"
 #include "util/struct_size.h"
@@ -22,6 +23,10 @@ struct tfrec_random_reader {
     const uint8_t *map; /* whole file, when mapped */
     uint64_t map_len;
     int fd; /* a local file's descriptor for pread(), else -1 */
+    /* Ranged: no open source; each read is one open_range of this file
+     * system (gs://, mem://: one request of exactly the bytes wanted). */
+    int ranged;
+    tfrec_fs fs;
     uint8_t *buf;
     size_t cap;
     tfrec_err err;
@@ -55,6 +60,83 @@ static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, si
                               r->name, (unsigned long long)offset, got, n);
         got += (size_t)k;
     }
+    return TFREC_OK;
+}
+
+static int ranged_read(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = tfrec_fs_open_range(&r->fs, r->name, offset, n, &io);
+    if (rc < 0)
+        return tfrec_fail(&r->err, rc, "%s", tfrec_last_errmsg());
+    size_t got = 0;
+    while (rc == TFREC_OK && got < n) {
+        ptrdiff_t k = io.read(io.ctx, dst + got, n - got);
+        if (k < 0) {
+            const char *why = io.errmsg ? io.errmsg(io.ctx) : NULL;
+            rc = tfrec_fail(&r->err, (int)k, "%s", why && *why ? why : tfrec_strerror((int)k));
+        } else if (k == 0) {
+            rc = tfrec_fail(&r->err, TFREC_E_TRUNCATED,
+                            "%s: record at offset %llu is cut short: the file ends after %zu "
+                            "of its %zu bytes (is the index stale?)",
+                            r->name, (unsigned long long)offset, got, n);
+        } else {
+            got += (size_t)k;
+        }
+    }
+    io.close(io.ctx, 0);
+    return rc;
+}
+
+int tfrec_random_reader_open_fs_shared(tfrec_random_reader **out, const tfrec_fs *fs,
+                                       const char *name, const tfrec_index *ix, tfrec_index *owned,
+                                       int use_mmap)
+{
+    *out = NULL;
+    tfrec_fs t;
+    int rc = tfrec_fs_resolve(fs, name, "random reader", &t);
+    if (rc < 0) {
+        tfrec_index_free(owned);
+        return rc;
+    }
+    if (!t.open_range || t.open_source == tfrec_fs_local()->open_source) {
+        /* Local files (pread, mapping), and sources that only seek. */
+        tfrec_io io = TFREC_IO_INIT;
+        rc = tfrec_fs_open_source(&t, name, &io);
+        if (rc < 0) {
+            tfrec_index_free(owned);
+            return rc;
+        }
+        return tfrec_random_reader_open_shared(out, &io, ix, owned, name, use_mmap);
+    }
+    tfrec_fs_info info = TFREC_FS_INFO_INIT;
+    if ((rc = tfrec_fs_stat(&t, name, &info)) < 0) {
+        tfrec_index_free(owned);
+        return rc;
+    }
+    if (tfrec_index_data_size(ix) > info.size) {
+        tfrec_index_free(owned);
+        return tfrec_fail(NULL, TFREC_E_STATE,
+                          "%s: the index describes %llu bytes but the file has %llu (stale "
+                          "index)",
+                          name, (unsigned long long)tfrec_index_data_size(ix),
+                          (unsigned long long)info.size);
+    }
+    tfrec_random_reader *r = calloc(1, sizeof *r);
+    char *copy = strdup(name);
+    if (!r || !copy) {
+        free(r);
+        free(copy);
+        tfrec_index_free(owned);
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
+    }
+    r->ix = ix;
+    r->owned = owned;
+    r->name = copy;
+    r->fd = -1;
+    r->ranged = 1;
+    r->fs = t;
+    *out = r;
     return TFREC_OK;
 }
 
@@ -127,23 +209,22 @@ int tfrec_random_reader_open_io(tfrec_random_reader **out, const tfrec_io *src_i
     return tfrec_random_reader_open_shared(out, &src, ix, ix, name, 0);
 }
 
-int tfrec_random_reader_open(tfrec_random_reader **out, const char *path)
+int tfrec_fs_random_reader_open(const tfrec_fs *fs, tfrec_random_reader **out, const char *path)
 {
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_random_reader_open: NULL argument");
     *out = NULL;
     tfrec_index *ix;
     tfrec_err err = { 0 };
-    int rc = tfrec_index_for_source(&ix, path, TFREC_INDEX_AUTO, NULL, NULL, 0, &err);
+    int rc = tfrec_index_for_source(&ix, path, TFREC_INDEX_AUTO, fs, 0, &err);
     if (rc < 0)
         return tfrec_fail_copy(NULL, &err);
-    tfrec_io io = TFREC_IO_INIT;
-    rc = tfrec_io_open_source(&io, path);
-    if (rc < 0) {
-        tfrec_index_free(ix);
-        return rc;
-    }
-    return tfrec_random_reader_open_io(out, &io, ix, path);
+    return tfrec_random_reader_open_fs_shared(out, fs, path, ix, ix, 0);
+}
+
+int tfrec_random_reader_open(tfrec_random_reader **out, const char *path)
+{
+    return tfrec_fs_random_reader_open(NULL, out, path);
 }
 
 uint64_t tfrec_random_reader_records(const tfrec_random_reader *r)
@@ -180,8 +261,9 @@ int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count,
                 return tfrec_fail(&r->err, TFREC_E_NOMEM, "%s: out of memory", r->name);
             dst = r->buf;
         }
-        int rc = r->fd >= 0
-                     ? pread_exact(r, off, dst, (size_t)bytes)
+        int rc = r->fd >= 0 ? pread_exact(r, off, dst, (size_t)bytes)
+                 : r->ranged
+                     ? ranged_read(r, off, dst, (size_t)bytes)
                      : tfrec_io_pread_exact(&r->io, off, dst, (size_t)bytes, r->name, &r->err);
         if (rc < 0)
             return rc;
@@ -220,7 +302,8 @@ void tfrec_random_reader_free(tfrec_random_reader *r)
 {
     if (!r)
         return;
-    r->io.close(r->io.ctx, 0);
+    if (r->io.close)
+        r->io.close(r->io.ctx, 0);
     tfrec_index_free(r->owned);
     free(r->buf);
     free(r->name);

@@ -16,6 +16,24 @@
  * registration). */
 const tfrec_fs *tfrec_fs_mem(void);
 
+/* The table a call on name goes through: fs itself (copied into *out, an
+ * older caller's shorter struct zero-filled), or for the default (and
+ * NULL) the one the name routes to. what names the caller in messages. */
+int tfrec_fs_resolve(const tfrec_fs *fs, const char *name, const char *what, tfrec_fs *out);
+
+/* A file system over a 1.0-style opener callback (ctx, name, io) only, for
+ * the deprecated open_source option fields: stat opens the name and asks
+ * its size (no modification time), ranges come from the layer's fallback.
+ * op must outlive the table. */
+typedef struct tfrec_fs_opener {
+    int (*open)(void *ctx, const char *name, tfrec_io *io);
+    void *ctx;
+    tfrec_fs fs;
+} tfrec_fs_opener;
+const tfrec_fs *tfrec_fs_opener_init(tfrec_fs_opener *op,
+                                     int (*open)(void *ctx, const char *name, tfrec_io *io),
+                                     void *ctx);
+
 /* Bytes [offset, offset + length) of src (owned from now on, closed on
  * failure too) as a source of its own: seeks and size relative to offset.
  * length UINT64_MAX: to the end. A range past the end of a source of known

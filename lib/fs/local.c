@@ -31,8 +31,8 @@ static int local_path(const char *name, const char **path)
         *path = p;
         if (*p == '/')
             return TFREC_OK;
-        return tfrec_fail(NULL, TFREC_E_INVALID,
-                          "%s: a file:// name must be file:///absolute/path", name);
+        return tfrec_fail(NULL, TFREC_E_INVALID, "%s: a file:// name must be file:///absolute/path",
+                          name);
     }
     return tfrec_fail(NULL, TFREC_E_UNSUPPORTED, "%s: not a local path (a %.*s:// name)", name,
                       (int)n, name);
@@ -128,8 +128,7 @@ static int local_list(void *ctx, const char *pattern, tfrec_fs_list_fn fn, void 
         return tfrec_fail(NULL, TFREC_E_NOT_FOUND, "%s: no file matches", pattern);
     if (rc != 0)
         return tfrec_fail(NULL, rc == GLOB_NOSPACE ? TFREC_E_NOMEM : TFREC_E_IO,
-                          "%s: cannot expand the pattern (a directory could not be read)",
-                          pattern);
+                          "%s: cannot expand the pattern (a directory could not be read)", pattern);
     fs_list_buf b = { 0 };
     char *full = NULL;
     for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {

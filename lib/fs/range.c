@@ -87,8 +87,8 @@ int tfrec_fs_range_wrap(const tfrec_io *src, const char *name, uint64_t offset, 
         return rc;
     }
     int64_t size = in.size ? in.size(in.ctx) : -1;
-    if (size >= 0 && (offset > (uint64_t)size ||
-                      (length != UINT64_MAX && length > (uint64_t)size - offset))) {
+    if (size >= 0 &&
+        (offset > (uint64_t)size || (length != UINT64_MAX && length > (uint64_t)size - offset))) {
         in.close(in.ctx, 0);
         return tfrec_fail(NULL, TFREC_E_INVALID,
                           "%s: range of %llu bytes at %llu is past the end (%lld bytes)", name,
@@ -114,9 +114,10 @@ int tfrec_fs_range_wrap(const tfrec_io *src, const char *name, uint64_t offset, 
         for (uint64_t left = offset; left && rc == 0;) {
             ptrdiff_t got = in.read(in.ctx, buf, left < sizeof buf ? (size_t)left : sizeof buf);
             if (got <= 0)
-                rc = got < 0 ? (int)got
-                             : tfrec_fail(NULL, TFREC_E_INVALID, "%s: range at %llu is past the end",
-                                          name, (unsigned long long)offset);
+                rc = got < 0
+                         ? (int)got
+                         : tfrec_fail(NULL, TFREC_E_INVALID, "%s: range at %llu is past the end",
+                                      name, (unsigned long long)offset);
             else
                 left -= (uint64_t)got;
         }

@@ -98,8 +98,8 @@ int tfrec_fs_register(const tfrec_fs *fs)
     } else if (n_entries < MAX_ENTRIES) {
         entries[n_entries++] = e;
     } else {
-        rc = tfrec_fail(NULL, TFREC_E_NOMEM, "tfrec_fs_register: more than %d schemes",
-                        MAX_ENTRIES);
+        rc =
+            tfrec_fail(NULL, TFREC_E_NOMEM, "tfrec_fs_register: more than %d schemes", MAX_ENTRIES);
         free(e);
     }
     pthread_mutex_unlock(&reg_lock);
@@ -157,7 +157,7 @@ const tfrec_fs *tfrec_fs_for(const char *name)
 /* The table a call goes through: fs itself (copied, so an older caller's
  * shorter struct reads as zeros past its end), or for the default (and
  * NULL) the one the name routes to. */
-static int resolve(const tfrec_fs *fs, const char *name, const char *what, tfrec_fs *out)
+int tfrec_fs_resolve(const tfrec_fs *fs, const char *name, const char *what, tfrec_fs *out)
 {
     if (!name)
         return tfrec_fail(NULL, TFREC_E_INVALID, "%s: NULL name", what);
@@ -179,7 +179,7 @@ int tfrec_fs_open_source(const tfrec_fs *fs, const char *name, tfrec_io *io)
 {
     tfrec_fs t;
     int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
-    if (rc || (rc = resolve(fs, name, "tfrec_fs_open_source", &t)))
+    if (rc || (rc = tfrec_fs_resolve(fs, name, "tfrec_fs_open_source", &t)))
         return rc;
     if (!t.open_source)
         return unsupported(&t, name, "open a source");
@@ -191,7 +191,7 @@ int tfrec_fs_open_range(const tfrec_fs *fs, const char *name, uint64_t offset, u
 {
     tfrec_fs t;
     int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
-    if (rc || (rc = resolve(fs, name, "tfrec_fs_open_range", &t)))
+    if (rc || (rc = tfrec_fs_resolve(fs, name, "tfrec_fs_open_range", &t)))
         return rc;
     if (t.open_range)
         return t.open_range(t.ctx, name, offset, length, io);
@@ -207,7 +207,7 @@ int tfrec_fs_open_sink(const tfrec_fs *fs, const char *name, tfrec_io *io)
 {
     tfrec_fs t;
     int rc = TFREC_STRUCT_CHECK_OUT(tfrec_io, io, NULL);
-    if (rc || (rc = resolve(fs, name, "tfrec_fs_open_sink", &t)))
+    if (rc || (rc = tfrec_fs_resolve(fs, name, "tfrec_fs_open_sink", &t)))
         return rc;
     if (!t.open_sink)
         return unsupported(&t, name, "write");
@@ -218,7 +218,7 @@ int tfrec_fs_stat(const tfrec_fs *fs, const char *name, tfrec_fs_info *info)
 {
     tfrec_fs t;
     int rc = TFREC_STRUCT_CHECK_OUT(tfrec_fs_info, info, NULL);
-    if (rc || (rc = resolve(fs, name, "tfrec_fs_stat", &t)))
+    if (rc || (rc = tfrec_fs_resolve(fs, name, "tfrec_fs_stat", &t)))
         return rc;
     if (!t.stat)
         return unsupported(&t, name, "stat");
@@ -230,7 +230,7 @@ int tfrec_fs_list(const tfrec_fs *fs, const char *pattern, tfrec_fs_list_fn fn, 
     tfrec_fs t;
     if (!fn)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_fs_list: NULL function");
-    int rc = resolve(fs, pattern, "tfrec_fs_list", &t);
+    int rc = tfrec_fs_resolve(fs, pattern, "tfrec_fs_list", &t);
     if (rc)
         return rc;
     if (!t.list)
@@ -242,7 +242,7 @@ int tfrec_fs_list(const tfrec_fs *fs, const char *pattern, tfrec_fs_list_fn fn, 
 int tfrec_fs_remove(const tfrec_fs *fs, const char *name)
 {
     tfrec_fs t;
-    int rc = resolve(fs, name, "tfrec_fs_remove", &t);
+    int rc = tfrec_fs_resolve(fs, name, "tfrec_fs_remove", &t);
     if (rc)
         return rc;
     if (!t.remove)

@@ -140,8 +140,12 @@ int tfrec_fs_reader_open(const tfrec_fs *fs, tfrec_reader **out, const char *pat
     if (!out || !path)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_reader_open: NULL argument");
     *out = NULL;
+    tfrec_reader_options o;
+    int rc = TFREC_STRUCT_IN(tfrec_reader_options, &o, opts, NULL);
+    if (rc)
+        return rc;
     tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_fs_open_source(fs, path, &io);
+    rc = tfrec_fs_open_source(fs ? fs : o.fs, path, &io);
     if (rc < 0)
         return rc;
     return tfrec_reader_open_io(out, &io, strcmp(path, "-") ? path : "<stdin>", opts);

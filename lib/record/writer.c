@@ -356,6 +356,8 @@ int tfrec_fs_writer_open(const tfrec_fs *fs, tfrec_writer **out, const char *pat
     if (o.index_sink)
         return tfrec_fail(NULL, TFREC_E_INVALID,
                           "%s: index_sink is for tfrec_writer_open_io(); use write_index", path);
+    if (!fs)
+        fs = o.fs;
     tfrec_io ixio = TFREC_IO_INIT;
     if (o.write_index) {
         if (!strcmp(path, "-"))

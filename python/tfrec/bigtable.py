@@ -91,7 +91,7 @@ class _LoadOptions(_Sized):
                 ("max_record_size", c_uint64), ("progress_interval", c_double),
                 ("progress", _LOAD_PROGRESS_FN), ("progress_ctx", c_void_p),
                 ("open_source", c_void_p), ("open_ctx", c_void_p),
-                ("task_index", c_uint32), ("num_tasks", c_uint32)]
+                ("task_index", c_uint32), ("num_tasks", c_uint32), ("fs", c_void_p)]
 
 
 LoadProgress = namedtuple("LoadProgress", _LOAD_STAT_FIELDS + ("seconds", "file", "done"))
@@ -418,7 +418,7 @@ class Writer(Committing):
         task_index, num_tasks = _task(task_index, num_tasks)
         h = self._handle()
         prefix = _args.key(row_prefix, "row_prefix")  # checked before anything is read
-        files = _paths.glob(pattern)  # gs:// too, with libtfrec-storage
+        files = _paths.glob(pattern)  # any scheme of the file system layer
         if not files:
             raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
         keep = [prefix, self._column] + [os.fsencode(f) for f in files]
@@ -431,9 +431,6 @@ class Writer(Committing):
                          compression=_compression_code(compression, True),
                          progress_interval=progress_interval or 0,  # < 0: every record
                          task_index=task_index, num_tasks=num_tasks)
-        if any(f[:5].lower() == b"gs://" for f in keep[2:]):
-            from . import storage  # glob() needed it: loaded
-            o.open_source = storage.c_function("tfrec_storage_open_source")
         raised = []
         if progress is not None:
             def on_progress(_ctx, p):

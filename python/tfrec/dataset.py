@@ -55,7 +55,7 @@ class _DatasetOptions(_Sized):
                 ("num_threads", c_uint32), ("prefetch_bytes", c_uint64),
                 ("block_records", c_uint32), ("index_policy", c_int),
                 ("max_record_size", c_uint64), ("open_source", c_void_p),
-                ("open_ctx", c_void_p), ("use_mmap", c_int)]
+                ("open_ctx", c_void_p), ("use_mmap", c_int), ("fs", c_void_p)]
 
 
 def index_file(path):

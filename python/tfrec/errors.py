@@ -5,8 +5,15 @@ row key, server status) as str(e), the numeric code as e.code and the short
 description of the code as e.reason.
 """
 
+import re
+
 from . import _constants as C
+from . import _lib
 from ._lib import lib
+
+# The file system layer's message for a name whose scheme belongs to a part
+# that is not loaded (lib/fs/registry.c): raised as MissingPartError.
+_SCHEME_PART = re.compile(r"(\w+):// names need lib([\w-]+), which is not linked")
 
 
 class Error(Exception):
@@ -109,6 +116,9 @@ def error_for(code, message=None, cls=None):
         message = message.decode("utf-8", "replace")
     if not message:
         message = lib.tfrec_strerror(code).decode()
+    m = _SCHEME_PART.search(message) if code == C.TFREC_E_UNSUPPORTED else None
+    if m and m.group(2) in _lib.OPTIONAL_PARTS and not _lib.loaded(m.group(2)):
+        return _lib.missing(m.group(2), "%s:// paths" % m.group(1))
     return (cls or _BY_CODE.get(code, Error))(message, code)
 
 

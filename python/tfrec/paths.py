@@ -1,15 +1,23 @@
 """tfrec.glob(): the files a pattern names, in the order the tools read them.
 
-Local patterns use Python's glob; gs:// patterns list the bucket through
-libtfrec-storage (MissingPartError without it). Both sort bytewise, not by
-the locale, and "*" does not cross "/", so a pattern names the same files
-in the same order as `tfrec count 'PATTERN'` and `tfrec2bt --source_glob`.
+Every pattern goes to the library's file system layer (include/tfrec/fs.h):
+local paths, gs:// (listed through libtfrec-storage; MissingPartError
+without it), mem:// and any other registered scheme alike. Matches are
+sorted bytewise, not by the locale, and "*" does not cross "/", so a
+pattern names the same files in the same order as `tfrec count 'PATTERN'`
+and `tfrec2bt --source_glob`.
 """
 
-import glob as _glob
 import os
+from ctypes import CFUNCTYPE, c_char_p, c_int, c_void_p
 
-from . import _args, _lib
+from . import _args
+from . import _constants as C
+from ._lib import _proto, lib
+from .errors import error_for
+
+_LIST_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p)
+_proto("tfrec_fs_list", c_int, c_void_p, c_char_p, _LIST_FN, c_void_p)
 
 
 def glob(pattern):
@@ -17,12 +25,18 @@ def glob(pattern):
     [...]); a name without them is returned if it exists; [] when nothing
     matches."""
     b = _args.path(pattern, "pattern")
-    if b[:5].lower() == b"gs://":
-        _lib.require("tfrec-storage", "gs:// paths")
-        from . import storage
-        return storage.glob(pattern)
-    names = _glob.glob(pattern if isinstance(pattern, (str, bytes)) else os.fspath(pattern))
-    return sorted(names, key=os.fsencode)
+    names = []
+
+    def add(ctx, name, info):
+        names.append(name)
+        return 0
+
+    rc = lib.tfrec_fs_list(None, b, _LIST_FN(add), None)
+    if rc == C.TFREC_E_NOT_FOUND:
+        return []
+    if rc < 0:
+        raise error_for(rc)
+    return names if isinstance(pattern, bytes) else [os.fsdecode(n) for n in names]
 
 
 __all__ = ["glob"]

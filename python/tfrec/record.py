@@ -18,7 +18,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 from itertools import chain, islice, repeat
 from operator import add
 
-from . import _args, _lib
+from . import _args
 from . import _constants as C
 from ._closing import Closing, Committing
 from ._handles import ReaderHandle, RecordBatchHandle, WriterHandle
@@ -101,7 +101,8 @@ class _ReaderOptions(_Sized):
     _c_type_ = "tfrec_reader_options"
     _fields_ = [("struct_size", c_size_t), ("compression", ctypes.c_int),
                 ("buffer_size", c_size_t), ("max_record_size", c_uint64),
-                ("skip_corrupt", ctypes.c_int), ("use_mmap", ctypes.c_int)]
+                ("skip_corrupt", ctypes.c_int), ("use_mmap", ctypes.c_int),
+                ("fs", ctypes.c_void_p)]
 
 
 class _ReaderStats(_Sized):
@@ -114,7 +115,8 @@ class _WriterOptions(_Sized):
     _c_type_ = "tfrec_writer_options"
     _fields_ = [("struct_size", c_size_t), ("compression", ctypes.c_int),
                 ("level", ctypes.c_int), ("buffer_size", c_size_t),
-                ("write_index", ctypes.c_int), ("index_sink", ctypes.c_void_p)]
+                ("write_index", ctypes.c_int), ("index_sink", ctypes.c_void_p),
+                ("fs", ctypes.c_void_p)]
 
 
 def _compression_code(compression, allow_auto):
@@ -135,25 +137,11 @@ def _open_reader(path, compression, skip_corrupt=False, max_record_size=None, us
     opts = _ReaderOptions(compression=_compression_code(compression, True),
                           max_record_size=_args.size(max_record_size, "max_record_size") or 0,
                           skip_corrupt=1 if skip_corrupt else 0, use_mmap=_MMAP[use_mmap])
-    if _remote(path):
-        return _storage().open_reader(path, opts)
     h = ReaderHandle()
     rc = lib.tfrec_reader_open(byref(h), _args.path(path), byref(opts))
     if rc < 0:
         raise open_error(rc)
     return h
-
-
-def _remote(path):
-    """True for a gs:// name (any case of the scheme)."""
-    return _args.path(path)[:5].lower() == b"gs://"
-
-
-def _storage():
-    """tfrec.storage, or MissingPartError naming libtfrec-storage."""
-    _lib.require("tfrec-storage", "gs:// paths")
-    from . import storage
-    return storage
 
 
 def _closed(obj):
@@ -441,13 +429,10 @@ class TFRecordWriter(Committing):
                               level=level or 0,
                               buffer_size=_args.size(buffer_size, "buffer_size") or 0,
                               write_index=1 if write_index else 0)
-        if _remote(path):
-            h = _storage().open_writer(path, opts)
-        else:
-            h = WriterHandle()
-            rc = lib.tfrec_writer_open(byref(h), _args.path(path), byref(opts))
-            if rc < 0:
-                raise open_error(rc)
+        h = WriterHandle()
+        rc = lib.tfrec_writer_open(byref(h), _args.path(path), byref(opts))
+        if rc < 0:
+            raise open_error(rc)
         self._h = h
         self._queue = []
 

@@ -239,3 +239,54 @@ def test_missing_part_is_named(build_dir, tmp_path):
     for line in lines[:4]:
         assert "needs libtfrec-storage, which is not installed" in line, line
         assert "WITH_STORAGE=1" in line
+
+
+def _write_indexed_shards(tfrec, base, n=3):
+    """Three shards with their indexes under base (a directory or a
+    bucket prefix), the same records wherever base is; the names."""
+    names = []
+    k = 0
+    for f in range(n):
+        name = "%s/train-%05d-of-%05d" % (base, f, n)
+        with tfrec.TFRecordWriter(name) as w:
+            for i in range(20 + 9 * f):
+                w.write(b"rec-%d-" % k + bytes([k % 251]) * (k % 97))
+                k += 1
+        assert tfrec.index_file(name) == 20 + 9 * f
+        names.append(name)
+    return names
+
+
+def test_dataset_random_reader_index_over_every_file_system(tfrec, tmp_path):
+    """tfrec.Dataset, RandomAccessReader and index_file read gs:// and
+    mem:// shards with the same records as local ones: sequential,
+    shuffled and sharded, through the library's file system layer."""
+    bases = {"local": str(tmp_path), "gs": BUCKET + "/ds", "mem": "mem://py-ds"}
+    files = {k: _write_indexed_shards(tfrec, b) for k, b in bases.items()}
+    assert tfrec.glob(BUCKET + "/ds/train-*-of-00003") == files["gs"]
+    assert tfrec.glob("mem://py-ds/train-*-of-00003") == files["mem"]
+    for k in ("gs", "mem"):
+        assert [tfrec.count_records(f) for f in files[k]] == \
+            [(n, True) for n, _ in map(tfrec.count_records, files["local"])]
+    for shuffle in (False, True):
+        for shard in ((0, 1), (0, 2), (1, 2)):
+            got = {}
+            for k, fs in files.items():
+                with tfrec.Dataset(fs, shuffle=shuffle, seed=7, shard=shard,
+                                   num_parallel_reads=3, block_records=5) as ds:
+                    got[k] = [bytes(r) for r in ds]
+            assert got["local"] and got["gs"] == got["local"] and got["mem"] == got["local"], \
+                (shuffle, shard)
+    for k in ("gs", "mem"):
+        with tfrec.RandomAccessReader(files["local"][2]) as a, \
+                tfrec.RandomAccessReader(files[k][2]) as b:
+            assert len(a) == len(b) == 38
+            for i in (37, 0, 11, 12, 13):
+                assert a[i] == b[i]
+
+
+def test_unregistered_scheme_is_an_error_not_a_path(tfrec, tmp_path):
+    os.chdir(str(tmp_path))
+    with pytest.raises(tfrec.UnsupportedError, match="no file system is registered"):
+        tfrec.TFRecordWriter("nope://x")
+    assert not os.path.exists("nope:")

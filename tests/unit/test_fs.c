@@ -496,7 +496,157 @@ static void test_writer_abort_mem(void)
     CHECK(w == NULL);
 }
 
+/* Data files over a file system: index files built, counted through,
+ * random access by ranges, and a dataset (sequential, shuffled, sharded)
+ * giving the same records as over local files. */
+static int write_shards(const char *base, int with_index, char names[3][4400])
+{
+    size_t rec = 0;
+    for (int f = 0; f < 3; f++) {
+        snprintf(names[f], sizeof names[f], "%s-%05d-of-00003", base, f);
+        tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
+        wo.write_index = with_index;
+        tfrec_writer *w;
+        int rc = tfrec_writer_open(&w, names[f], &wo);
+        if (rc < 0)
+            return rc;
+        uint8_t buf[200];
+        for (int i = 0; i < 10 + f * 7; i++, rec++) {
+            rt_payload(buf, rec % 150 + 1, 3, rec);
+            if ((rc = tfrec_writer_write(w, buf, rec % 150 + 1)) < 0)
+                break;
+        }
+        rc = rc < 0 ? rc : tfrec_writer_close(w);
+        tfrec_writer_free(w);
+        if (rc < 0)
+            return rc;
+    }
+    return (int)rec;
+}
+
+/* Every record of an epoch, as (length, first byte, crc) sums in order. */
+static uint64_t epoch_digest(const char *const *files, int shuffle, uint32_t shard, uint64_t *n)
+{
+    tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+    o.shuffle = shuffle;
+    o.seed = 99;
+    o.num_shards = 2;
+    o.shard_index = shard;
+    o.block_records = 4;
+    o.num_threads = 3;
+    tfrec_dataset *ds;
+    if (tfrec_dataset_open(&ds, files, 3, &o) != TFREC_OK)
+        return 0;
+    uint64_t h = 1469598103934665603ull;
+    const uint8_t *data;
+    size_t len;
+    *n = 0;
+    int rc;
+    while ((rc = tfrec_dataset_next(ds, &data, &len)) == TFREC_OK) {
+        h = (h ^ tfrec_crc32c(data, len) ^ len) * 1099511628211ull;
+        (*n)++;
+    }
+    tfrec_dataset_free(ds);
+    return rc == TFREC_END ? h : 0;
+}
+
+static void test_datasets_over_mem(void)
+{
+    char local[3][4400], mem[3][4400];
+    int total = write_shards(harness_path("ds"), 1, local);
+    CHECKF(total > 0, "%s", tfrec_last_errmsg());
+    CHECK_EQ(write_shards("mem://ds/train", 0, mem), total);
+    /* tfrec_index_file and tfrec_reader_count through the layer */
+    for (int f = 0; f < 3; f++) {
+        uint64_t n = 0, c = 0;
+        int used = -1;
+        CHECK_EQ(tfrec_reader_count(mem[f], NULL, &c, &used), TFREC_OK);
+        CHECK_EQ(used, 0);
+        CHECKF(tfrec_index_file(mem[f], &n) == TFREC_OK, "%s", tfrec_last_errmsg());
+        CHECK_EQ(n, c);
+        CHECK_EQ(tfrec_reader_count(mem[f], NULL, &c, &used), TFREC_OK);
+        CHECK_EQ(used, 1);
+        CHECK_EQ(n, c);
+        tfrec_index *ix;
+        CHECK_EQ(tfrec_index_load_fresh(&ix, mem[f]), TFREC_OK);
+        CHECK_EQ(tfrec_index_records(ix), n);
+        tfrec_index_free(ix);
+    }
+    const char *lf[3] = { local[0], local[1], local[2] }, *mf[3] = { mem[0], mem[1], mem[2] };
+    for (int shuffle = 0; shuffle < 2; shuffle++)
+        for (uint32_t shard = 0; shard < 2; shard++) {
+            uint64_t nl = 0, nm = 0;
+            uint64_t a = epoch_digest(lf, shuffle, shard, &nl);
+            uint64_t b = epoch_digest(mf, shuffle, shard, &nm);
+            CHECKF(a && a == b && nl == nm && nl > 0, "shuffle %d shard %u: %s", shuffle, shard,
+                   tfrec_last_errmsg());
+        }
+    /* random access by ranges: same records as the local file */
+    tfrec_random_reader *rl, *rm;
+    CHECK_EQ(tfrec_random_reader_open(&rl, local[2]), TFREC_OK);
+    CHECKF(tfrec_random_reader_open(&rm, mem[2]) == TFREC_OK, "%s", tfrec_last_errmsg());
+    CHECK_EQ(tfrec_random_reader_records(rm), tfrec_random_reader_records(rl));
+    for (uint64_t k = tfrec_random_reader_records(rl); k-- > 0;) {
+        const uint8_t *a, *b;
+        size_t la, lb;
+        CHECK_EQ(tfrec_random_reader_read(rl, k, &a, &la), TFREC_OK);
+        CHECK_EQ(tfrec_random_reader_read(rm, k, &b, &lb), TFREC_OK);
+        CHECK(la == lb && memcmp(a, b, la) == 0);
+    }
+    tfrec_random_reader_free(rl);
+    tfrec_random_reader_free(rm);
+    /* a stale index (the data rewritten shorter) is refused */
+    CHECK_EQ(put(NULL, mem[0], "", 1), TFREC_OK);
+    tfrec_index *ix = NULL;
+    CHECK_EQ(tfrec_index_load_fresh(&ix, mem[0]), TFREC_E_STATE);
+    for (int f = 0; f < 3; f++) {
+        char idx[4500];
+        snprintf(idx, sizeof idx, "%.4400s.idx", mem[f]);
+        CHECK_EQ(tfrec_fs_remove(NULL, mem[f]), TFREC_OK);
+        CHECK_EQ(tfrec_fs_remove(NULL, idx), TFREC_OK);
+    }
+}
+
+/* The options' fs field: a dataset and a reader through a file system
+ * that is not registered anywhere. */
+static void test_options_fs(void)
+{
+    CHECK_EQ(put(NULL, "mem://tst/opt", "", 1), TFREC_OK);
+    tfrec_writer *w;
+    CHECK_EQ(tfrec_writer_open(&w, "mem://tst/opt", NULL), TFREC_OK);
+    CHECK_EQ(tfrec_writer_write(w, "abc", 3), TFREC_OK);
+    CHECK_EQ(tfrec_writer_close(w), TFREC_OK);
+    tfrec_writer_free(w);
+    tfrec_fs t = TFREC_FS_INIT;
+    t.scheme = "unregistered";
+    t.ctx = &tst_calls;
+    t.open_source = tst_open_source;
+    t.stat = tst_stat;
+    tst_calls = 0;
+    tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
+    ro.fs = &t;
+    tfrec_reader *r;
+    CHECK_EQ(tfrec_reader_open(&r, "xyz://opt", &ro), TFREC_OK);
+    const uint8_t *data;
+    size_t len;
+    CHECK_EQ(tfrec_reader_next(r, &data, &len), TFREC_OK);
+    CHECK(len == 3 && memcmp(data, "abc", 3) == 0);
+    tfrec_reader_free(r);
+    CHECK_EQ(tst_calls, 1);
+    tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+    o.fs = &t;
+    const char *name = "xyz://opt";
+    tfrec_dataset *ds;
+    CHECKF(tfrec_dataset_open(&ds, &name, 1, &o) == TFREC_OK, "%s", tfrec_last_errmsg());
+    CHECK_EQ(tfrec_dataset_next(ds, &data, &len), TFREC_OK);
+    CHECK(len == 3 && memcmp(data, "abc", 3) == 0);
+    CHECK_EQ(tfrec_dataset_next(ds, &data, &len), TFREC_END);
+    tfrec_dataset_free(ds);
+    CHECK(tst_calls >= 3);
+    CHECK_EQ(tfrec_fs_remove(NULL, "mem://tst/opt"), TFREC_OK);
+}
+
 TESTS(TEST(test_scheme_detection), TEST(test_local), TEST(test_abort_leaves_nothing),
       TEST(test_mem), TEST(test_list_sorted), TEST(test_registry), TEST(test_registry_threads),
       TEST(test_records_local), TEST(test_records_file_url), TEST(test_records_mem),
-      TEST(test_writer_abort_mem))
+      TEST(test_writer_abort_mem), TEST(test_datasets_over_mem), TEST(test_options_fs))

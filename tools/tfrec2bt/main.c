@@ -365,7 +365,7 @@ static int load(run *r, const cli_files *files)
     lo.progress = on_progress;
     lo.progress_ctx = r;
     lo.progress_interval = 0.2;
-    lo.open_source = cli_open_source; /* gs:// too, with the storage part */
+    cli_fs_setup(); /* names through the default file system: gs:// with the storage part */
     lo.task_index = (uint32_t)f->task.index;
     lo.num_tasks = (uint32_t)f->task.count;
     uint64_t total = f->num_records > f->start_index ? f->num_records - f->start_index : 0;
