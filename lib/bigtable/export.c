@@ -75,7 +75,7 @@ static const char *crc_errmsg(void *ctx)
     return s->inner.errmsg ? s->inner.errmsg(s->inner.ctx) : "write failed";
 }
 
-typedef struct exp {
+typedef struct export_run {
     tfrec_bt_export_options o;
     tfrec_bt_read_options ro;
     tfrec_bt_export_stats st;
@@ -90,9 +90,9 @@ typedef struct exp {
     char *kbuf;
     size_t klen;
     double t0;
-} exp;
+} export_run;
 
-static int open_sink(const exp *e, tfrec_io *io, const char *name)
+static int open_sink(const export_run *e, tfrec_io *io, const char *name)
 {
     return tfrec_fs_open_sink(e->o.fs, name, io);
 }
@@ -104,7 +104,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int open_outputs(exp *e)
+static int open_outputs(export_run *e)
 {
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
     wo.compression = e->o.compression ? e->o.compression : TFREC_COMPRESSION_NONE;
@@ -150,7 +150,7 @@ static int open_outputs(exp *e)
     return TFREC_OK;
 }
 
-static int keys_flush(exp *e)
+static int keys_flush(export_run *e)
 {
     int rc = e->klen ? e->keys.write(e->keys.ctx, e->kbuf, e->klen) : TFREC_OK;
     e->klen = 0;
@@ -160,7 +160,7 @@ static int keys_flush(exp *e)
     return TFREC_OK;
 }
 
-static int key_line(exp *e, const uint8_t *k, size_t n)
+static int key_line(export_run *e, const uint8_t *k, size_t n)
 {
     if (e->klen + n + 1 > (1 << 16)) {
         int rc = keys_flush(e);
@@ -181,7 +181,7 @@ static int key_line(exp *e, const uint8_t *k, size_t n)
 
 /* The latest cell of family:column; the row's stripped marker cell (empty
  * value) may be a copy of it, so the longest value wins. */
-static const tfrec_bt_cell *cell_of(const exp *e, const tfrec_bt_row *row)
+static const tfrec_bt_cell *cell_of(const export_run *e, const tfrec_bt_row *row)
 {
     const tfrec_bt_cell *best = NULL;
     size_t clen = strlen(e->o.column);
@@ -194,7 +194,7 @@ static const tfrec_bt_cell *cell_of(const exp *e, const tfrec_bt_row *row)
     return best;
 }
 
-static int copy_rows(exp *e, tfrec_bt_reader *rd)
+static int copy_rows(export_run *e, tfrec_bt_reader *rd)
 {
     tfrec_bt_row row = TFREC_BT_ROW_INIT;
     int rc;
@@ -237,7 +237,7 @@ static int copy_rows(exp *e, tfrec_bt_reader *rd)
 }
 
 /* Commit every output (status 0) or discard them all. */
-static int close_outputs(exp *e, int status)
+static int close_outputs(export_run *e, int status)
 {
     for (size_t i = 0; e->w && i < e->nout; i++) {
         if (e->w[i]) {
@@ -284,7 +284,7 @@ static int copy_key(bt_key *d, const bt_key *s)
     return TFREC_OK;
 }
 
-static int write_part(exp *e, const tfrec_bt_reader *rd)
+static int write_part(export_run *e, const tfrec_bt_reader *rd)
 {
     const tfrec_bt_plan *pl = rd->plan;
     if (!pl)
@@ -348,7 +348,7 @@ int tfrec_bt_export(tfrec_bt_client *c, const char *table, const char *output,
                     const tfrec_bt_read_options *read, const tfrec_bt_export_options *opts,
                     tfrec_bt_export_stats *stats)
 {
-    exp e = { 0 };
+    export_run e = { 0 };
     e.t0 = now_s();
     tfrec_bt_export_stats_init(&e.st);
     int rc = TFREC_STRUCT_IN(tfrec_bt_export_options, &e.o, opts, NULL);
