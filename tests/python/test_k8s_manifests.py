@@ -199,7 +199,8 @@ def test_load_and_export_jobs_against_the_emulator(build_dir, emulator, tmp_path
     for i, r in enumerate(run_as_pods(build_dir, export, local, extra_env=env, cwd=tmp_path)):
         assert r.returncode == 0, (i, r.stderr)
     files = ["train-%05d-of-%05d" % (i, n) for i in range(n)]
-    assert sorted(os.listdir(tmp_path / "export")) == files
+    parts = ["train.part-%05d-of-%05d" % (i, n) for i in range(n)]  # each task's part file
+    assert sorted(os.listdir(tmp_path / "export")) == sorted(files + parts)
     got = [tfrecord_ref.read_records(str(tmp_path / "export" / f)) for f in files]
     # task i's file holds records [floor(1000 * i / n), floor(1000 * (i + 1) / n))
     assert [len(g) for g in got] == [1000 * (i + 1) // n - 1000 * i // n for i in range(n)]

@@ -270,6 +270,10 @@ int main(int argc, char **argv)
                        .flags = flags,
                        .max_args = 0,
                        .footer = "BIGTABLE_EMULATOR_HOST=host:port selects the emulator.\n" };
+    /* The export, plan and part files go through the library's default
+     * file system: register gs:// (the storage part) before any is opened;
+     * this program calls no cli_*_open that would pull that in. */
+    cli_fs_setup();
     int st = cli_parse(&cl, argc, argv);
     if (st == CLI_PARSED)
         st = resolve_task(&cl, &f, &task);
