@@ -11,6 +11,7 @@
 #define TFREC_TOOLS_FILES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tfrec/io.h"
 #include "tfrec/record.h"
@@ -62,5 +63,9 @@ void cli_fs_setup(void);
  * library with the default file system (option fields fs NULL). */
 int cli_reader_open(tfrec_reader **out, const char *name, const tfrec_reader_options *o);
 int cli_writer_open(tfrec_writer **out, const char *name, const tfrec_writer_options *o);
+/* A name of the layer as a read-only stdio stream (a flag's text file,
+ * e.g. bt2tfrec --split_keys_file); NULL with errno set (ENOENT: missing)
+ * and the layer's message in tfrec_last_errmsg(). */
+FILE *cli_fopen_read(const char *name);
 
 #endif

@@ -7,7 +7,10 @@
  * only the shared library gets). */
 #include "files.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "tfrec/error.h"
 #include "tfrec/fs.h"
@@ -55,4 +58,49 @@ int cli_writer_open(tfrec_writer **out, const char *name, const tfrec_writer_opt
 {
     cli_fs_setup();
     return tfrec_fs_writer_open(NULL, out, name, o);
+}
+
+/* A stdio stream over a source of the layer (fopencookie): reads go to the
+ * source, fclose closes it. */
+static ssize_t cookie_read(void *c, char *buf, size_t n)
+{
+    tfrec_io *io = c;
+    ptrdiff_t k = io->read(io->ctx, buf, n);
+    if (k < 0) {
+        errno = EIO;
+        return -1;
+    }
+    return (ssize_t)k;
+}
+
+static int cookie_close(void *c)
+{
+    tfrec_io *io = c;
+    int rc = io->close(io->ctx, 0);
+    free(io);
+    return rc < 0 ? EOF : 0;
+}
+
+FILE *cli_fopen_read(const char *name)
+{
+    cli_fs_setup();
+    tfrec_io *io = malloc(sizeof *io);
+    if (!io) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    *io = (tfrec_io)TFREC_IO_INIT;
+    int rc = tfrec_fs_open_source(NULL, name, io);
+    if (rc < 0) {
+        free(io);
+        errno = rc == TFREC_E_NOT_FOUND ? ENOENT : rc == TFREC_E_NOMEM ? ENOMEM : EIO;
+        return NULL;
+    }
+    cookie_io_functions_t f = { .read = cookie_read, .close = cookie_close };
+    FILE *fp = fopencookie(io, "r", f);
+    if (!fp) {
+        io->close(io->ctx, 0);
+        free(io);
+    }
+    return fp;
 }
