@@ -80,19 +80,21 @@ else
 fi
 # tfrec index / count on objects: through the file system layer, as on
 # local files; the index is OBJECT.idx beside the object, and count reads it.
-"$BIN/tfrec" index "$B/data/train-2" >"$T/r.index" 2>"$T/err"
+# (a prefix of its own: data/train-* stays the records alone)
+"$BIN/tfrec" convert -q "$T/train-2" "$B/ix/train-2" || fail "convert train-2 to the bucket"
+"$BIN/tfrec" index "$B/ix/train-2" >"$T/r.index" 2>"$T/err"
 st=$?
 cp "$T/train-2" "$T/ix-train-2" && "$BIN/tfrec" index "$T/ix-train-2" >/dev/null 2>&1
-if [ "$st" -eq 0 ] && grep -qF "$B/data/train-2.idx" "$T/r.index" &&
+if [ "$st" -eq 0 ] && grep -qF "$B/ix/train-2.idx" "$T/r.index" &&
     PYTHONPATH=python TFREC_BUILD="$BUILD" $PY -c '
 import sys, tfrec.storage as s
 sys.exit(0 if s.read_bytes(sys.argv[1]) == open(sys.argv[2], "rb").read() else 1)' \
-        "$B/data/train-2.idx" "$T/ix-train-2.idx"; then
+        "$B/ix/train-2.idx" "$T/ix-train-2.idx"; then
     pass "tfrec index gs://...: OBJECT.idx written beside the object, the local index's bytes"
 else
     fail "tfrec index gs://" "exit $st: $(cat "$T/r.index") $(head -c 300 "$T/err")"
 fi
-"$BIN/tfrec" count "$B/data/train-2" >"$T/r.count" 2>"$T/err"
+"$BIN/tfrec" count "$B/ix/train-2" >"$T/r.count" 2>"$T/err"
 if [ $? -eq 0 ] && [ "$(awk '{print $1}' "$T/r.count")" = 4 ]; then
     pass "tfrec count gs://... with OBJECT.idx: the records"
 else
