@@ -251,7 +251,7 @@ $(BUILD)/obj/%.o: %.c $(PB_SYMS) | $(PB_H)
 comma := ,
 # A part finds the parts it requires next to itself ($ORIGIN), wherever it
 # is loaded from (a build tree, a Python program dlopen()ing it by path).
-pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$($(1)_PKGS)|'
+pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@VERSION@|$(VERSION)|g; s|@PKGS@|$($(1)_PKGS)|g'
 # libtfrec-gcp.so exports its internals to the parts that require it the
 # same way (its TFREC_PRIVATE_API functions; the node lists every part's).
 map_of   = $(if $(filter tfrec tfrec-gcp,$(1)),$(BUILD)/libtfrec.map,lib/libtfrec.map)
@@ -394,7 +394,7 @@ deps:
 # .pc (naming the PREFIX of this install); then the tools and the Python
 # package.
 define install_part
-install -m 644 $($(1)_HEADERS) $(DESTDIR)$(PREFIX)/include/tfrec/
+$(if $($(1)_HEADERS),install -m 644 $($(1)_HEADERS) $(DESTDIR)$(PREFIX)/include/tfrec/)
 install -m 644 $(BUILD)/lib$(1).a $(DESTDIR)$(LIBDIR)/
 install -m 755 $(BUILD)/lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 ln -sf lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/lib$(1).so.$(SOVERSION)
