@@ -45,7 +45,7 @@ PROTOC_C  ?= protoc-c
 # libjpeg):
 #
 #   part            modules (lib/<m>/)                   protos         needs
-#   tfrec           crc32c io fs record example batch util dataset  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
+#   tfrec           crc32c io fs record example util dataset  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
 #   tfrec-image     image imagenet tar                   -              tfrec, libjpeg, libpng
 #   tfrec-gcp       gauth (Google credentials, tokens)   -              tfrec, libcurl, libcrypto (token signing)
 #   tfrec-bigtable  bigtable                             google/        tfrec-gcp, tfrec, libprotobuf-c, grpc
@@ -65,7 +65,7 @@ PARTS     := tfrec $(if $(filter 1,$(WITH_IMAGE)),tfrec-image) $(if $(filter 1,$
 HAVE_ISAL := $(shell pkg-config --exists libisal 2>/dev/null && echo 1)
 ISAL_DEF  := $(if $(HAVE_ISAL),-DTFREC_HAVE_ISAL=1)
 
-tfrec_MODULES          := crc32c io fs record example batch util dataset
+tfrec_MODULES          := crc32c io fs record example util dataset
 tfrec_PROTOS           := tensorflow
 tfrec_PKGS             := zlib libprotobuf-c $(if $(HAVE_ISAL),libisal)
 tfrec-image_MODULES    := image imagenet tar
@@ -251,7 +251,7 @@ $(BUILD)/obj/%.o: %.c $(PB_SYMS) | $(PB_H)
 comma := ,
 # A part finds the parts it requires next to itself ($ORIGIN), wherever it
 # is loaded from (a build tree, a Python program dlopen()ing it by path).
-pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$($(1)_PKGS)|'
+pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@VERSION@|$(VERSION)|g; s|@PKGS@|$($(1)_PKGS)|g'
 # libtfrec-gcp.so exports its internals to the parts that require it the
 # same way (its TFREC_PRIVATE_API functions; the node lists every part's).
 map_of   = $(if $(filter tfrec tfrec-gcp,$(1)),$(BUILD)/libtfrec.map,lib/libtfrec.map)
@@ -394,7 +394,7 @@ deps:
 # .pc (naming the PREFIX of this install); then the tools and the Python
 # package.
 define install_part
-install -m 644 $($(1)_HEADERS) $(DESTDIR)$(PREFIX)/include/tfrec/
+$(if $($(1)_HEADERS),install -m 644 $($(1)_HEADERS) $(DESTDIR)$(PREFIX)/include/tfrec/)
 install -m 644 $(BUILD)/lib$(1).a $(DESTDIR)$(LIBDIR)/
 install -m 755 $(BUILD)/lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 ln -sf lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/lib$(1).so.$(SOVERSION)

@@ -218,7 +218,7 @@ int main(int argc, char **argv)
           .value_name = "N",
           .help = "the same as --num_tasks (not both) [1]" },
         { .name = "split_keys_file",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &f.split_keys_path,
           .value_name = "FILE",
           .help = "split points, one key a line, instead of SampleRowKeys (so\n"
@@ -356,7 +356,7 @@ typedef struct split_keys {
 
 static int read_split_keys(const char *path, split_keys *sk)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = cli_fopen_read(path); /* any name of the file system layer */
     if (!fp) {
         fprintf(stderr, "bt2tfrec: --split_keys_file=%s: %s\n", path, strerror(errno));
         return EXIT_IO;
