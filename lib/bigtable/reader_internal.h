@@ -39,9 +39,9 @@ typedef struct bt_scan {
      * the merger's rows point into it (row_merger.h). */
     bt_event cur;
     size_t pos;
-    unsigned failures;  /* consecutive retryable failures */
-    int64_t fail_since; /* monotonic ms of the first of them */
-    int64_t retry_at;   /* monotonic ms: not before */
+    unsigned failures;   /* consecutive retryable failures */
+    int64_t fail_since;  /* monotonic ms of the first of them */
+    int64_t retry_at;    /* monotonic ms: not before */
     unsigned auth_epoch; /* r->ra.epoch when its call started */
 } bt_scan;
 
@@ -68,7 +68,7 @@ struct tfrec_bt_reader {
     size_t shard;
     bt_scan *scans;
     size_t nscans, cur;
-    int running; /* calls without their DONE yet */
+    int running;  /* calls without their DONE yet */
     bt_reauth ra; /* one token refresh per run of UNAUTHENTICATED */
     tfrec_bt_read_stats st;
     /* Until the server is reached (a message, a status that is not
