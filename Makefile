@@ -5,13 +5,20 @@
 #                   leave those parts out, with the tools, tests and
 #                   benchmarks that need them (default: build every part)
 #   make test       install missing build dependencies, build, run every test
+#   make check      build, run the unit tests and the fast integration and
+#                   Python tests (tests/fast.list), for the edit loop
 #   make asan-test  unit tests under AddressSanitizer + UBSan (build-asan/)
+#   make tsan-test  the threaded unit tests under ThreadSanitizer (build-tsan/)
 #   make fuzz       libFuzzer targets (tests/fuzz/) built with clang into
 #                   build-fuzz/, each run FUZZ_SECONDS (30); fails on a finding
 #   make bench      benchmarks (print ratios against peers)
 #   make demo       the end-to-end pipeline on generated sample data
 #   make install    PREFIX=/usr/local DESTDIR= (every part built, with its .pc)
 #   make deps       install the Debian packages the build and tests need
+#   make V=1        print every command line (the default prints one short
+#                   line per step: `CC lib/record/reader.o`)
+#   make WERROR=1   warnings are errors (CI; not the default, so that a newer
+#                   compiler's new warnings do not break users' builds)
 #
 # Modules add files under lib/<module>/, tools/<name>/, tests/unit/test_*.c,
 # bench/*.c and proto/**.proto; the globs below pick them up. A new module
@@ -133,7 +140,10 @@ $(foreach p,$(OPTIONAL_PARTS),$(eval $(p)_HEADERS := $(foreach m,$($(p)_MODULES)
 tfrec_HEADERS := $(filter-out $(foreach p,$(OPTIONAL_PARTS),$($(p)_HEADERS)),$(wildcard include/tfrec/*.h))
 
 OPT      ?= -O2 -g
-WARN     := -Wall -Wextra
+WARN     := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
 CPPFLAGS += -D_GNU_SOURCE -DTFREC_VERSION_STRING='"$(VERSION)"' $(ISAL_DEF) \
             -Iinclude -Ilib -I$(BUILD)/gen $(foreach p,$(PARTS),$($(p)_CFLAGS))
 CFLAGS   += -std=c11 $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread
@@ -151,6 +161,20 @@ SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
              -fno-sanitize-recover=undefined
 CFLAGS   += $(SAN_FLAGS)
 LDFLAGS  += -fsanitize=address,undefined
+endif
+
+# ------------------------------------------------------------------ output
+# Quiet by default: each step prints what it makes (`CC lib/record/reader.o`,
+# `AR build/libtfrec.a`, `LD build/bin/tfrec`); V=1 prints the commands
+# instead. $(call say,WHAT,TARGET) is a recipe line of its own; $(Q) prefixes
+# the commands.
+V ?= 0
+ifeq ($(V),1)
+Q   :=
+say  =
+else
+Q   := @
+say  = @printf '%-7s %s\n' '$(1)' '$(patsubst $(BUILD)/obj/%,%,$(2))'
 endif
 
 # ------------------------------------------------------------------ programs
@@ -186,7 +210,7 @@ BENCHES    := $(patsubst bench/%.c,%,$(sort $(wildcard bench/*.c)))
 BENCHES    := $(foreach b,$(BENCHES),$(if $(call built,$(call bench_part,$(b))),$(b)))
 BENCH_BINS := $(BENCHES:%=$(BUILD)/bench/%)
 
-.PHONY: all lib tools tests benches fuzzers fuzz test check unit asan-test bench demo install deps ensure-deps clean FORCE
+.PHONY: all lib tools tests benches fuzzers fuzz test test-all check unit asan-test tsan-test bench demo install deps ensure-deps clean FORCE
 all: lib tools
 
 lib: $(foreach p,$(PARTS),$(BUILD)/lib$(p).a $(BUILD)/lib$(p).so.$(VERSION) $(BUILD)/$(p).pc) $(BUILD)/parts
@@ -203,7 +227,8 @@ $(BUILD)/parts: FORCE
 # ------------------------------------------------------------------ codegen
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h &: proto/%.proto
 	@mkdir -p $(BUILD)/gen
-	$(PROTOC_C) -Iproto --c_out=$(BUILD)/gen $<
+	$(call say,PROTOC,$<)
+	$(Q)$(PROTOC_C) -Iproto --c_out=$(BUILD)/gen $<
 # Generated sources and objects only named by pattern rules are
 # intermediates to make; keep it from deleting them (which would rebuild
 # them on every run).
@@ -223,19 +248,22 @@ PB_SYMS := $(BUILD)/pb-rename.syms
 
 $(BUILD)/obj/pb-raw/%.o: $(BUILD)/gen/%.c | $(PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-missing-braces -MMD -MP -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-missing-braces -MMD -MP -c $< -o $@
 
 $(PB_SYMS): $(PB_C:$(BUILD)/gen/%.c=$(BUILD)/obj/pb-raw/%.o)
-	$(NM) -g --defined-only $^ | awk 'NF == 3 && $$3 !~ /^tfrec_/ {print $$3, "tfrec_" $$3}' | sort -u > $@
+	$(call say,GEN,$@)
+	$(Q)$(NM) -g --defined-only $^ | awk 'NF == 3 && $$3 !~ /^tfrec_/ {print $$3, "tfrec_" $$3}' | sort -u > $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/obj/pb-raw/%.o $(PB_SYMS)
 	@mkdir -p $(dir $@)
-	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $< $@
+	$(Q)$(OBJCOPY) --redefine-syms=$(PB_SYMS) $< $@
 
 $(BUILD)/obj/%.o: %.c $(PB_SYMS) | $(PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
-	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
 
 # ------------------------------------------------------------------ libraries
 # Each part: lib<part>.a, lib<part>.so.<VERSION> linked against the parts it
@@ -259,23 +287,27 @@ map_of   = $(if $(filter tfrec tfrec-gcp,$(1)),$(BUILD)/libtfrec.map,lib/libtfre
 define part_rules
 $(BUILD)/lib$(1).a: $$($(1)_OBJS)
 	@rm -f $$@
-	$$(AR) rcs $$@ $$^
+	$$(call say,AR,$$@)
+	$$(Q)$$(AR) rcs $$@ $$^
 
 $(BUILD)/lib$(1).so.$(VERSION): $$($(1)_OBJS) $(call map_of,$(1)) $$(foreach r,$$($(1)_REQUIRES),$(BUILD)/lib$$(r).so.$(VERSION))
-	$$(CC) -shared -Wl,-soname,lib$(1).so.$(SOVERSION) -Wl,--version-script=$(call map_of,$(1)) -Wl,-z,defs $$(if $$($(1)_REQUIRES),-Wl$$(comma)-rpath$$(comma)'$$$$ORIGIN') \
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) -shared -Wl,-soname,lib$(1).so.$(SOVERSION) -Wl,--version-script=$(call map_of,$(1)) -Wl,-z,defs $$(if $$($(1)_REQUIRES),-Wl$$(comma)-rpath$$(comma)'$$$$ORIGIN') \
 	    $$(LDFLAGS) -o $$@ $$(filter %.o %.so.$(VERSION),$$^) $$($(1)_LIBS) -pthread -lm
-	ln -sf lib$(1).so.$(VERSION) $(BUILD)/lib$(1).so.$(SOVERSION)
-	ln -sf lib$(1).so.$(SOVERSION) $(BUILD)/lib$(1).so
+	$$(Q)ln -sf lib$(1).so.$(VERSION) $(BUILD)/lib$(1).so.$(SOVERSION)
+	$$(Q)ln -sf lib$(1).so.$(SOVERSION) $(BUILD)/lib$(1).so
 
 $(BUILD)/$(1).pc: $(1).pc.in Makefile
-	$$(call pc_subst,$(1)) $$< > $$@
+	$$(call say,GEN,$$@)
+	$$(Q)$$(call pc_subst,$(1)) $$< > $$@
 endef
 $(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
 
 PRIVATE_HDRS := $(shell grep -rl --include='*.h' 'TFREC_PRIVATE_API.*tfrec_' lib)
 $(BUILD)/libtfrec.map: lib/libtfrec.map $(PRIVATE_HDRS) include/tfrec/version.h
 	@mkdir -p $(@D)
-	{ echo 'TFREC_PRIVATE_$(VERSION) {'; echo '  global:'; \
+	$(call say,GEN,$@)
+	$(Q){ echo 'TFREC_PRIVATE_$(VERSION) {'; echo '  global:'; \
 	  grep -hoE 'TFREC_PRIVATE_API[^(]*tfrec_[A-Za-z0-9_]+ *\(' $(PRIVATE_HDRS) /dev/null | \
 	    grep -oE 'tfrec_[A-Za-z0-9_]+ *\($$' | tr -d ' (' | sort -u | sed 's/.*/    &;/'; \
 	  echo '};'; cat lib/libtfrec.map; } > $@
@@ -283,7 +315,8 @@ $(BUILD)/libtfrec.map: lib/libtfrec.map $(PRIVATE_HDRS) include/tfrec/version.h
 $(TOOLS_LIB): $(TOOLS_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)$(AR) rcs $@ $^
 
 # ------------------------------------------------------------------ programs
 # Tools, tests and benchmarks link the static libraries of their parts (and
@@ -293,7 +326,8 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 define program
 $(1): $(2) $(TOOLS_LIB) $$(call archives,$(3))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$+ $$(call libs_of,$(3)) $$(TOOL_LIBS_$$(notdir $$@))
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$+ $$(call libs_of,$(3)) $$(TOOL_LIBS_$$(notdir $$@))
 endef
 upper = $(shell echo '$(1)' | tr a-z A-Z)
 ifneq ($(call built,$(TOOLS_OPTIONAL_PARTS)),)
@@ -306,21 +340,24 @@ $(foreach b,$(BENCHES),$(eval $(call program,$(BUILD)/bench/$(b),$(BUILD)/obj/be
 
 $(BUILD)/tests/test_api: $(BUILD)/obj/tests/unit/test_api.o $(BUILD)/obj/tests/unit/harness.o $(foreach p,$(OPTIONAL_PARTS),$(call archives,$(p)))
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $+ $(foreach p,$(OPTIONAL_PARTS),$(call libs_of,$(p)))
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $+ $(foreach p,$(OPTIONAL_PARTS),$(call libs_of,$(p)))
 
 # The ABI test is a program of its own, linked against the shared core
 # library as an application built against an older release would be.
 # It covers every part's structs, so it is built only when all parts are.
 $(BUILD)/tests/test_abi: $(BUILD)/obj/tests/unit/test_abi.o $(BUILD)/obj/tests/unit/harness.o $(foreach p,$(ALL_PARTS),$(BUILD)/lib$(p).so.$(VERSION))
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD) $(ALL_PARTS:%=-l%) -ldl -Wl,-rpath,'$$ORIGIN/..'
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD) $(ALL_PARTS:%=-l%) -ldl -Wl,-rpath,'$$ORIGIN/..'
 
 # Test builds of tools (-DTFREC_TESTING compiles in the fault injection the
 # integration tests use), kept out of bin/ and never installed.
 $(BUILD)/obj-testing/%.o: %.c $(PB_SYMS) | $(PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
-	$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) -DTFREC_TESTING $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(OBJCOPY) --redefine-syms=$(PB_SYMS) $@
 $(foreach t,$(TEST_TOOLS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(patsubst %.c,$(BUILD)/obj-testing/%.o,$(wildcard tools/$(t)/*.c)),$(call tool_parts,$(t)))))
 $(foreach t,$(TEST_PROGS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(BUILD)/obj-testing/tests/tools/$(t).o,$(call bench_part,$(t)))))
 
@@ -328,14 +365,16 @@ $(foreach t,$(TEST_PROGS),$(eval $(call program,$(BUILD)/test-bin/$(t),$(BUILD)/
 define fuzzer
 $(BUILD)/fuzz/$(1): $(BUILD)/obj/tests/fuzz/$(1).o $$(call archives,$(2))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(LDFLAGS) -fsanitize=fuzzer -o $$@ $$^ $$(call libs_of,$(2))
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) -fsanitize=fuzzer -o $$@ $$^ $$(call libs_of,$(2))
 endef
 $(foreach f,$(FUZZERS),$(eval $(call fuzzer,$(f),$(call test_part,$(f)))))
 
 # The public headers must compile as C++ too.
 $(BUILD)/tests/test_cxx_headers: tests/unit/cxx_headers.cpp $(BUILD)/obj/tests/unit/harness.o $(BUILD)/libtfrec.a
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++11 -Wall -Wextra -pedantic $(OPT) $(SAN_FLAGS) -Iinclude -Itests/unit -o $@ $^ $(call libs_of,tfrec)
+	$(call say,CXX,$@)
+	$(Q)$(CXX) -std=c++11 -Wall -Wextra -pedantic $(OPT) $(SAN_FLAGS) -Iinclude -Itests/unit -o $@ $^ $(call libs_of,tfrec)
 
 # ------------------------------------------------------------------ run
 # `test` and `demo` first make sure the Debian packages are there, then
@@ -347,10 +386,17 @@ ensure-deps:
 	@scripts/install-deps.sh
 
 test: ensure-deps
-	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory test-all
 
-check: all tests
+# Every test (what `make test` runs once the dependencies are there).
+test-all: all tests
 	@tests/run.sh $(BUILD)
+
+# The edit loop: unit tests, then the integration scripts and Python test
+# files named in tests/fast.list (chosen by measured time, see
+# docs/testing.md). `make test` stays the full suite.
+check: all tests
+	@tests/run.sh --fast $(BUILD)
 
 unit: tests
 	@tests/run.sh --unit-only $(BUILD)
@@ -383,8 +429,13 @@ bench: ensure-deps
 	@$(MAKE) --no-print-directory all benches
 	@bench/run.sh $(BUILD)
 
+# The demo prints its own steps; the build's output goes to a log, shown
+# only when the build fails.
 demo: ensure-deps
-	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)
+	@echo "demo: building the library and tools (log: $(BUILD)/demo-build.log)"
+	@$(MAKE) --no-print-directory all >$(BUILD)/demo-build.log 2>&1 || \
+	    { tail -40 $(BUILD)/demo-build.log; echo "demo: the build failed (make V=1 for the commands)"; exit 1; }
 	@scripts/demo.sh $(BUILD)
 
 deps:
