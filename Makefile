@@ -10,7 +10,8 @@
 #   make asan-test  unit tests under AddressSanitizer + UBSan (build-asan/)
 #   make tsan-test  the threaded unit tests under ThreadSanitizer (build-tsan/)
 #   make fuzz       libFuzzer targets (tests/fuzz/) built with clang into
-#                   build-fuzz/, each run FUZZ_SECONDS (30); fails on a finding
+#                   build-fuzz/, each run FUZZ_SECONDS (30), FUZZ_JOBS (1) at
+#                   a time; fails on a finding
 #   make bench      benchmarks (print ratios against peers)
 #   make demo       the end-to-end pipeline on generated sample data
 #   make install    PREFIX=/usr/local DESTDIR= (every part built, with its .pc)
@@ -151,6 +152,12 @@ LDFLAGS  += -Wl,--as-needed
 
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS   += $(SAN_FLAGS)
+LDFLAGS  += $(SAN_FLAGS)
+endif
+# ThreadSanitizer builds (make tsan-test sets SANITIZE=thread).
+ifeq ($(SANITIZE),thread)
+SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 CFLAGS   += $(SAN_FLAGS)
 LDFLAGS  += $(SAN_FLAGS)
 endif
@@ -411,6 +418,21 @@ asan-test:
 	@$(SAN_ENV) TFREC_EXTRA_CFLAGS='-fsanitize=address,undefined' \
 	    tests/run.sh --no-python build-asan
 
+# ThreadSanitizer over the unit tests whose code runs threads: Bigtable
+# pollers and parallel read streams, dataset reader threads, converter
+# workers, the CRC32C dispatch's once-only choice, the file system
+# registry, storage's parallel ranged reads. tests/unit/tsan.supp holds the
+# suppressions, each with its reason. A report exits 66.
+TSAN_TESTS := test_bigtable_pollers test_bigtable_reader test_bigtable_writer \
+              test_crc32c test_dataset test_fs test_imagenet test_imagenet_tasks \
+              test_storage_http test_storage_parts
+TSAN_BUILD ?= build-tsan
+tsan-test:
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) SANITIZE=thread OPT='-O1 -g' \
+	    $(TSAN_BUILD)/parts $(addprefix $(TSAN_BUILD)/tests/,$(filter $(TSAN_TESTS),$(TESTS)))
+	@TSAN_OPTIONS="suppressions=$(CURDIR)/tests/unit/tsan.supp halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	    tests/run.sh --unit-only --only "$(filter $(TSAN_TESTS),$(TESTS))" $(TSAN_BUILD)
+
 # libFuzzer on every parser: clang builds the library and the targets with
 # ASan + UBSan into FUZZ_BUILD, then each target runs FUZZ_SECONDS from its
 # generated seeds and its corpus (kept there between runs). Resource bombs
@@ -420,9 +442,10 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_RSS_MB  ?= 2048
 FUZZ_TIMEOUT ?= 10
+FUZZ_JOBS    ?= 1
 fuzz:
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) FUZZ=1 OPT='-O1 -g' fuzzers
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RSS_MB=$(FUZZ_RSS_MB) FUZZ_TIMEOUT=$(FUZZ_TIMEOUT) \
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RSS_MB=$(FUZZ_RSS_MB) FUZZ_TIMEOUT=$(FUZZ_TIMEOUT) FUZZ_JOBS=$(FUZZ_JOBS) \
 	    tests/fuzz/run.sh $(FUZZ_BUILD)
 
 bench: ensure-deps
@@ -441,11 +464,11 @@ demo: ensure-deps
 deps:
 	scripts/install-deps.sh
 
-# Every built part: its headers, both libraries, the soname links and its
-# .pc (naming the PREFIX of this install); then the tools and the Python
-# package.
+# Every built part: its headers (tfrec-gcp has none: its API is internal),
+# both libraries, the soname links and its .pc (naming the PREFIX of this
+# install); then the tools and the Python package.
 define install_part
-install -m 644 $($(1)_HEADERS) $(DESTDIR)$(PREFIX)/include/tfrec/
+$(if $($(1)_HEADERS),install -m 644 $($(1)_HEADERS) $(DESTDIR)$(PREFIX)/include/tfrec/)
 install -m 644 $(BUILD)/lib$(1).a $(DESTDIR)$(LIBDIR)/
 install -m 755 $(BUILD)/lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 ln -sf lib$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/lib$(1).so.$(SOVERSION)
@@ -462,6 +485,6 @@ install: all
 	    install -m 644 python/tfrec/*.py $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
 
 clean:
-	rm -rf build build-asan build-core build-fuzz $(BUILD)
+	rm -rf build build-asan build-core build-fuzz build-tsan $(BUILD)
 
 -include $(shell find $(BUILD)/obj $(BUILD)/obj-testing -name '*.d' 2>/dev/null)

@@ -5,6 +5,8 @@
 #                Python suite would load an instrumented libtfrec.so)
 #   --fast       unit tests, then only the integration scripts and Python
 #                test files listed in tests/fast.list (`make check`)
+#   --only "test_a test_b"  with --unit-only: just these unit test programs
+#                (`make tsan-test`)
 # Scripts and Python test files that use an optional part of the library
 # say so with a "# needs: tfrec-image tfrec-bigtable" line; they are left
 # out (and listed) when the build has not got that part ($BUILD/parts,
@@ -14,11 +16,16 @@ set -u
 unit_only=0
 no_python=0
 fast=0
-case "${1:-}" in
---unit-only) unit_only=1; shift ;;
---no-python) no_python=1; shift ;;
---fast) fast=1; shift ;;
-esac
+only=
+while :; do
+    case "${1:-}" in
+    --unit-only) unit_only=1; shift ;;
+    --no-python) no_python=1; shift ;;
+    --fast) fast=1; shift ;;
+    --only) only=" $2 "; shift 2 ;;
+    *) break ;;
+    esac
+done
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 export TFREC_BUILD=$(cd "$BUILD" && pwd)
@@ -70,6 +77,7 @@ trap 'rm -f "$log"' EXIT
 echo "== unit tests ($BUILD)"
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
+    if [ -n "$only" ]; then case "$only" in *" $(basename "$t") "*) ;; *) continue ;; esac; fi
     t0=$SECONDS
     "$t" >"$log" 2>&1
     st=$?

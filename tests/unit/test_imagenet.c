@@ -446,8 +446,11 @@ static long dead_pid(void)
     pid_t pid = fork();
     if (pid == 0)
         _exit(0);
-    CHECK(pid > 0);
-    CHECK(waitpid(pid, NULL, 0) == pid);
+    /* CHECK returns without a value: report here, return an impossible pid. */
+    if (pid <= 0 || waitpid(pid, NULL, 0) != pid) {
+        harness_fail(__FILE__, __LINE__, "fork/waitpid for a dead pid failed");
+        return -1;
+    }
     return (long)pid;
 }
 
@@ -462,7 +465,7 @@ static void test_stale_cleanup_follows_no_link(void)
     o.output_dir = harness_path("stale-links");
     o.train_shards = 1;
     o.validation_shards = 1;
-    char victim[1024], keep[1100], link[1100], real[1100], inner[1200], other[1100];
+    char victim[1024], keep[1100], link[1100], real[1100], inner[1200], other[1200];
     snprintf(victim, sizeof victim, "%s", harness_path("stale-victim"));
     CHECK(mkdir(victim, 0777) == 0);
     snprintf(keep, sizeof keep, "%s/keep.txt", victim);
