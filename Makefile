@@ -145,6 +145,9 @@ WARN     := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 ifeq ($(WERROR),1)
 WARN     += -Werror
 endif
+# The code that ships (library, tools) also gets -Wconversion (implicit
+# narrowing and sign changes); tests and benchmarks do not.
+$(BUILD)/obj/lib/%.o $(BUILD)/obj/tools/%.o $(BUILD)/obj-testing/tools/%.o: WARN += -Wconversion
 CPPFLAGS += -D_GNU_SOURCE -DTFREC_VERSION_STRING='"$(VERSION)"' $(ISAL_DEF) \
             -Iinclude -Ilib -I$(BUILD)/gen $(foreach p,$(PARTS),$($(p)_CFLAGS))
 CFLAGS   += -std=c11 $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread
@@ -286,7 +289,7 @@ $(BUILD)/obj/%.o: %.c $(PB_SYMS) | $(PB_H)
 comma := ,
 # A part finds the parts it requires next to itself ($ORIGIN), wherever it
 # is loaded from (a build tree, a Python program dlopen()ing it by path).
-pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|; s|@PKGS@|$($(1)_PKGS)|'
+pc_subst = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@VERSION@|$(VERSION)|g; s|@PKGS@|$($(1)_PKGS)|g'
 # libtfrec-gcp.so exports its internals to the parts that require it the
 # same way (its TFREC_PRIVATE_API functions; the node lists every part's).
 map_of   = $(if $(filter tfrec tfrec-gcp,$(1)),$(BUILD)/libtfrec.map,lib/libtfrec.map)

@@ -499,15 +499,15 @@ static void test_writer_abort_mem(void)
 /* Data files over a file system: index files built, counted through,
  * random access by ranges, and a dataset (sequential, shuffled, sharded)
  * giving the same records as over local files. */
-static int write_shards(const char *base, int with_index, char names[3][4400])
+static int write_shards(const char *base, int with_index, char paths[3][4400])
 {
     size_t rec = 0;
     for (int f = 0; f < 3; f++) {
-        snprintf(names[f], sizeof names[f], "%s-%05d-of-00003", base, f);
+        snprintf(paths[f], sizeof paths[f], "%s-%05d-of-00003", base, f);
         tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
         wo.write_index = with_index;
         tfrec_writer *w;
-        int rc = tfrec_writer_open(&w, names[f], &wo);
+        int rc = tfrec_writer_open(&w, paths[f], &wo);
         if (rc < 0)
             return rc;
         uint8_t buf[200];
