@@ -13,7 +13,8 @@ Rounds are interleaved (a b c d, b c d a, ...); medians over BENCH_ROUNDS
 (3). bt2tfrec is timed as a whole process (start-up, planning and writing
 its files included); the Go peer reports the wall and CPU time of its
 timed part only. Every run must return every row. N is BENCH_READ_SCANS
-(4). Targets (issue 10): (a) >= 1.0x (d) and >= 2x (c) in rows/s, and at
+(4). BENCH_READ_BEFORE=<bin dir>: that build's bt2tfrec runs in the same
+rounds too (a0, b0). Targets (issue 10): (a) >= 1.0x (d) and >= 2x (c) in rows/s, and at
 most half of (d)'s client CPU per GB (printed as d/a >= 2).
 """
 import os
@@ -75,6 +76,13 @@ def bench(label, n, size, addr, pid):
     cont = [("a bt2tfrec %d scans" % SCANS,
              b2t + ["--parallel_scans=%d" % SCANS, "--output_shards", "--output=@OUT@/s"], False),
             ("b bt2tfrec 1 stream", b2t + ["--output=@OUT@/one"], False)]
+    before = os.environ.get("BENCH_READ_BEFORE")
+    if before:  # another build's bt2tfrec in the same rounds: before/after a change
+        b0 = [os.path.join(before, "bt2tfrec")] + b2t[1:]
+        cont += [("a0 before: bt2tfrec %d scans" % SCANS,
+                  b0 + ["--parallel_scans=%d" % SCANS, "--output_shards", "--output=@OUT@/s"],
+                  False),
+                 ("b0 before: bt2tfrec 1 stream", b0 + ["--output=@OUT@/one"], False)]
     if PEER:
         go = [PEER, "read", "-table", table, "-prefix", "train_", "-emulator_pid", str(pid)]
         cont += [("c Go 1 stream", go + ["-streams", "1"], True),
@@ -93,7 +101,7 @@ def bench(label, n, size, addr, pid):
         mbs = statistics.median(b / w / 1e6 for w, _, _, b in runs)
         cpu_gb = statistics.median(c / (b / 1e9) for _, c, _, b in runs)
         emu = statistics.median(e for _, _, e, _ in runs)
-        med[name[0]] = (statistics.median(rps), cpu_gb)
+        med[name.split()[0]] = (statistics.median(rps), cpu_gb)
         print("  | %s | %.0f (%.0f..%.0f) | %.1f | %.2f | %.2f |" %
               (name, statistics.median(rps), min(rps), max(rps), mbs, cpu_gb, emu))
     return med

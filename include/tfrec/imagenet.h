@@ -31,6 +31,8 @@
 
 TFREC_BEGIN_DECLS
 
+struct tfrec_fs; /* include/tfrec/fs.h */
+
 enum tfrec_input_layout {
     /* RAW/train/<synset>/<image>, RAW/validation/<image> and
      * RAW/synset_labels.txt (one synset per validation image, in sorted
@@ -105,14 +107,11 @@ typedef struct tfrec_imagenet_options {
      * the tree]. */
     const char *train_tar;
     const char *validation_tar;
-    /* Shards written through caller sinks instead of local files, e.g. over
-     * tfrec_storage_open_sink for a gs:// output_dir: shard
-     * <output_dir>/<file> is opened with open_sink(sink_ctx, io, name) and
-     * appears when its sink is closed with commit, so no half-written shard
-     * is ever visible. There is then no staging directory and no check for
-     * shards of another set; a failed or cancelled run removes the shards it
-     * had completed with remove_output (when set). manifest_path stays a
-     * local file [NULL: local files, staged and renamed]. */
+    /* Deprecated since 1.1, use fs. When open_sink is set, shards (and a
+     * task's part) are written through open_sink(sink_ctx, io, name) and a
+     * failed run's completed shards removed with remove_output (when set),
+     * as fs does for an output_dir outside the local file system; the
+     * manifest_path stays a local file then. */
     int (*open_sink)(void *sink_ctx, tfrec_io *io, const char *name);
     int (*remove_output)(void *sink_ctx, const char *name);
     void *sink_ctx;
@@ -132,32 +131,19 @@ typedef struct tfrec_imagenet_options {
      * part; 1: the whole set as task 0 of 1, with its part]. */
     uint32_t task_index;
     uint32_t num_tasks;
-    /* Input through caller callbacks instead of the local file system, e.g.
-     * over tfrec_storage for a gs:// raw_data_dir (the IMAGENET and FOLDERS
-     * trees; not tarballs or CSV). list_input(input_ctx, pattern, add,
-     * add_ctx) calls add(add_ctx, name, size) for every file matching
-     * pattern, in any order, and returns TFREC_OK (also when nothing
-     * matches) or a failure (message in tfrec_last_errmsg()); add returns
-     * non-zero to stop the listing. Patterns put * in place of whole path
-     * components (RAW/validation/ then *; RAW/train/ then two components)
-     * with glob(3) meaning: * ? [...] never match '/' nor a leading '.', a
-     * backslash quotes; tfrec_storage_glob matches them so.
-     * open_input(input_ctx, io, name) opens an image, synset_labels.txt
-     * (or validation_labels_file) or labels_file as a source. Both are
-     * called from several threads at once. The shards are the bytes a
-     * conversion of the same tree on local disk gives [NULL: local files].
-     * open_input alone (no list_input) serves the tarballs below. */
+    /* Deprecated since 1.1, use fs. When set, they take precedence over
+     * fs for the input: list_input(input_ctx, pattern, add, add_ctx) calls
+     * add(add_ctx, name, size) for every file matching pattern (any order,
+     * TFREC_OK also when nothing matches) and lists the IMAGENET or FOLDERS
+     * tree; open_input(input_ctx, io, name) opens an image, a labels file or
+     * a tarball; open_input_range(input_ctx, io, name, offset, length) one
+     * image's bytes of a tarball. They are called from several threads at
+     * once. open_input alone (no list_input) serves the tarballs and the
+     * labels files, a local tree being scanned as usual. */
     int (*list_input)(void *input_ctx, const char *pattern,
                       int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx);
     int (*open_input)(void *input_ctx, tfrec_io *io, const char *name);
     void *input_ctx;
-    /* Tarballs (train_tar, validation_tar) through the callbacks, e.g. in
-     * a bucket: open_input opens each for the listing pass (one sequential
-     * read of its headers, seeking over the images), and
-     * open_input_range(input_ctx, io, name, offset, length) opens just one
-     * image's bytes of it for a worker (tfrec_storage_open_source_range:
-     * one ranged request). Both set: the tarballs and the labels file are
-     * read through them [NULL: local tarballs, read with pread]. */
     int (*open_input_range)(void *input_ctx, tfrec_io *io, const char *name, uint64_t offset,
                             uint64_t length);
     /* Plan from this listing file (tfrec_imagenet_write_listing) instead
@@ -171,6 +157,21 @@ typedef struct tfrec_imagenet_options {
      * different listings. The IMAGENET and FOLDERS trees only [NULL:
      * scan]. */
     const char *listing;
+    /* (since 1.1) The file system every name of the run goes through:
+     * raw_data_dir (listed with fs->list: patterns put * in place of whole
+     * path components), the images, tarballs (their members read with
+     * ranged reads), labels files, the listing, output_dir and
+     * manifest_path [NULL: tfrec_fs_default(): local paths and every
+     * registered scheme, e.g. gs:// when libtfrec-storage is loaded;
+     * include/tfrec/fs.h]. Names of the local file system are scanned,
+     * read and written as they always were (a local output is staged and
+     * renamed into place); any other output_dir gets each shard through a
+     * sink that makes it appear only when complete (no staging directory,
+     * no check for shards of another set; a failed or cancelled run
+     * removes the shards it had completed), and a manifest_path outside
+     * the local file system is written only by a run that succeeded. The
+     * CSV layout reads a local CSV file and local images only. */
+    const struct tfrec_fs *fs;
 } tfrec_imagenet_options;
 
 #define TFREC_IMAGENET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_options)
@@ -246,16 +247,23 @@ typedef struct tfrec_imagenet_merge_options {
     size_t struct_size;
     const char *output_dir;    /* where the tasks wrote (required) */
     const char *manifest_path; /* the merged manifest [OUTPUT/manifest.json] */
-    /* The parts to merge [NULL: every manifest-task-*-of-*.json in a local
-     * output_dir]; a caller listing a bucket passes the names it found. */
+    /* The parts to merge [NULL: every manifest-task-*-of-*.json in
+     * output_dir, listed through fs]. */
     const char *const *parts;
     size_t nparts;
-    /* Reading the parts and the shard sizes, writing the manifest [NULL:
-     * local files]; e.g. tfrec_storage_open_source / _open_sink for gs://.
-     * The source of a shard must report its size (tfrec_io.size). */
+    /* Deprecated since 1.1, use fs. When set, the parts and shards are read
+     * through open_source(io_ctx, io, name) (a shard's source must report
+     * its size) and the manifest written through open_sink; parts not
+     * given are then listed in a local output_dir. */
     int (*open_source)(void *io_ctx, tfrec_io *io, const char *name);
     int (*open_sink)(void *io_ctx, tfrec_io *io, const char *name);
     void *io_ctx;
+    /* (since 1.1) The file system output_dir, the parts, the shards and
+     * manifest_path are reached through [NULL: tfrec_fs_default()]: parts
+     * not given are every OUTPUT/manifest-task-*-of-*.json fs->list finds,
+     * shard sizes come from fs->stat, the manifest appears whole through a
+     * sink. */
+    const struct tfrec_fs *fs;
 } tfrec_imagenet_merge_options;
 
 #define TFREC_IMAGENET_MERGE_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_imagenet_merge_options)

@@ -35,8 +35,10 @@ typedef struct bt_scan {
     int stalled; /* we cancelled the call: nothing arrived for stall_ms */
     bt_event *q; /* received messages not yet merged (a ring) */
     size_t qhead, qlen, qcap, qbytes;
-    Google__Bigtable__V2__ReadRowsResponse *resp; /* being merged */
-    size_t chunk;
+    /* The message being merged (kind 0: none) and its next chunk's offset;
+     * the merger's rows point into it (row_merger.h). */
+    bt_event cur;
+    size_t pos;
     unsigned failures;  /* consecutive retryable failures */
     int64_t fail_since; /* monotonic ms of the first of them */
     int64_t retry_at;   /* monotonic ms: not before */

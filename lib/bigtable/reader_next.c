@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bigtable/reader_internal.h"
+#include "bigtable/read_response.h"
 #include "util/struct_size.h"
 
 static int q_push(bt_scan *s, bt_event *ev)
@@ -32,20 +33,31 @@ static bt_event q_pop(bt_scan *s)
     s->qhead = (s->qhead + 1) % s->qcap;
     s->qlen--;
     s->qbytes -= ev.len;
+    ev.data = GRPC_SLICE_START_PTR(ev.slice); /* a small message is inline: moved */
     return ev;
 }
 
 static int drained(const bt_scan *s)
 {
-    return !s->qlen && !s->resp;
+    return !s->qlen && !s->cur.kind;
 }
 
-static void drop_resp(bt_scan *s)
+/* The current message is merged; the row in progress may go on in the
+ * next one: copy what it has here before the bytes go. */
+static int retire_cur(bt_scan *s, tfrec_err *err)
 {
-    if (s->resp)
-        google__bigtable__v2__read_rows_response__free_unpacked(s->resp, NULL);
-    s->resp = NULL;
-    s->chunk = 0;
+    int rc = s->cur.kind ? tfrec_bt_merger_keep(&s->m, err) : 0;
+    tfrec_bt_event_release(&s->cur);
+    return rc;
+}
+
+/* Make ev the message being merged. Rows point into its bytes, which for
+ * a small message are inside the slice struct: s->cur does not move. */
+static void set_cur(bt_scan *s, const bt_event *ev)
+{
+    s->cur = *ev;
+    s->cur.data = GRPC_SLICE_START_PTR(s->cur.slice);
+    s->pos = 0;
 }
 
 /* Cancel every call and wait for their DONE events. */
@@ -99,29 +111,33 @@ static int unreachable(tfrec_bt_reader *r, int64_t now, const bt_event *last)
                       r->connect_attempts == 1 ? "" : "s");
 }
 
-/* Merge what scan s has received: 1 a row is ready, 0 nothing buffered. */
+/* Merge what scan s has received: 1 a row is ready, 0 nothing buffered.
+ * The row handed out last is no longer in use when this is called. */
 static int consume(tfrec_bt_reader *r, bt_scan *s)
 {
     for (;;) {
-        while (s->resp && s->chunk < s->resp->n_chunks) {
+        bt_chunk ch;
+        while (s->cur.kind && tfrec_bt_read_response_next(s->cur.data, s->cur.len, &s->pos, &ch)) {
             tfrec_err merr;
             merr.msg[0] = 0;
-            int rc = tfrec_bt_merger_feed(&s->m, s->resp->chunks[s->chunk++], &merr);
+            int rc = tfrec_bt_merger_feed(&s->m, &ch, &merr);
             if (rc < 0)
                 return tfrec_fail(&r->err, rc, "ReadRows on %s at %s: %s", r->name, r->t.endpoint,
                                   merr.msg);
             if (rc == 1)
                 return 1;
         }
-        drop_resp(s);
+        if (retire_cur(s, &r->err))
+            return r->err.code;
         if (!s->qlen)
             break;
         bt_event ev = q_pop(s);
-        s->resp = google__bigtable__v2__read_rows_response__unpack(NULL, ev.len, ev.data);
-        tfrec_bt_event_release(&ev);
-        if (!s->resp)
+        if (tfrec_bt_read_response_each(ev.data, ev.len, NULL, NULL)) {
+            tfrec_bt_event_release(&ev);
             return tfrec_fail(&r->err, TFREC_E_PARSE, "unparsable ReadRows response from %s",
                               r->t.endpoint);
+        }
+        set_cur(s, &ev);
     }
     if (s->state == SCAN_EOS) {
         tfrec_err merr;
@@ -345,7 +361,7 @@ void tfrec_bt_reader_free(tfrec_bt_reader *r)
             tfrec_bt_event_release(&ev);
         }
         free(s->q);
-        drop_resp(s);
+        tfrec_bt_event_release(&s->cur);
         tfrec_bt_merger_free(&s->m);
         tfrec_bt_rowset_free(&s->set);
     }

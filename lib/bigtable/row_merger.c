@@ -7,7 +7,7 @@
 
 #include "util/vec.h"
 
-typedef Google__Bigtable__V2__ReadRowsResponse__CellChunk chunk_t;
+typedef bt_chunk chunk_t;
 
 /* What a cell and a label cost besides their bytes, so that max_row_bytes
  * bounds memory even for rows of many empty cells. */
@@ -105,7 +105,7 @@ static int arena_add(bt_merger *m, const void *data, size_t n, int nul, size_t *
     }
     if (off)
         *off = m->arena_len;
-    if (n)
+    if (n && data) /* NULL: room only */
         memcpy(m->arena + m->arena_len, data, n);
     m->arena_len += n;
     if (nul)
@@ -113,10 +113,12 @@ static int arena_add(bt_merger *m, const void *data, size_t n, int nul, size_t *
     return 0;
 }
 
-/* Charge and append a string with its NUL. */
-static int add_string(bt_merger *m, const char *s, size_t extra_cost, size_t *off, tfrec_err *err)
+/* Charge and append a string with its NUL; it ends at its first NUL, as
+ * protobuf-c's copy of it would. */
+static int add_string(bt_merger *m, const char *s, size_t len, size_t extra_cost, size_t *off,
+                      tfrec_err *err)
 {
-    size_t n = strlen(s);
+    size_t n = len ? strnlen(s, len) : 0;
     if (charge(m, n + 1 + extra_cost, err))
         return err->code;
     return arena_add(m, s, n, 1, off) ? nomem(err) : 0;
@@ -145,7 +147,7 @@ static int commit(bt_merger *m, tfrec_err *err)
         c->qualifier = m->arena + r->qualifier_off;
         c->qualifier_len = r->qualifier_len;
         c->timestamp_micros = r->timestamp;
-        c->value = m->arena + r->value_off;
+        c->value = r->value_ext ? r->value_ext : m->arena + r->value_off;
         c->value_len = r->value_len;
         c->labels = r->nlabels ? m->out_labels + r->label_first : NULL;
         c->n_labels = r->nlabels;
@@ -165,20 +167,20 @@ static int commit(bt_merger *m, tfrec_err *err)
 
 static int start_row(bt_merger *m, const chunk_t *ch, tfrec_err *err)
 {
-    if (ch->row_key.len == 0)
+    if (ch->row_key_len == 0)
         return violation(m, err, "a new row without a row key");
-    if (!ch->family_name || !ch->qualifier)
+    if (!ch->has_family || !ch->has_qualifier)
         return violation(m, err, "a new row without family and qualifier");
-    if (m->have_last && keycmp(ch->row_key.data, ch->row_key.len, m->last_key, m->last_len) <= 0) {
+    if (m->have_last && keycmp(ch->row_key, ch->row_key_len, m->last_key, m->last_len) <= 0) {
         char k[KEYBUF], msg[KEYBUF + 64];
         snprintf(msg, sizeof msg, "row keys out of order: '%s' comes next",
-                 show_key(k, ch->row_key.data, ch->row_key.len));
+                 show_key(k, ch->row_key, ch->row_key_len));
         return violation(m, err, msg);
     }
-    if (tfrec_vec_reserve(&m->key, &m->key_cap, ch->row_key.len, 64))
+    if (tfrec_vec_reserve(&m->key, &m->key_cap, ch->row_key_len, 64))
         return nomem(err);
-    memcpy(m->key, ch->row_key.data, ch->row_key.len);
-    m->key_len = ch->row_key.len;
+    memcpy(m->key, ch->row_key, ch->row_key_len);
+    m->key_len = ch->row_key_len;
     tfrec_bt_merger_drop_partial(m);
     m->in_row = 1;
     return charge(m, m->key_len, err);
@@ -187,9 +189,9 @@ static int start_row(bt_merger *m, const chunk_t *ch, tfrec_err *err)
 /* A chunk that is not a continuation: one new cell of the row. */
 static int start_cell(bt_merger *m, const chunk_t *ch, tfrec_err *err)
 {
-    if (ch->row_key.len && keycmp(ch->row_key.data, ch->row_key.len, m->key, m->key_len))
+    if (ch->row_key_len && keycmp(ch->row_key, ch->row_key_len, m->key, m->key_len))
         return violation(m, err, "row key changed before commit_row");
-    if (ch->family_name && !ch->qualifier)
+    if (ch->has_family && !ch->has_qualifier)
         return violation(m, err, "family without qualifier");
     if (ch->value_size > 0 && (size_t)ch->value_size > m->max_row_bytes - m->row_bytes) {
         char k[KEYBUF];
@@ -200,17 +202,16 @@ static int start_cell(bt_merger *m, const chunk_t *ch, tfrec_err *err)
     }
     if (charge(m, CELL_COST, err))
         return err->code;
-    if (ch->family_name) {
-        const char *f = ch->family_name->value ? ch->family_name->value : "";
-        if (add_string(m, f, 0, &m->family_off, err))
+    if (ch->has_family) {
+        if (add_string(m, ch->family, ch->family_len, 0, &m->family_off, err))
             return err->code;
         m->have_family = 1;
     }
-    if (ch->qualifier) {
-        size_t n = ch->qualifier->value.len;
+    if (ch->has_qualifier) {
+        size_t n = ch->qualifier_len;
         if (charge(m, n, err))
             return err->code;
-        if (arena_add(m, ch->qualifier->value.data, n, 0, &m->qualifier_off))
+        if (arena_add(m, ch->qualifier, n, 0, &m->qualifier_off))
             return nomem(err);
         m->qualifier_len = n;
         m->have_qualifier = 1;
@@ -219,11 +220,12 @@ static int start_cell(bt_merger *m, const chunk_t *ch, tfrec_err *err)
     if (!m->have_family || !m->have_qualifier)
         return violation(m, err, "cell without column");
     size_t label_first = m->nlabels;
-    for (size_t i = 0; i < ch->n_labels; i++) {
+    const char *label;
+    size_t label_len, pos = 0;
+    while (tfrec_bt_chunk_label(ch, &pos, &label, &label_len)) {
         if (tfrec_vec_reserve(&m->label_offs, &m->labels_cap, m->nlabels + 1, 8))
             return nomem(err);
-        if (add_string(m, ch->labels[i] ? ch->labels[i] : "", LABEL_COST,
-                       &m->label_offs[m->nlabels], err))
+        if (add_string(m, label, label_len, LABEL_COST, &m->label_offs[m->nlabels], err))
             return err->code;
         m->nlabels++;
     }
@@ -236,12 +238,20 @@ static int start_cell(bt_merger *m, const chunk_t *ch, tfrec_err *err)
     c->timestamp = ch->timestamp_micros;
     c->label_first = label_first;
     c->nlabels = ch->n_labels;
-    /* The value is the last thing added, so continuations extend it in place. */
-    if (charge(m, ch->value.len, err))
+    if (charge(m, ch->value_len, err))
         return err->code;
-    if (arena_add(m, ch->value.data, ch->value.len, 0, &c->value_off))
+    c->value_len = ch->value_len;
+    c->value_ext = NULL;
+    if (ch->value_size <= 0 && ch->value_len) {
+        /* A whole value: left where it is (the caller keeps the chunk's
+         * bytes until the row is handed out, row_merger.h). */
+        c->value_ext = ch->value;
+        c->value_off = 0;
+    } else if (arena_add(m, ch->value, ch->value_len, 0, &c->value_off)) {
+        /* The first piece of a split value is the last thing added, so
+         * continuations extend it in place. */
         return nomem(err);
-    c->value_len = ch->value.len;
+    }
     m->ncells++;
     return 0;
 }
@@ -249,14 +259,15 @@ static int start_cell(bt_merger *m, const chunk_t *ch, tfrec_err *err)
 /* The next piece of a value announced by value_size: bytes only. */
 static int continue_value(bt_merger *m, const chunk_t *ch, tfrec_err *err)
 {
-    if (ch->row_key.len || ch->family_name || ch->qualifier || ch->timestamp_micros || ch->n_labels)
+    if (ch->row_key_len || ch->has_family || ch->has_qualifier || ch->timestamp_micros ||
+        ch->n_labels)
         return violation(
             m, err, "value continuation chunk carrying a row key, column, timestamp or labels");
-    if (charge(m, ch->value.len, err))
+    if (charge(m, ch->value_len, err))
         return err->code;
-    if (arena_add(m, ch->value.data, ch->value.len, 0, NULL))
+    if (arena_add(m, ch->value, ch->value_len, 0, NULL))
         return nomem(err);
-    m->cells[m->ncells - 1].value_len += ch->value.len;
+    m->cells[m->ncells - 1].value_len += ch->value_len;
     return 0;
 }
 
@@ -264,18 +275,12 @@ static int feed(bt_merger *m, const chunk_t *ch, tfrec_err *err)
 {
     /* The oneof's value decides: proto3 keeps a member's presence, so a
      * server may send commit_row = false, which commits nothing. */
-    int reset = ch->row_status_case ==
-                    GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_RESET_ROW &&
-                ch->reset_row;
-    int commit_row =
-        ch->row_status_case ==
-            GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__CELL_CHUNK__ROW_STATUS_COMMIT_ROW &&
-        ch->commit_row;
+    int reset = ch->reset_row, commit_row = ch->commit_row;
     if (reset) {
         if (!m->in_row)
             return violation(m, err, "reset_row with no row in progress");
-        if (ch->row_key.len || ch->family_name || ch->qualifier || ch->timestamp_micros ||
-            ch->n_labels || ch->value.len)
+        if (ch->row_key_len || ch->has_family || ch->has_qualifier || ch->timestamp_micros ||
+            ch->n_labels || ch->value_len)
             return violation(m, err, "reset_row chunk carrying data");
         tfrec_bt_merger_drop_partial(m);
         return 0;
@@ -306,6 +311,32 @@ int tfrec_bt_merger_feed(bt_merger *m, const chunk_t *ch, tfrec_err *err)
     return rc;
 }
 
+int tfrec_bt_merger_keep(bt_merger *m, tfrec_err *err)
+{
+    if (!m->in_row)
+        return 0;
+    size_t moved = 0;
+    for (size_t i = 0; i < m->ncells; i++) {
+        bt_cell_rec *c = &m->cells[i];
+        if (!c->value_ext)
+            continue;
+        if (arena_add(m, c->value_ext, c->value_len, 0, &c->value_off))
+            return nomem(err);
+        c->value_ext = NULL;
+        moved++;
+    }
+    if (moved && m->in_cell) {
+        /* A split value goes on at the arena's end: move it back there. */
+        bt_cell_rec *c = &m->cells[m->ncells - 1];
+        if (arena_add(m, NULL, c->value_len, 0, NULL))
+            return nomem(err);
+        size_t off = m->arena_len - c->value_len;
+        memmove(m->arena + off, m->arena + c->value_off, c->value_len);
+        c->value_off = off;
+    }
+    return 0;
+}
+
 int tfrec_bt_merger_finish(bt_merger *m, tfrec_err *err)
 {
     if (m->in_row)
@@ -313,24 +344,35 @@ int tfrec_bt_merger_finish(bt_merger *m, tfrec_err *err)
     return TFREC_OK;
 }
 
+typedef struct feed_ctx {
+    bt_merger *m;
+    int (*on_row)(void *ctx, const tfrec_bt_row *row);
+    void *ctx;
+    tfrec_err *err;
+    int rows;
+} feed_ctx;
+
+static int feed_one(void *ctx, const bt_chunk *ch)
+{
+    feed_ctx *f = ctx;
+    int rc = tfrec_bt_merger_feed(f->m, ch, f->err);
+    if (rc == 1) {
+        f->rows++;
+        int stop = f->on_row ? f->on_row(f->ctx, &f->m->row) : 0;
+        rc = stop < 0 ? stop : -stop;
+    }
+    return rc;
+}
+
 int tfrec_bt_merger_feed_response(bt_merger *m, const uint8_t *bytes, size_t len,
                                   int (*on_row)(void *ctx, const tfrec_bt_row *row), void *ctx,
                                   tfrec_err *err)
 {
-    Google__Bigtable__V2__ReadRowsResponse *resp =
-        google__bigtable__v2__read_rows_response__unpack(NULL, len, bytes);
-    if (!resp)
+    if (tfrec_bt_read_response_each(bytes, len, NULL, NULL))
         return tfrec_fail(err, TFREC_E_PARSE, "unparsable ReadRows response (%zu bytes)", len);
-    int rows = 0, rc = 0;
-    for (size_t i = 0; i < resp->n_chunks && rc >= 0; i++) {
-        rc = tfrec_bt_merger_feed(m, resp->chunks[i], err);
-        if (rc == 1) {
-            rows++;
-            int stop = on_row ? on_row(ctx, &m->row) : 0;
-            if (stop)
-                rc = stop < 0 ? stop : -stop;
-        }
-    }
-    google__bigtable__v2__read_rows_response__free_unpacked(resp, NULL);
-    return rc < 0 ? rc : rows;
+    feed_ctx f = { m, on_row, ctx, err, 0 };
+    int rc = tfrec_bt_read_response_each(bytes, len, feed_one, &f);
+    if (rc >= 0)
+        rc = tfrec_bt_merger_keep(m, err); /* the bytes go with this call */
+    return rc < 0 ? rc : f.rows;
 }

@@ -15,14 +15,19 @@
  * what it takes here (key, names, labels, values and a fixed cost per cell
  * and label), may not grow past it. value_size only announces a size: an
  * announcement past the limit is an error at once, and memory follows the
- * bytes actually received. */
+ * bytes actually received.
+ *
+ * A value that comes whole in one chunk is not copied: the row points
+ * into the chunk's bytes, which the caller keeps valid until the row is
+ * committed and handed out (until the next feed after the commit), or
+ * calls tfrec_bt_merger_keep before they go. Split values are joined here. */
 #ifndef TFREC_BT_ROW_MERGER_H
 #define TFREC_BT_ROW_MERGER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "google/bigtable/v2/bigtable.pb-c.h"
+#include "bigtable/read_response.h"
 #include "tfrec/bigtable.h"
 #include "util/errors.h"
 
@@ -32,6 +37,7 @@ typedef struct bt_cell_rec {
     size_t family_off; /* NUL-terminated in the arena */
     size_t qualifier_off, qualifier_len;
     size_t value_off, value_len;
+    const uint8_t *value_ext;    /* a whole value in the caller's bytes, else NULL */
     size_t label_first, nlabels; /* in bt_merger.label_offs */
     int64_t timestamp;
 } bt_cell_rec;
@@ -65,8 +71,7 @@ void tfrec_bt_merger_free(bt_merger *m);
  * 0: more chunks needed, negative: protocol violation (TFREC_E_PARSE), a
  * row past max_row_bytes (TFREC_E_RECORD_TOO_LARGE) or no memory; err
  * says which and names the row. */
-int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsResponse__CellChunk *ch,
-                         tfrec_err *err);
+int tfrec_bt_merger_feed(bt_merger *m, const bt_chunk *ch, tfrec_err *err);
 /* Unpack one serialized ReadRowsResponse and feed its chunks in order.
  * on_row (NULL: none) sees each row committed, valid during the call; a
  * non-zero return stops the feed and is returned (made negative). Returns
@@ -75,6 +80,10 @@ int tfrec_bt_merger_feed(bt_merger *m, const Google__Bigtable__V2__ReadRowsRespo
 int tfrec_bt_merger_feed_response(bt_merger *m, const uint8_t *bytes, size_t len,
                                   int (*on_row)(void *ctx, const tfrec_bt_row *row), void *ctx,
                                   tfrec_err *err);
+/* Copy the values of the row in progress that still point into the
+ * caller's bytes, so the caller may let them go (at the end of a message
+ * whose last row goes on in the next). 0 or TFREC_E_NOMEM. */
+int tfrec_bt_merger_keep(bt_merger *m, tfrec_err *err);
 /* The stream ended: an unfinished row is an error. */
 int tfrec_bt_merger_finish(bt_merger *m, tfrec_err *err);
 /* Drop a partial row (before resuming a broken stream). */

@@ -21,18 +21,32 @@ const tfrec_fs *tfrec_fs_mem(void);
  * NULL) the one the name routes to. what names the caller in messages. */
 int tfrec_fs_resolve(const tfrec_fs *fs, const char *name, const char *what, tfrec_fs *out);
 
-/* A file system over a 1.0-style opener callback (ctx, name, io) only, for
- * the deprecated open_source option fields: stat opens the name and asks
- * its size (no modification time), ranges come from the layer's fallback.
- * op must outlive the table. */
+/* The deprecated opener callbacks of 1.0's option structs as a file
+ * system (opener.c), the one shim every module uses:
+ *   the dataset's open_source (ctx, name, io): tfrec_fs_opener_init();
+ *   the imagenet callbacks (ctx, io, name): zero the struct, set ctx and
+ *   the callbacks the caller set (any may be NULL), tfrec_fs_opener_make().
+ * stat opens the name and asks its size (no modification time); a missing
+ * range comes from the layer's fallback, a missing sink, list or remove is
+ * TFREC_E_UNSUPPORTED; list_add's names (any order, OK on no match) are
+ * handed out sorted, no match being TFREC_E_NOT_FOUND. op must outlive the
+ * table (and not move). */
 typedef struct tfrec_fs_opener {
     int (*open)(void *ctx, const char *name, tfrec_io *io);
     void *ctx;
     tfrec_fs fs;
+    int (*open_io)(void *ctx, tfrec_io *io, const char *name);
+    int (*open_range_io)(void *ctx, tfrec_io *io, const char *name, uint64_t offset,
+                         uint64_t length);
+    int (*open_sink_io)(void *ctx, tfrec_io *io, const char *name);
+    int (*list_add)(void *ctx, const char *pattern,
+                    int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx);
+    int (*remove)(void *ctx, const char *name);
 } tfrec_fs_opener;
 const tfrec_fs *tfrec_fs_opener_init(tfrec_fs_opener *op,
                                      int (*open)(void *ctx, const char *name, tfrec_io *io),
                                      void *ctx);
+TFREC_PRIVATE_API const tfrec_fs *tfrec_fs_opener_make(tfrec_fs_opener *op);
 
 /* Bytes [offset, offset + length) of src (owned from now on, closed on
  * failure too) as a source of its own: seeks and size relative to offset.

@@ -233,7 +233,8 @@ static int write_shard(wstate *w, in_shard *sh)
     } else {
         /* A task's part records each shard's CRC32C for the merge. */
         tfrec_io io = TFREC_IO_INIT;
-        rc = w->staging ? tfrec_io_open_sink(&io, path) : x->open_sink(x->sink_ctx, &io, path);
+        rc = w->staging ? tfrec_io_open_sink(&io, path)
+                        : tfrec_fs_open_sink(c->o->out_fs, path, &io);
         if (!rc && x->num_tasks)
             rc = tfrec_in_crc_sink(&io, &sh->crc32c);
         if (!rc)
@@ -342,11 +343,10 @@ static int run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_ima
 static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
 {
     const tfrec_imagenet_options *x = &o->o;
-    for (size_t k = p->share_begin;
-         x->remove_output && k < p->share_begin + done && k < p->share_end; k++) {
+    for (size_t k = p->share_begin; k < p->share_begin + done && k < p->share_end; k++) {
         char *f = tfrec_in_path2(x->output_dir, p->shards[k].file);
         if (f)
-            x->remove_output(x->sink_ctx, f);
+            (void)tfrec_fs_remove(o->out_fs, f); /* no remove (a 1.0 sink alone): left */
         free(f);
     }
 }
@@ -402,7 +402,7 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
     res->counts.shards_begin = (uint32_t)plan.share_begin;
     res->counts.shards_end = (uint32_t)plan.share_end;
     res->counts.classes = (uint32_t)plan.nclasses;
-    int direct = !rc && o.o.open_sink;
+    int direct = !rc && o.out_direct;
     /* A task re-run first drops its old part: a run that fails then leaves
      * none, and the merge names the task to run again. */
     if (!rc && o.o.num_tasks)
@@ -455,8 +455,13 @@ int tfrec_imagenet_convert(const tfrec_imagenet_options *opts, tfrec_imagenet_re
      * describes the shards still in place (a refused rerun, a run that
      * failed on one image). */
     struct stat mst;
-    if (o.o.manifest_path && res->json && (!rc || stat(o.o.manifest_path, &mst) != 0)) {
-        int mrc = tfrec_in_write_manifest_file(o.o.manifest_path, res->json, rc ? NULL : &res->err);
+    int mlocal = tfrec_in_is_local(o.fs, o.o.manifest_path);
+    if (o.o.manifest_path && res->json && (!rc || (mlocal && stat(o.o.manifest_path, &mst) != 0))) {
+        /* Elsewhere (a bucket) only a complete set gets one. */
+        int mrc =
+            mlocal
+                ? tfrec_in_write_manifest_file(o.o.manifest_path, res->json, rc ? NULL : &res->err)
+                : tfrec_in_write_fs(o.fs, o.o.manifest_path, res->json, "the manifest", &res->err);
         if (!rc && mrc)
             res->status = rc = mrc;
     }

@@ -89,14 +89,13 @@ static const char *without_path(const char *msg, const char *path)
     return strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
 }
 
-/* An image through the caller's open_input (e.g. an object in a bucket),
- * or a tarball member through open_input_range. */
+/* An image through the input's file system (e.g. an object in a bucket),
+ * or a tarball member by a ranged read of it. */
 static int read_input(const in_opts *o, const in_item *it, in_buf *b, size_t *len, in_result *r)
 {
     tfrec_io io = TFREC_IO_INIT;
-    int rc = it->archive
-                 ? o->o.open_input_range(o->o.input_ctx, &io, it->archive, it->offset, it->size)
-                 : o->o.open_input(o->o.input_ctx, &io, it->path);
+    int rc = it->archive ? tfrec_fs_open_range(o->in_fs, it->archive, it->offset, it->size, &io)
+                         : tfrec_fs_open_source(o->in_fs, it->path, &io);
     if (rc < 0) {
         fail(r, rc, "%s", without_path(tfrec_last_errmsg(), it->archive ? "" : it->path));
         return -1;
@@ -221,10 +220,9 @@ void tfrec_in_convert_item(const in_item *it, const in_opts *o, tfrec_example_bu
     }
     uint8_t *fixed = NULL;
     size_t len = 0, fixed_len = 0;
-    int got = it->archive || (!it->from_archive && o->o.open_input)
-                  ? read_input(o, it, fbuf, &len, r)
-              : it->from_archive ? read_member(it, fbuf, &len, r)
-                                 : read_file(it->path, fbuf, &len, r);
+    int got = it->archive || (!it->from_archive && o->in_read) ? read_input(o, it, fbuf, &len, r)
+              : it->from_archive                               ? read_member(it, fbuf, &len, r)
+                                                               : read_file(it->path, fbuf, &len, r);
     if (got != 0)
         return;
     const uint8_t *data = fbuf->data;

@@ -41,11 +41,11 @@ static int slurp(const char *path, char **buf, size_t *len, tfrec_err *err)
     return TFREC_OK;
 }
 
-/* The same through the caller's open_input (e.g. an object in a bucket). */
+/* The same through the input's file system (e.g. an object in a bucket). */
 static int slurp_input(const in_opts *o, const char *path, char **buf, size_t *len, tfrec_err *err)
 {
     tfrec_io io = TFREC_IO_INIT;
-    int rc = o->o.open_input(o->o.input_ctx, &io, path);
+    int rc = tfrec_fs_open_source(o->in_fs, path, &io);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
     char *b = NULL;
@@ -89,8 +89,7 @@ int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token, tfr
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc =
-        o && o->o.open_input ? slurp_input(o, path, &buf, &len, err) : slurp(path, &buf, &len, err);
+    int rc = o && o->in_read ? slurp_input(o, path, &buf, &len, err) : slurp(path, &buf, &len, err);
     if (rc)
         return rc;
     size_t blank_run = 0, lineno = 0;

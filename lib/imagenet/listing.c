@@ -135,7 +135,7 @@ int tfrec_in_listing_write(const in_plan *p, const in_opts *o, const char *path,
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory writing the listing");
     }
     tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_fs_open_sink(NULL, path, &io);
+    int rc = tfrec_fs_open_sink(o->fs, path, &io);
     if (!rc) {
         rc = io.write(io.ctx, b.v, b.n);
         int crc = io.close(io.ctx, rc == TFREC_OK);
@@ -149,10 +149,10 @@ int tfrec_in_listing_write(const in_plan *p, const in_opts *o, const char *path,
 
 /* ------------------------------------------------------------ reading */
 
-static int read_all(const char *path, char **out, size_t *len, tfrec_err *err)
+static int read_all(const in_opts *o, const char *path, char **out, size_t *len, tfrec_err *err)
 {
     tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_fs_open_source(NULL, path, &io);
+    int rc = tfrec_fs_open_source(o->fs, path, &io);
     if (rc)
         return tfrec_fail(err, rc, "listing %s: %s", path, tfrec_last_errmsg());
     size_t n = 0, cap = 0;
@@ -410,7 +410,7 @@ int tfrec_in_listing_read(in_plan *p, const in_opts *o, const char *path, char f
 {
     char *text = NULL;
     size_t len = 0;
-    int rc = read_all(path, &text, &len, err);
+    int rc = read_all(o, path, &text, &len, err);
     if (rc)
         return rc;
     if (memchr(text, '\0', len))

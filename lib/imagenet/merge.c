@@ -44,12 +44,77 @@ typedef struct merge {
     size_t n, cap;
     part **by_index;     /* count entries */
     tfrec_strlist files; /* every listed shard, to find one listed twice */
+    /* Reading the parts and shards, writing the manifest: fs, or the
+     * deprecated callbacks through the one shim (lib/fs/opener.c), the
+     * local file system standing in for a callback not set. */
+    const tfrec_fs *rfs, *wfs;
+    int legacy;
+    tfrec_fs_opener shim;
 } merge;
 
 static int open_source(merge *m, tfrec_io *io, const char *name)
 {
-    return m->o.open_source ? m->o.open_source(m->o.io_ctx, io, name)
-                            : tfrec_io_open_source(io, name);
+    return tfrec_fs_open_source(m->rfs, name, io);
+}
+
+static void resolve_fs(merge *m)
+{
+    const tfrec_imagenet_merge_options *x = &m->o;
+    m->rfs = m->wfs = x->fs;
+    m->legacy = x->open_source || x->open_sink;
+    if (!m->legacy)
+        return;
+    m->shim.ctx = x->io_ctx;
+    m->shim.open_io = x->open_source;
+    m->shim.open_sink_io = x->open_sink;
+    const tfrec_fs *shim = tfrec_fs_opener_make(&m->shim);
+    m->rfs = x->open_source ? shim : tfrec_fs_local();
+    m->wfs = x->open_sink ? shim : tfrec_fs_local();
+}
+
+typedef struct part_names {
+    merge *m;
+    tfrec_strlist *names;
+    int nomem;
+} part_names;
+
+static int add_part_name(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    (void)info;
+    part_names *l = ctx;
+    l->nomem = tfrec_strlist_add(l->names, name) != 0;
+    return l->nomem;
+}
+
+/* OUTPUT/manifest-task-*-of-*.json through fs (a bucket, mem://): listed
+ * sorted by the file system; none found leaves names empty. */
+static int list_parts(merge *m, tfrec_strlist *names)
+{
+    const char *dir = m->o.output_dir;
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    char *pat = malloc(2 * dl + 64);
+    if (!pat)
+        return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < dl; i++) {
+        if (strchr("*?[]\\", dir[i]))
+            pat[n++] = '\\';
+        pat[n++] = dir[i];
+    }
+    snprintf(pat + n, 64, "/" IN_PART_PREFIX "*-of-*.json");
+    part_names l = { m, names, 0 };
+    int rc = tfrec_fs_list(m->rfs, pat, add_part_name, &l);
+    free(pat);
+    if (l.nomem)
+        return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    if (rc == TFREC_E_NOT_FOUND)
+        return TFREC_OK;
+    if (rc < 0)
+        return tfrec_fail(&m->res->err, rc, "cannot list the manifest parts in %s: %s", dir,
+                          tfrec_last_errmsg());
+    return TFREC_OK;
 }
 
 static int read_all(merge *m, const char *name, char **out, size_t *len)
@@ -464,19 +529,9 @@ static int write_manifest(merge *m, const char *path)
     const char *json = m->res->json;
     if (!json)
         return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
-    if (!m->o.open_sink)
+    if (tfrec_in_is_local(m->wfs, path))
         return tfrec_in_write_manifest_file(path, json, &m->res->err);
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = m->o.open_sink(m->o.io_ctx, &io, path);
-    if (!rc) {
-        rc = io.write(io.ctx, json, strlen(json));
-        int crc = io.close(io.ctx, rc == TFREC_OK);
-        rc = rc ? rc : crc;
-    }
-    if (rc)
-        tfrec_fail(&m->res->err, rc, "%s: cannot write the manifest: %s", path,
-                   tfrec_last_errmsg());
-    return rc;
+    return tfrec_in_write_fs(m->wfs, path, json, "the manifest", &m->res->err);
 }
 
 static int run(merge *m, const tfrec_imagenet_merge_options *opts, char **manifest)
@@ -491,11 +546,14 @@ static int run(merge *m, const tfrec_imagenet_merge_options *opts, char **manife
                     : tfrec_in_path2(m->o.output_dir, "manifest.json");
     if (!*manifest)
         return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
+    resolve_fs(m);
     tfrec_strlist names = { 0 };
     if (m->o.parts) {
         for (size_t i = 0; !rc && i < m->o.nparts; i++)
             rc = load_part(m, m->o.parts[i]);
-    } else if (!(rc = list_local(m, &names))) {
+    } else if (!(rc = m->legacy || tfrec_in_is_local(m->o.fs, m->o.output_dir)
+                          ? list_local(m, &names)
+                          : list_parts(m, &names))) {
         for (size_t i = 0; !rc && i < names.n; i++)
             rc = load_part(m, names.v[i]);
     }

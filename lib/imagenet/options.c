@@ -20,6 +20,72 @@
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_imagenet_options)
 
+int tfrec_in_is_local(const tfrec_fs *fs, const char *name)
+{
+    if (fs && fs != tfrec_fs_default() && fs != tfrec_fs_local())
+        return 0;
+    return !name || tfrec_fs_scheme_length(name) == 0;
+}
+
+/* A name of the default file system whose scheme nobody registered fails
+ * here, before the scan, with the layer's message ("gs:// names need
+ * libtfrec-storage, which is not linked"). */
+static int reachable(const tfrec_fs *fs, const char *what, const char *name, tfrec_err *err)
+{
+    if (!name || !*name || (fs && fs != tfrec_fs_default()) || tfrec_fs_for(name))
+        return TFREC_OK;
+    const char *msg = tfrec_last_errmsg();
+    size_t n = strlen(name);
+    if (strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        msg += n + 2; /* named below */
+    return tfrec_fail(err, TFREC_E_UNSUPPORTED, "%s %s: %s", what, name, msg);
+}
+
+/* The file systems of the run: the deprecated callbacks (through the one
+ * shim, lib/fs/opener.c) or fs. */
+static int resolve_io(in_opts *o, tfrec_err *err)
+{
+    const tfrec_imagenet_options *x = &o->o;
+    o->fs = x->fs;
+    if (x->list_input || x->open_input || x->open_input_range) {
+        o->in_shim.ctx = x->input_ctx;
+        o->in_shim.open_io = x->open_input;
+        o->in_shim.open_range_io = x->open_input_range;
+        o->in_shim.list_add = x->list_input;
+        o->in_fs = tfrec_fs_opener_make(&o->in_shim);
+        o->in_listed = x->list_input != NULL;
+        o->in_read = x->open_input != NULL;
+    } else {
+        o->in_fs = x->fs;
+        const char *what[] = { "input", "tarball", "tarball", "labels file", "labels file", "CSV" };
+        const char *names[] = { x->raw_data_dir,           x->train_tar,   x->validation_tar,
+                                x->validation_labels_file, x->labels_file, x->csv_path };
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+            if (!names[i] || !*names[i] || tfrec_in_is_local(x->fs, names[i]))
+                continue;
+            int rc = reachable(x->fs, what[i], names[i], err);
+            if (rc)
+                return rc;
+            o->in_read = 1;
+        }
+        o->in_listed = x->raw_data_dir && !tfrec_in_is_local(x->fs, x->raw_data_dir);
+    }
+    if (x->open_sink) {
+        o->out_shim.ctx = x->sink_ctx;
+        o->out_shim.open_sink_io = x->open_sink;
+        o->out_shim.remove = x->remove_output;
+        o->out_fs = tfrec_fs_opener_make(&o->out_shim);
+        o->out_direct = 1;
+    } else {
+        o->out_fs = x->fs;
+        o->out_direct = !tfrec_in_is_local(x->fs, x->output_dir);
+        int rc = reachable(x->fs, "output", x->output_dir, err);
+        if (rc)
+            return rc;
+    }
+    return reachable(x->fs, "manifest", x->manifest_path, err);
+}
+
 int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err)
 {
     memset(o, 0, sizeof *o);
@@ -32,36 +98,21 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
     if (!x->output_dir || !*x->output_dir)
         return tfrec_fail(err, TFREC_E_INVALID,
                           "an output directory (--local_scratch_dir / --output_dir) is required");
-    if (!x->open_sink && strncasecmp(x->output_dir, "gs://", 5) == 0)
-        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
-                          "output %s: a gs:// output needs open_sink (tfrec_storage_open_sink)",
-                          x->output_dir);
     if (x->list_input && !x->open_input)
         return tfrec_fail(err, TFREC_E_INVALID, "list_input needs open_input");
     if (x->open_input_range && !x->open_input)
         return tfrec_fail(err, TFREC_E_INVALID, "open_input_range needs open_input");
-    if (x->open_input && x->layout == TFREC_LAYOUT_CSV)
+    if ((rc = resolve_io(o, err)))
+        return rc;
+    if (o->in_read && x->layout == TFREC_LAYOUT_CSV)
         return tfrec_fail(err, TFREC_E_UNSUPPORTED,
-                          "input through list_input/open_input (e.g. gs://) is read from a "
-                          "train/validation or class-folder tree or from tarballs, not from a "
-                          "CSV list");
+                          "input through a file system other than the local one (e.g. gs://) is "
+                          "read from a train/validation or class-folder tree or from tarballs, "
+                          "not from a CSV list");
     if (x->open_input && (x->train_tar || x->validation_tar) && !x->open_input_range)
         return tfrec_fail(err, TFREC_E_INVALID,
                           "tarballs read through open_input need open_input_range (the workers "
                           "read each image's bytes with it)");
-    if (!x->list_input && x->raw_data_dir && strncasecmp(x->raw_data_dir, "gs://", 5) == 0)
-        return tfrec_fail(err, TFREC_E_UNSUPPORTED,
-                          "input %s: a gs:// input needs list_input and open_input "
-                          "(tfrec_storage_glob, tfrec_storage_open_source)",
-                          x->raw_data_dir);
-    const char *tar_names[] = { x->train_tar, x->validation_tar };
-    for (int i = 0; i < 2; i++)
-        if (tar_names[i] && strncasecmp(tar_names[i], "gs://", 5) == 0 && !x->open_input_range)
-            return tfrec_fail(err, TFREC_E_UNSUPPORTED,
-                              "tarball %s: a gs:// tarball needs open_input and "
-                              "open_input_range (tfrec_storage_open_source, "
-                              "tfrec_storage_open_source_range)",
-                              tar_names[i]);
     int tars = x->layout == TFREC_LAYOUT_IMAGENET && (x->train_tar || x->validation_tar);
     /* Either tarball alone converts its split only. */
     if (tars && ((x->train_tar && !*x->train_tar) || (x->validation_tar && !*x->validation_tar)))

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fs/fs_internal.h"
 #include "tfrec/imagenet.h"
 #include "util/errors.h"
 #include "util/strlist.h"
@@ -81,7 +82,29 @@ typedef struct in_opts {
     char **exts; /* accepted extensions, without dots */
     size_t nexts;
     char *ext_buf; /* storage of exts */
+    /* Where the names go (options.c): the input's file system (the tree
+     * listed through it when in_listed, else scanned on local disk; images,
+     * labels files and tarballs read through it when in_read, else with
+     * local calls) and the output's (shards and a task's part through its
+     * sinks when out_direct, else local files, staged); the manifest and
+     * the listing file through fs. The deprecated callbacks become the
+     * shims' tables. in_opts must not move once resolved. */
+    const tfrec_fs *in_fs, *out_fs, *fs;
+    int in_listed, in_read, out_direct;
+    tfrec_fs_opener in_shim, out_shim;
 } in_opts;
+
+/* Whether name is a path of the local file system for fs (NULL, the
+ * default or the local one, and no scheme): scanned, read and written
+ * with local calls, as 1.0 did. */
+int tfrec_in_is_local(const tfrec_fs *fs, const char *name);
+/* Every name matching pattern through o->in_fs, as add(ctx, name, size);
+ * no match is TFREC_OK (an empty directory). */
+int tfrec_in_list_input(const in_opts *o, const char *pattern,
+                        int (*add)(void *ctx, const char *name, uint64_t size), void *ctx);
+/* json, whole, to name through fs's sink (appears only when complete). */
+int tfrec_in_write_fs(const tfrec_fs *fs, const char *name, const char *json, const char *what,
+                      tfrec_err *err);
 
 /* The caller asked the run to stop (tfrec_imagenet_options.cancel). */
 static inline int tfrec_in_cancelled(const in_opts *o)
@@ -101,7 +124,7 @@ in_split *tfrec_in_plan_split(in_plan *p, const char *name, tfrec_err *err);
 int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
-/* scan_listed.c: the same two trees through o->o.list_input. */
+/* scan_listed.c: the same two trees through o->in_fs's list. */
 int tfrec_in_scan_imagenet_listed(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_folders_listed(in_plan *p, const in_opts *o, tfrec_err *err);
 /* "a/b" (no doubled '/'), malloc'ed; NULL when out of memory. */
@@ -128,7 +151,7 @@ int tfrec_in_listing_read(in_plan *p, const in_opts *o, const char *path, char f
 
 /* lines.c: a text file of names (synset_labels.txt, --labels_file, CSV)
  * as trimmed, non-empty lines (only the first field when first_token),
- * read through o's open_input when set. lines starts empty. */
+ * read through o->in_fs when o->in_read. lines starts empty. */
 int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token, tfrec_strlist *lines,
                         tfrec_err *err);
 

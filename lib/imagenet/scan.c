@@ -137,7 +137,7 @@ static int scan_class_tree(in_plan *p, in_split *sp, const char *root, const in_
 
 int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
 {
-    if (o->o.list_input)
+    if (o->in_listed)
         return tfrec_in_scan_imagenet_listed(p, o, err);
     const char *raw = o->o.raw_data_dir;
     int rc = need_dir(raw, "--raw_data_dir", err);
@@ -156,7 +156,7 @@ int tfrec_in_scan_imagenet(in_plan *p, const in_opts *o, tfrec_err *err)
     if ((rc = need_dir(train, "training directory", err)) ||
         (rc = need_dir(val, "validation directory", err)))
         goto out;
-    if (!o->o.open_input && access(labels, R_OK) != 0) { /* else open_input tells */
+    if (!o->in_read && access(labels, R_OK) != 0) { /* else the file system tells */
         rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, labels,
                               "validation labels file not readable");
         goto out;
@@ -204,7 +204,7 @@ out:
 
 int tfrec_in_scan_folders(in_plan *p, const in_opts *o, tfrec_err *err)
 {
-    if (o->o.list_input)
+    if (o->in_listed)
         return tfrec_in_scan_folders_listed(p, o, err);
     int rc = need_dir(o->o.raw_data_dir, "--raw_data_dir", err);
     if (rc)

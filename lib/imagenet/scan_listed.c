@@ -1,4 +1,4 @@
-/* Finding the input images through the caller's list_input (e.g. objects in
+/* Finding the input images by listing the input file system (e.g. objects in
  * a bucket) instead of directory listings. The plan is the one a scan of
  * the same tree on local disk gives: classes in byte order, files in byte
  * order within each class, names starting with '.' skipped, files below a
@@ -34,6 +34,25 @@ static void listing_free(listing *l)
 
 /* One name from list_input: kept when it has depth components below the
  * directory, none empty or hidden, and an accepted extension. */
+typedef struct list_adapter {
+    int (*add)(void *ctx, const char *name, uint64_t size);
+    void *ctx;
+} list_adapter;
+
+static int list_one(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    list_adapter *a = ctx;
+    return a->add(a->ctx, name, info->size);
+}
+
+int tfrec_in_list_input(const in_opts *o, const char *pattern,
+                        int (*add)(void *ctx, const char *name, uint64_t size), void *ctx)
+{
+    list_adapter a = { add, ctx };
+    int rc = tfrec_fs_list(o->in_fs, pattern, list_one, &a);
+    return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc; /* no match: an empty directory */
+}
+
 static int on_entry(void *ctx, const char *name, uint64_t size)
 {
     listing *l = ctx;
@@ -113,7 +132,7 @@ static int list_under(const in_opts *o, const char *dir, int depth, listing *l, 
         pat[n++] = '*';
     }
     pat[n] = '\0';
-    int rc = o->o.list_input(o->o.input_ctx, pat, on_entry, l);
+    int rc = tfrec_in_list_input(o, pat, on_entry, l);
     free(pat);
     if (l->nomem)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory listing %s", dir);

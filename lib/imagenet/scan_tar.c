@@ -94,7 +94,7 @@ static int found_one(void *ctx, const char *name, uint64_t size)
 static int input_has(const in_opts *o, const char *dir, const char *suffix)
 {
     char path[4096];
-    if (!o->o.list_input) {
+    if (!o->in_listed) {
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, suffix);
         return stat(path, &st) == 0;
@@ -109,7 +109,7 @@ static int input_has(const in_opts *o, const char *dir, const char *suffix)
     }
     snprintf(path + n, sizeof path - n, "/%s", suffix);
     int found = 0;
-    (void)o->o.list_input(o->o.input_ctx, path, found_one, &found);
+    (void)tfrec_in_list_input(o, path, found_one, &found);
     return found;
 }
 
@@ -122,8 +122,8 @@ int tfrec_in_wants_tars(const in_opts *o)
         return 1;
     /* raw_data_dir with a tarball (or both) and no extracted train tree,
      * on local disk or listed by the caller (gs://). */
-    if (x->list_input ? input_has(o, x->raw_data_dir, "train/*/*")
-                      : input_has(o, x->raw_data_dir, "train"))
+    if (o->in_listed ? input_has(o, x->raw_data_dir, "train/*/*")
+                     : input_has(o, x->raw_data_dir, "train"))
         return 0;
     return input_has(o, x->raw_data_dir, TRAIN_TAR_NAME) ||
            input_has(o, x->raw_data_dir, VAL_TAR_NAME);
@@ -153,7 +153,7 @@ static int open_input_archive(in_plan *p, const in_opts *o, const char *path, ar
         return tfrec_fail(err, TFREC_E_INVALID, "too many archives");
     tfrec_io *io = &p->ios[p->nios];
     *io = (tfrec_io)TFREC_IO_INIT;
-    int rc = o->o.open_input(o->o.input_ctx, io, path);
+    int rc = tfrec_fs_open_source(o->in_fs, path, io);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
     int64_t n = io->size ? io->size(io->ctx) : -1;
@@ -177,7 +177,7 @@ static int open_input_archive(in_plan *p, const in_opts *o, const char *path, ar
 static int open_archive(in_plan *p, const in_opts *o, const char *path, archive *a, uint64_t *size,
                         tfrec_err *err)
 {
-    if (o->o.open_input_range)
+    if (o->in_read)
         return open_input_archive(p, o, path, a, size, err);
     a->io = NULL;
     a->name = NULL;
@@ -406,7 +406,7 @@ int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err)
     /* The quick checks (files there, labels fit the validation tar)
      * before the long train pass. */
     struct stat st;
-    if (train && !x->open_input_range && stat(train, &st) != 0) {
+    if (train && !o->in_read && stat(train, &st) != 0) {
         rc = tfrec_fail_errno(err, TFREC_E_NOT_FOUND, errno, train, "training tarball");
         goto out;
     }

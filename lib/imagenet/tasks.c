@@ -99,22 +99,24 @@ int tfrec_in_write_part(const in_opts *o, const char *json, tfrec_err *err)
     char *path = tfrec_in_part_path(x->output_dir, x->task_index, x->num_tasks);
     if (!path)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-    int rc;
-    if (!x->open_sink) {
-        rc = tfrec_in_write_manifest_file(path, json, err);
-    } else {
-        tfrec_io io = TFREC_IO_INIT;
-        rc = x->open_sink(x->sink_ctx, &io, path);
-        if (!rc) {
-            rc = io.write(io.ctx, json, strlen(json));
-            int crc = io.close(io.ctx, rc == TFREC_OK);
-            rc = rc ? rc : crc;
-        }
-        if (rc)
-            tfrec_fail(err, rc, "%s: cannot write the manifest part: %s", path,
-                       tfrec_last_errmsg());
-    }
+    int rc = o->out_direct ? tfrec_in_write_fs(o->out_fs, path, json, "the manifest part", err)
+                           : tfrec_in_write_manifest_file(path, json, err);
     free(path);
+    return rc;
+}
+
+int tfrec_in_write_fs(const tfrec_fs *fs, const char *name, const char *json, const char *what,
+                      tfrec_err *err)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = tfrec_fs_open_sink(fs, name, &io);
+    if (!rc) {
+        rc = io.write(io.ctx, json, strlen(json));
+        int crc = io.close(io.ctx, rc == TFREC_OK);
+        rc = rc ? rc : crc;
+    }
+    if (rc)
+        tfrec_fail(err, rc, "%s: cannot write %s: %s", name, what, tfrec_last_errmsg());
     return rc;
 }
 
@@ -124,10 +126,10 @@ void tfrec_in_remove_part(const in_opts *o)
     char *path = tfrec_in_part_path(x->output_dir, x->task_index, x->num_tasks);
     if (!path)
         return;
-    if (!x->open_sink)
+    if (!o->out_direct)
         unlink(path);
-    else if (x->remove_output)
-        x->remove_output(x->sink_ctx, path);
+    else
+        (void)tfrec_fs_remove(o->out_fs, path); /* a missing one (or no remove): nothing to do */
     free(path);
 }
 

@@ -192,7 +192,8 @@ def convert_images(client, raw_data_dir, output_dir, *, num_tasks=None, retries=
         listing = output_dir.rstrip("/") + "/listing.txt"
     if listing:
         from .imagenet import write_listing
-        if not output_dir.lower().startswith("gs://"):
+        from .paths import _is_local
+        if _is_local(output_dir):
             os.makedirs(output_dir, exist_ok=True)
         write_listing(raw_data_dir, listing, layout=opts.get("layout", "imagenet"),
                       validation_labels_file=opts.get("validation_labels_file"),

@@ -6,7 +6,7 @@ import json
 from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_size_t,
                     c_uint32, c_uint64, c_void_p)
 
-from . import _args, _lib
+from . import _args
 from . import _constants as C
 from ._handles import ImagenetResultHandle
 from ._lib import _Sized, _proto, lib
@@ -32,7 +32,8 @@ class _Options(_Sized):
                 ("open_sink", c_void_p), ("remove_output", c_void_p), ("sink_ctx", c_void_p),
                 ("task_index", c_uint32), ("num_tasks", c_uint32),
                 ("list_input", c_void_p), ("open_input", c_void_p), ("input_ctx", c_void_p),
-                ("open_input_range", c_void_p), ("listing", c_char_p)]
+                ("open_input_range", c_void_p), ("listing", c_char_p),
+                ("fs", c_void_p)]
 
 
 class _Counts(_Sized):
@@ -48,7 +49,7 @@ class _MergeOptions(_Sized):
     _c_type_ = "tfrec_imagenet_merge_options"
     _fields_ = [("struct_size", c_size_t), ("output_dir", c_char_p), ("manifest_path", c_char_p),
                 ("parts", POINTER(c_char_p)), ("nparts", c_size_t), ("open_source", c_void_p),
-                ("open_sink", c_void_p), ("io_ctx", c_void_p)]
+                ("open_sink", c_void_p), ("io_ctx", c_void_p), ("fs", c_void_p)]
 
 
 _proto("tfrec_imagenet_convert", c_int, POINTER(_Options), POINTER(ImagenetResultHandle))
@@ -178,16 +179,9 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
     if max_image_pixels is not None and max_image_pixels < 1:
         raise ValueError("max_image_pixels must be at least 1, not %r" % (max_image_pixels,))
     o.max_image_pixels = max_image_pixels or 0
+    # Every name goes through the library's file system layer (o.fs NULL):
+    # a scheme of a part that is not loaded raises MissingPartError.
     o.manifest_path = path(manifest_path, "manifest_path")
-    remote_manifest = None
-    if o.manifest_path and o.manifest_path[:5].lower() == b"gs://":
-        remote_manifest, o.manifest_path = manifest_path, None  # uploaded below
-    if o.output_dir and o.output_dir[:5].lower() == b"gs://":
-        # shards stream to their objects, each appearing when complete
-        _lib.require("tfrec-storage", "a gs:// output_dir")
-        from . import storage
-        o.open_sink = storage.c_function("tfrec_storage_open_sink")
-        o.remove_output = storage.c_function("tfrec_storage_remove")
     o.flat_output = 1 if flat_output else 0
     o.overwrite = 1 if overwrite else 0
     o.train_tar = path(train_tar, "train_tar")
@@ -200,7 +194,6 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
                              "not %r of %r" % (task_index, num_tasks))
         o.task_index, o.num_tasks = task_index, num_tasks
     o.listing = path(listing, "listing")
-    _inputs_through_storage(o)
 
     raised = []
     if progress is not None:
@@ -225,24 +218,10 @@ def convert_images(raw_data_dir, output_dir, *, layout="imagenet", csv_path=None
             err = error_for(rc, _python_names(msg if msg is not None else lib.tfrec_last_errmsg()))
             err.manifest = manifest
             raise err
-        if remote_manifest is not None:
-            _write_object(remote_manifest, text)
         return manifest
     finally:
         if res.value:
             lib.tfrec_imagenet_result_free(res)
-
-
-def _inputs_through_storage(o):
-    """Inputs in a bucket are listed and read in place (local ones too)."""
-    inputs = (o.raw_data_dir, o.train_tar, o.validation_tar, o.validation_labels_file, o.listing)
-    if any(p and p[:5].lower() == b"gs://" for p in inputs):
-        _lib.require("tfrec-storage", "a gs:// input")
-        from . import storage
-        o.open_input = storage.c_function("tfrec_storage_open_source")
-        o.open_input_range = storage.c_function("tfrec_storage_open_source_range")
-        if o.raw_data_dir and o.raw_data_dir[:5].lower() == b"gs://":
-            o.list_input = storage.c_function("tfrec_storage_glob_each")
 
 
 def write_listing(raw_data_dir, path, *, layout="imagenet", validation_labels_file=None,
@@ -261,10 +240,6 @@ def write_listing(raw_data_dir, path, *, layout="imagenet", validation_labels_fi
     if extensions is not None and not isinstance(extensions, str):
         extensions = ",".join(extensions)
     o.extensions = _args.text(extensions or None, "extensions")
-    _inputs_through_storage(o)
-    if _args.path(path, "path")[:5].lower() == b"gs://":
-        _lib.require("tfrec-storage", "a gs:// listing")
-        from . import storage  # noqa: F401 (registers gs:// with the fs layer)
     fp = ctypes.create_string_buffer(17)
     rc = lib.tfrec_imagenet_write_listing(byref(o), _args.path(path, "path"), fp)
     if rc < 0:
@@ -284,16 +259,7 @@ def merge_manifests(output_dir, manifest_path=None):
     o = _MergeOptions()
     o.output_dir = _args.path(output_dir, "output_dir")
     o.manifest_path = _args.optional_path(manifest_path, "manifest_path")
-    remote = o.output_dir[:5].lower() == b"gs://"
-    if remote or (o.manifest_path and o.manifest_path[:5].lower() == b"gs://"):
-        _lib.require("tfrec-storage", "a gs:// output_dir or manifest_path")
-        from . import storage
-        o.open_source = storage.c_function("tfrec_storage_open_source")
-        o.open_sink = storage.c_function("tfrec_storage_open_sink")
-        if remote:  # the library lists local directories only
-            names = storage.glob(output_dir.rstrip("/") + "/manifest-task-*-of-*.json")
-            parts = (c_char_p * max(len(names), 1))(*[_args.path(n) for n in names])
-            o.parts, o.nparts = ctypes.cast(parts, POINTER(c_char_p)), len(names)
+    # The library lists, reads and writes through the file system layer.
     res = ImagenetResultHandle()
     rc = lib.tfrec_imagenet_merge_manifests(byref(o), byref(res))
     try:
@@ -303,13 +269,6 @@ def merge_manifests(output_dir, manifest_path=None):
     finally:
         if res.value:
             lib.tfrec_imagenet_result_free(res)
-
-
-def _write_object(name, data):
-    """Upload bytes to a gs:// object (appearing only when complete)."""
-    _lib.require("tfrec-storage", "a gs:// manifest_path")
-    from . import storage
-    storage.write_bytes(name, data)
 
 
 __all__ = ["convert_images", "merge_manifests"]

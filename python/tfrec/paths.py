@@ -9,7 +9,7 @@ and `tfrec2bt --source_glob`.
 """
 
 import os
-from ctypes import CFUNCTYPE, c_char_p, c_int, c_void_p
+from ctypes import CFUNCTYPE, c_char_p, c_int, c_size_t, c_void_p
 
 from . import _args
 from . import _constants as C
@@ -18,6 +18,13 @@ from .errors import error_for
 
 _LIST_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p)
 _proto("tfrec_fs_list", c_int, c_void_p, c_char_p, _LIST_FN, c_void_p)
+_proto("tfrec_fs_scheme_length", c_size_t, c_char_p)
+
+
+def _is_local(name):
+    """True for a name of the local file system as the library routes it:
+    no scheme ("-", a path)."""
+    return lib.tfrec_fs_scheme_length(_args.path(name, "name")) == 0
 
 
 def glob(pattern):

@@ -83,7 +83,7 @@ unknown: local files)."""
 
 def is_remote(name):
     """True for a gs:// name (any case of the scheme)."""
-    return _args.path(name, "name")[:5].lower() == b"gs://"
+    return lib.tfrec_storage_is_remote(_args.path(name, "name")) != 0
 
 
 def _info(o):

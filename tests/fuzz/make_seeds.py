@@ -345,6 +345,23 @@ def json_seeds():
     return seeds
 
 
+def read_response_seeds():
+    """ReadRowsResponse messages as received (no framing): chunks with every
+    field, wrappers present but empty or given twice, oneof members in
+    several wire types, unknown fields, last_scanned_row_key."""
+    full = chunk(b"row1", "cf", b"q", 1000, labels=("a", "b"), value=b"v" * 40, value_size=80)
+    return {
+        "full": response([full, chunk(value=b"w" * 40, commit=True)]),
+        "empty_wrappers": response([chunk(b"r", "", b"", value=b"", commit=False)]),
+        "twice": response([field_bytes(2, field_bytes(1, b"a")) + field_bytes(2, b"") +
+                           field_bytes(3, field_bytes(1, b"q")) + field_bytes(3, b"")]),
+        "status_wire_types": response([chunk(reset=True) + varint(9 << 3 | 5) + b"\0\0\0\x80",
+                                       varint(8 << 3 | 2) + field_bytes(0, b"")[1:]]),
+        "unknown": field_varint(3, 7) + response([field_varint(10, 5) + field_bytes(12, b"x")]) +
+        field_bytes(2, b"row9"),
+    }
+
+
 def mutate_response_seeds():
     """MutateRowsResponse messages: entries of index + status (code,
     message, details), an unknown field, a negative code."""
@@ -479,6 +496,7 @@ def main():
         "image": image_seeds(required="--no-image-seeds" not in sys.argv),
         "bigtable_merger": merger_seeds(),
         "bigtable_mutate_response": mutate_response_seeds(),
+        "bigtable_read_response": read_response_seeds(),
         "imagenet_lists": lists_seeds(),
         "tar": tar_seeds(),
         "dataset_index": index_seeds(),

@@ -78,6 +78,28 @@ if [ $? -eq 0 ] && [ "$(wc -l <"$T/head")" -eq 2 ] && grep -q '"text":"train-2/1
 else
     fail "tfrec head on a GZIP object" "$(cat "$T/head" "$T/err" | head -c 300)"
 fi
+# tfrec index / count on objects: through the file system layer, as on
+# local files; the index is OBJECT.idx beside the object, and count reads it.
+# (a prefix of its own: data/train-* stays the records alone)
+"$BIN/tfrec" convert -q "$T/train-2" "$B/ix/train-2" || fail "convert train-2 to the bucket"
+"$BIN/tfrec" index "$B/ix/train-2" >"$T/r.index" 2>"$T/err"
+st=$?
+cp "$T/train-2" "$T/ix-train-2" && "$BIN/tfrec" index "$T/ix-train-2" >/dev/null 2>&1
+if [ "$st" -eq 0 ] && grep -qF "$B/ix/train-2.idx" "$T/r.index" &&
+    PYTHONPATH=python TFREC_BUILD="$BUILD" $PY -c '
+import sys, tfrec.storage as s
+sys.exit(0 if s.read_bytes(sys.argv[1]) == open(sys.argv[2], "rb").read() else 1)' \
+        "$B/ix/train-2.idx" "$T/ix-train-2.idx"; then
+    pass "tfrec index gs://...: OBJECT.idx written beside the object, the local index's bytes"
+else
+    fail "tfrec index gs://" "exit $st: $(cat "$T/r.index") $(head -c 300 "$T/err")"
+fi
+"$BIN/tfrec" count "$B/ix/train-2" >"$T/r.count" 2>"$T/err"
+if [ $? -eq 0 ] && [ "$(awk '{print $1}' "$T/r.count")" = 4 ]; then
+    pass "tfrec count gs://... with OBJECT.idx: the records"
+else
+    fail "tfrec count gs:// with OBJECT.idx" "$(cat "$T/r.count" "$T/err" | head -c 300)"
+fi
 # gs:// to gs:// and back to a local file: the same bytes as converting locally
 "$BIN/tfrec" convert -q "$B/data/train-*" "$B/all" &&
     "$BIN/tfrec" convert -q "$B/all" "$T/all.back" &&
@@ -213,6 +235,25 @@ if [ -x "$BIN/tfrec2bt" ] && command -v cbt >/dev/null; then
         else
             fail "tfrec2bt/bt2tfrec through the bucket" "exit $st/$st2: $(head -c 300 "$T/err")"
         fi
+        # --split_keys_file read through the file system layer
+        printf 'train-2\ntrain-a\n' >"$T/splits"
+        PYTHONPATH=python TFREC_BUILD="$BUILD" $PY -c '
+import sys, tfrec.storage as s
+s.write_bytes(sys.argv[1], open(sys.argv[2], "rb").read())' "$B/splits.txt" "$T/splits"
+        "$BIN/bt2tfrec" --project=p --bigtable_instance=i --bigtable_table=t \
+            --output="$T/split.tfrecord" --split_keys_file="$B/splits.txt" --quiet 2>"$T/err"
+        st=$?
+        "$BIN/bt2tfrec" --project=p --bigtable_instance=i --bigtable_table=t \
+            --output="$T/split-local.tfrecord" --split_keys_file="$T/splits" --quiet 2>>"$T/err"
+        if [ "$st" -eq 0 ] && [ $? -eq 0 ] && cmp -s "$T/split.tfrecord" "$T/split-local.tfrecord" &&
+            cmp -s "$T/split.tfrecord" "$T/all.local"; then
+            pass "bt2tfrec --split_keys_file=gs://...: read through the layer, the records of the local file's split"
+        else
+            fail "bt2tfrec --split_keys_file=gs://" "exit $st: $(head -c 300 "$T/err")"
+        fi
+        expect "bt2tfrec --split_keys_file naming no object: exit 3" 3 "split_keys_file=$B/none.txt" \
+            "$BIN/bt2tfrec" --project=p --bigtable_instance=i --bigtable_table=t \
+            --output="$T/none.tfrecord" --split_keys_file="$B/none.txt" --quiet
         expect "tfrec2bt --source_glob matching no object: exit 3" 3 "$B/data/none-*" \
             "$BIN/tfrec2bt" --project=p --bigtable_instance=i --bigtable_table=t \
             --source_glob="$B/data/none-*" --progress_file="$T/t2b2.progress" --quiet
@@ -236,7 +277,7 @@ if $CC -std=c11 -D_GNU_SOURCE -Iinclude -Ilib ${TFREC_EXTRA_CFLAGS:-} -o "$T/cor
     expect "without the storage part: tfrec count gs:// refused (exit 2)" 2 \
         "gs:// paths are not supported yet in this build" "$T/core/tfrec" count "$B/data/train-2"
     expect "without the storage part: tfrec convert to gs:// refused (exit 2)" 2 \
-        "WITH_STORAGE=1" "$T/core/tfrec" convert "$T/train-2" "$B/x"
+        "libtfrec-storage, which is not linked" "$T/core/tfrec" convert "$T/train-2" "$B/x"
 else
     fail "building tfrec without the storage part" "$(head -c 300 "$T/cc.err")"
 fi

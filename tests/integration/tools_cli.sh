@@ -68,8 +68,6 @@ if grep -qw tfrec-storage "$BUILD/parts"; then
             --bigtable_table=t --source_glob="$T/recs" --progress_file=gs://b/p
         local_refused "bt2tfrec --keys_file" "$BIN/bt2tfrec" --project=p --bigtable_instance=i \
             --bigtable_table=t --output="$T/o.tfrecord" --keys_file=gs://b/k
-        local_refused "bt2tfrec --split_keys_file" "$BIN/bt2tfrec" --project=p --bigtable_instance=i \
-            --bigtable_table=t --output="$T/o.tfrecord" --split_keys_file=gs://b/k
     fi
 else
     gs_refused "tfrec count input" "$BIN/tfrec" count gs://b/x

@@ -15,6 +15,7 @@
 #include "../fixtures/jpeg_file.h"
 #include "harness.h"
 #include "imagenet/plan.h"
+#include "tfrec/fs.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
 
@@ -238,12 +239,16 @@ static void test_sinks_stream_the_shards(void)
     o.validation_shards = 1;
     o.num_threads = 2;
     tfrec_imagenet_result *r = NULL;
-    /* a gs:// output without sinks is refused, naming the option */
+    /* a gs:// output without the storage part is refused before any
+     * work, with the file system layer's reason */
     CHECK_EQ(tfrec_imagenet_convert(&o, &r), TFREC_E_UNSUPPORTED);
-    CHECK(strstr(tfrec_imagenet_result_errmsg(r), "open_sink") != NULL);
+    CHECKF(strstr(tfrec_imagenet_result_errmsg(r), "libtfrec-storage") != NULL, "%s",
+           tfrec_imagenet_result_errmsg(r));
     tfrec_imagenet_result_free(r);
     CHECK(access("gs:", F_OK) != 0);
 
+    /* the deprecated 1.0 sink callbacks, through the one shim
+     * (lib/fs/opener.c) */
     o.open_sink = fake_open_sink;
     o.remove_output = fake_remove;
     o.sink_ctx = &b;
@@ -281,6 +286,230 @@ static void test_sinks_stream_the_shards(void)
     CHECK_EQ(b.aborted, 1);
     CHECK_EQ(b.nobjs, 0);
     fake_free(&b);
+}
+
+/* ------------------------------------------------ the fs option field */
+
+/* The whole of name through the layer (fs NULL: the default). */
+static uint8_t *slurp_fs(const tfrec_fs *fs, const char *name, size_t *len)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    if (tfrec_fs_open_source(fs, name, &io) != TFREC_OK)
+        return NULL;
+    uint8_t *b = NULL;
+    size_t n = 0;
+    for (;;) {
+        uint8_t *nb = realloc(b, n + 65536);
+        if (!nb)
+            break;
+        b = nb;
+        ptrdiff_t k = io.read(io.ctx, b + n, 65536);
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+    }
+    io.close(io.ctx, 0);
+    *len = n;
+    return b;
+}
+
+static void copy_to(const char *from, const char *to)
+{
+    size_t n = 0;
+    uint8_t *b = slurp_fs(NULL, from, &n);
+    CHECKF(b != NULL, "%s", from);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_fs_open_sink(NULL, to, &io), TFREC_OK);
+    CHECK_EQ(io.write(io.ctx, b, n), TFREC_OK);
+    CHECK_EQ(io.close(io.ctx, 1), TFREC_OK);
+    free(b);
+}
+
+typedef struct copy_ctx {
+    const char *from, *to;
+} copy_ctx;
+
+static int copy_one(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    (void)info;
+    copy_ctx *c = ctx;
+    char dst[1024];
+    snprintf(dst, sizeof dst, "%s%s", c->to, name + strlen(c->from));
+    copy_to(name, dst);
+    return 0;
+}
+
+/* The tree of make_tree() under mem://PREFIX/raw. */
+static void tree_to_mem(const char *raw, const char *prefix)
+{
+    char pat[1024], to[1024];
+    snprintf(to, sizeof to, "%s/raw", prefix);
+    copy_ctx c = { raw, to };
+    const char *pats[] = { "train/*/*", "validation/*", "synset_labels.txt" };
+    for (int i = 0; i < 3; i++) {
+        snprintf(pat, sizeof pat, "%s/%s", raw, pats[i]);
+        CHECK_EQ(tfrec_fs_list(NULL, pat, copy_one, &c), TFREC_OK);
+    }
+}
+
+/* Both shards of a 1+1 conversion equal those under the local dir. */
+static void same_shards(const char *local_dir, const char *other_dir)
+{
+    const char *files[] = { "train/train-00000-of-00001", "validation/validation-00000-of-00001" };
+    for (int i = 0; i < 2; i++) {
+        char a[1024], b[1024];
+        snprintf(a, sizeof a, "%s/%s", local_dir, files[i]);
+        snprintf(b, sizeof b, "%s/%s", other_dir, files[i]);
+        size_t na = 0, nb = 0;
+        uint8_t *da = slurp_fs(NULL, a, &na), *db = slurp_fs(NULL, b, &nb);
+        CHECKF(da && db, "%s / %s", a, b);
+        CHECKF(na == nb && na > 0 && memcmp(da, db, na) == 0, "%s differs from %s", b, a);
+        free(da);
+        free(db);
+    }
+}
+
+/* 1.0's input callbacks, in (ctx, io, name) order, over the default file
+ * system; they count their calls. */
+typedef struct in_calls {
+    int list, open, range;
+} in_calls;
+
+typedef struct add_fwd {
+    int (*add)(void *add_ctx, const char *name, uint64_t size);
+    void *add_ctx;
+} add_fwd;
+
+static int fwd_add(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    add_fwd *a = ctx;
+    return a->add(a->add_ctx, name, info->size);
+}
+
+static int old_list(void *ctx, const char *pattern,
+                    int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx)
+{
+    __atomic_add_fetch(&((in_calls *)ctx)->list, 1, __ATOMIC_RELAXED);
+    add_fwd a = { add, add_ctx };
+    int rc = tfrec_fs_list(NULL, pattern, fwd_add, &a);
+    return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc;
+}
+
+static int old_open(void *ctx, tfrec_io *io, const char *name)
+{
+    __atomic_add_fetch(&((in_calls *)ctx)->open, 1, __ATOMIC_RELAXED);
+    return tfrec_fs_open_source(NULL, name, io);
+}
+
+static int old_open_sink(void *ctx, tfrec_io *io, const char *name)
+{
+    __atomic_add_fetch(&((in_calls *)ctx)->range, 1, __ATOMIC_RELAXED);
+    return tfrec_fs_open_sink(NULL, name, io);
+}
+
+/* tfrec_imagenet_options.fs / merge_options.fs: a tree, its shards, the
+ * manifest and the task parts in mem:// give the bytes of a local run; the
+ * deprecated input and merge callbacks still work through the shim. */
+static void test_fs_field_and_deprecated_callbacks(void)
+{
+    const char *raw = make_tree();
+    char local_out[512];
+    snprintf(local_out, sizeof local_out, "%s", harness_path("fs-local"));
+    tfrec_imagenet_options o = TFREC_IMAGENET_OPTIONS_INIT;
+    o.raw_data_dir = raw;
+    o.output_dir = local_out;
+    o.train_shards = 1;
+    o.validation_shards = 1;
+    o.num_threads = 2;
+    tfrec_imagenet_result *r = NULL;
+    int rc = tfrec_imagenet_convert(&o, &r);
+    CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+
+    /* everything in mem://, fs NULL (the default routes the scheme) */
+    tree_to_mem(raw, "mem://in-fs");
+    o.raw_data_dir = "mem://in-fs/raw";
+    o.output_dir = "mem://in-fs/out";
+    o.manifest_path = "mem://in-fs/out/manifest.json";
+    rc = tfrec_imagenet_convert(&o, &r);
+    CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    same_shards(local_out, "mem://in-fs/out");
+    tfrec_fs_info info = TFREC_FS_INFO_INIT;
+    CHECK_EQ(tfrec_fs_stat(NULL, "mem://in-fs/out/manifest.json", &info), TFREC_OK);
+    CHECK(info.size > 0);
+
+    /* the same with fs set explicitly */
+    o.fs = tfrec_fs_default();
+    o.output_dir = "mem://in-fs/out2";
+    o.manifest_path = NULL;
+    rc = tfrec_imagenet_convert(&o, &r);
+    CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    same_shards(local_out, "mem://in-fs/out2");
+    o.fs = NULL;
+
+    /* 1.0 input callbacks (through the shim), local staged output */
+    in_calls calls = { 0, 0, 0 };
+    char shim_out[512];
+    snprintf(shim_out, sizeof shim_out, "%s", harness_path("fs-shim"));
+    o.output_dir = shim_out;
+    o.list_input = old_list;
+    o.open_input = old_open;
+    o.input_ctx = &calls;
+    rc = tfrec_imagenet_convert(&o, &r);
+    CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    same_shards(local_out, shim_out);
+    CHECK(calls.list >= 2);
+    CHECK_EQ(calls.open, 6 + 2 + 1); /* the images and synset_labels.txt */
+    o.list_input = NULL;
+    o.open_input = NULL;
+    o.input_ctx = NULL;
+
+    /* two tasks into mem://, merged through the layer (parts listed) */
+    o.output_dir = "mem://in-fs/tasks";
+    o.num_tasks = 2;
+    for (uint32_t t = 0; t < 2; t++) {
+        o.task_index = t;
+        rc = tfrec_imagenet_convert(&o, &r);
+        CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+        tfrec_imagenet_result_free(r);
+    }
+    same_shards(local_out, "mem://in-fs/tasks");
+    tfrec_imagenet_merge_options m = TFREC_IMAGENET_MERGE_OPTIONS_INIT;
+    m.output_dir = "mem://in-fs/tasks";
+    rc = tfrec_imagenet_merge_manifests(&m, &r);
+    CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_counts c = TFREC_IMAGENET_COUNTS_INIT;
+    CHECK_EQ(tfrec_imagenet_result_counts(r, &c), TFREC_OK);
+    CHECK_EQ(c.shards, 2);
+    tfrec_imagenet_result_free(r);
+    CHECK_EQ(tfrec_fs_stat(NULL, "mem://in-fs/tasks/manifest.json", &info), TFREC_OK);
+
+    /* the deprecated merge callbacks (parts given), through the shim */
+    const char *parts[] = { "mem://in-fs/tasks/manifest-task-00000-of-00002.json",
+                            "mem://in-fs/tasks/manifest-task-00001-of-00002.json" };
+    memset(&calls, 0, sizeof calls);
+    m.parts = parts;
+    m.nparts = 2;
+    m.manifest_path = "mem://in-fs/tasks/manifest-old.json";
+    m.open_source = old_open;
+    m.open_sink = old_open_sink;
+    m.io_ctx = &calls;
+    rc = tfrec_imagenet_merge_manifests(&m, &r);
+    CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
+    tfrec_imagenet_result_free(r);
+    CHECK(calls.open >= 4);   /* two parts, two shards */
+    CHECK_EQ(calls.range, 1); /* the manifest's sink */
+    CHECK_EQ(tfrec_fs_stat(NULL, "mem://in-fs/tasks/manifest-old.json", &info), TFREC_OK);
+
+    /* a merge of a mem:// directory without parts names it */
+    tfrec_imagenet_merge_options e = TFREC_IMAGENET_MERGE_OPTIONS_INIT;
+    e.output_dir = "mem://in-fs/nothing";
+    CHECK_EQ(tfrec_imagenet_merge_manifests(&e, &r), TFREC_E_NOT_FOUND);
+    CHECK(strstr(tfrec_imagenet_result_errmsg(r), "holds no manifest part") != NULL);
+    tfrec_imagenet_result_free(r);
 }
 
 /* Entries of dir named like a staging directory. */
@@ -544,5 +773,6 @@ TESTS(TEST(test_convert_counts_and_manifest), TEST(test_cancel_leaves_nothing),
       TEST(test_cancel_flag_stops_the_run), TEST(test_other_set_refused_or_overwritten),
       TEST(test_skip_reports_rejected_images), TEST(test_bad_options),
       TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul),
-      TEST(test_sinks_stream_the_shards), TEST(test_stale_cleanup_follows_no_link),
+      TEST(test_sinks_stream_the_shards), TEST(test_fs_field_and_deprecated_callbacks),
+      TEST(test_stale_cleanup_follows_no_link),
       TEST(test_stale_cleanup_trusts_the_lock_not_the_pid))

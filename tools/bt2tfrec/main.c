@@ -2,6 +2,9 @@
  * one record per row (the value of column_family:column), in key order.
  * The way back for verification, and for moving a table to files. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +94,23 @@ static int resolve_task(const cli_cmdline *cl, bt2_flags *f, cli_task *task)
     return CLI_PARSED;
 }
 
+/* Every received message is a malloc'ed buffer of about a row, freed once
+ * merged: glibc's default of giving the top of the heap back to the kernel
+ * and taking it again cost a quarter of the CPU for 110 KB rows in TLB
+ * flushes and page faults (bench/RESULTS.md, "Bigtable reads: where the CPU
+ * goes"). The heap this process keeps is bounded by its read buffers. */
+static void keep_heap(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_TOP_PAD, 32 << 20);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    keep_heap();
     bt2_flags f = { 0 };
     f.prefix = "train_";
     f.family = "tfexample";
@@ -184,7 +202,7 @@ int main(int argc, char **argv)
           .value_name = "N",
           .help = "the same as --num_tasks (not both) [1]" },
         { .name = "split_keys_file",
-          .type = CLI_LOCAL_PATH,
+          .type = CLI_PATH,
           .dest = &f.split_keys_path,
           .value_name = "FILE",
           .help = "split points, one key a line, instead of SampleRowKeys (so\n"
@@ -302,7 +320,7 @@ typedef struct split_keys {
 
 static int read_split_keys(const char *path, split_keys *sk)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = cli_fopen_read(path); /* any name of the file system layer */
     if (!fp) {
         fprintf(stderr, "bt2tfrec: --split_keys_file=%s: %s\n", path, strerror(errno));
         return EXIT_IO;

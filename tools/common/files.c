@@ -9,9 +9,7 @@
 
 #include "exit_codes.h"
 #include "tfrec/error.h"
-#ifdef TFREC_CLI_HAVE_STORAGE
-#include "tfrec/storage.h"
-#endif
+#include "tfrec/fs.h"
 #include "util/strlist.h"
 #include "util/vec.h"
 
@@ -25,23 +23,22 @@ static int push(cli_files *f, const char *p)
     return TFREC_OK;
 }
 
-/* A gs:// argument: a pattern is listed through the storage client (sorted
- * by name as the local matches are), a plain name is taken as it is (a
- * missing object is found out when it is opened). */
+static int push_listed(void *ctx, const char *name, const tfrec_fs_info *info)
+{
+    (void)info;
+    return push(ctx, name); /* TFREC_E_NOMEM stops the listing, returned */
+}
+
+/* A name with a scheme (gs://, mem://, ...): a pattern is listed through
+ * the file system layer (sorted bytewise, as the local matches are), a
+ * plain name is taken as it is (a missing object is found out when it is
+ * opened). */
 static int expand_remote(cli_files *out, const char *a)
 {
-    if (!strpbrk(a + 5, "*?["))
+    if (!strpbrk(a + tfrec_fs_scheme_length(a) + 3, "*?["))
         return push(out, a);
-#ifdef TFREC_CLI_HAVE_STORAGE
-    tfrec_storage_list *l = NULL;
-    int rc = tfrec_storage_glob(NULL, a, &l);
-    for (size_t k = 0; rc == TFREC_OK && k < tfrec_storage_list_count(l); k++)
-        rc = push(out, tfrec_storage_list_get(l, k)->name);
-    tfrec_storage_list_free(l);
-    return rc;
-#else
-    return TFREC_E_UNSUPPORTED;
-#endif
+    cli_fs_setup();
+    return tfrec_fs_list(NULL, a, push_listed, out);
 }
 
 int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **unmatched)

@@ -1,12 +1,16 @@
 /* Opening the tools' inputs and outputs by name: every call goes through
  * the core's file system layer (include/tfrec/fs.h) with the default file
- * system, so a name is local, "-", or of any registered scheme. With the
- * storage part built (TFREC_CLI_HAVE_STORAGE) gs:// is registered before
- * the first call: the tools link libtfrec-storage.a, whose load-time
- * registration only the shared library gets. */
+ * system, so a name is local, "-", or of any registered scheme. This is
+ * the one place that knows the optional parts: with the storage part
+ * built (TFREC_CLI_HAVE_STORAGE) gs:// is registered before the first
+ * call (the tools link libtfrec-storage.a, whose load-time registration
+ * only the shared library gets). */
 #include "files.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "tfrec/error.h"
 #include "tfrec/fs.h"
@@ -20,6 +24,15 @@ static void register_schemes(void)
 {
 #ifdef TFREC_CLI_HAVE_STORAGE
     (void)tfrec_storage_register();
+#endif
+}
+
+int cli_have_storage(void)
+{
+#ifdef TFREC_CLI_HAVE_STORAGE
+    return 1;
+#else
+    return 0;
 #endif
 }
 
@@ -47,53 +60,47 @@ int cli_writer_open(tfrec_writer **out, const char *name, const tfrec_writer_opt
     return tfrec_fs_writer_open(NULL, out, name, o);
 }
 
-int cli_open_source(void *ctx, tfrec_io *io, const char *name)
+/* A stdio stream over a source of the layer (fopencookie): reads go to the
+ * source, fclose closes it. */
+static ssize_t cookie_read(void *c, char *buf, size_t n)
 {
-    (void)ctx;
-    cli_fs_setup();
-    return tfrec_fs_open_source(NULL, name, io);
+    tfrec_io *io = c;
+    ptrdiff_t k = io->read(io->ctx, buf, n);
+    if (k < 0) {
+        errno = EIO;
+        return -1;
+    }
+    return (ssize_t)k;
 }
 
-int cli_open_sink(void *ctx, tfrec_io *io, const char *name)
+static int cookie_close(void *c)
 {
-    (void)ctx;
-    cli_fs_setup();
-    return tfrec_fs_open_sink(NULL, name, io);
+    tfrec_io *io = c;
+    int rc = io->close(io->ctx, 0);
+    free(io);
+    return rc < 0 ? EOF : 0;
 }
 
-int cli_remove(void *ctx, const char *name)
+FILE *cli_fopen_read(const char *name)
 {
-    (void)ctx;
     cli_fs_setup();
-    int rc = tfrec_fs_remove(NULL, name);
-    return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc;
-}
-
-typedef struct list_add {
-    int (*add)(void *add_ctx, const char *name, uint64_t size);
-    void *add_ctx;
-} list_add;
-
-static int list_one(void *ctx, const char *name, const tfrec_fs_info *info)
-{
-    list_add *a = ctx;
-    return a->add(a->add_ctx, name, info->size);
-}
-
-int cli_list_input(void *ctx, const char *pattern,
-                   int (*add)(void *add_ctx, const char *name, uint64_t size), void *add_ctx)
-{
-    (void)ctx;
-    cli_fs_setup();
-    list_add a = { add, add_ctx };
-    int rc = tfrec_fs_list(NULL, pattern, list_one, &a);
-    return rc == TFREC_E_NOT_FOUND ? TFREC_OK : rc; /* no match: an empty directory */
-}
-
-int cli_open_source_range(void *ctx, tfrec_io *io, const char *name, uint64_t offset,
-                          uint64_t length)
-{
-    (void)ctx;
-    cli_fs_setup();
-    return tfrec_fs_open_range(NULL, name, offset, length, io);
+    tfrec_io *io = malloc(sizeof *io);
+    if (!io) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    *io = (tfrec_io)TFREC_IO_INIT;
+    int rc = tfrec_fs_open_source(NULL, name, io);
+    if (rc < 0) {
+        free(io);
+        errno = rc == TFREC_E_NOT_FOUND ? ENOENT : rc == TFREC_E_NOMEM ? ENOMEM : EIO;
+        return NULL;
+    }
+    cookie_io_functions_t f = { .read = cookie_read, .close = cookie_close };
+    FILE *fp = fopencookie(io, "r", f);
+    if (!fp) {
+        io->close(io->ctx, 0);
+        free(io);
+    }
+    return fp;
 }

@@ -126,7 +126,7 @@ static int check_reference_flags(const cli_cmdline *cl, cli *c)
     if (cli_have_storage())
         return check_upload_flags(cl, c);
     if (c->gcs_upload && c->gcs_output_path) {
-        if (strncmp(c->gcs_output_path, "gs://", 5) != 0)
+        if (!cli_is_remote(c->gcs_output_path))
             cli_usage_error(cl, "--gcs_output_path must start with gs://, not '%s'",
                             c->gcs_output_path);
         else
@@ -347,7 +347,7 @@ static void note_skipped_split(const cli *c)
  * conversion reads them in place. */
 static int download(cli *c)
 {
-    if (strncasecmp(c->o.output_dir, "gs://", 5) == 0) {
+    if (cli_is_remote(c->o.output_dir)) {
         cli_log("downloading needs a local output directory for the tarballs, not %s: "
                 "download with --nogcs_upload --local_scratch_dir=DIR, then convert with "
                 "--raw_data_dir=DIR/downloads --gcs_output_path=...",
@@ -415,22 +415,6 @@ static int download(cli *c)
     return EXIT_OK;
 }
 
-/* A manifest in a bucket: the library writes local files only, so the
- * result's JSON is uploaded here (an object that appears when complete). */
-static int upload_manifest(const char *name, const char *json)
-{
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = cli_open_sink(NULL, &io, name);
-    if (rc == TFREC_OK) {
-        rc = io.write(io.ctx, json, strlen(json));
-        int crc = io.close(io.ctx, rc == TFREC_OK);
-        rc = rc ? rc : crc;
-    }
-    if (rc)
-        cli_log("cannot write the manifest %s: %s", name, tfrec_last_errmsg());
-    return rc;
-}
-
 static int convert(cli *c)
 {
     char *manifest_default = NULL;
@@ -456,44 +440,25 @@ static int convert(cli *c)
     c->o.progress_ctx = &prog;
     /* The workers and the scan stop at the signal too, not only the writer. */
     c->o.cancel = (const volatile int *)&cli_interrupted;
+    /* Every name goes through the file system layer (c->o.fs NULL): an
+     * output_dir outside the local file system gets its shards streamed to
+     * their objects, no staging directory; a manifest_path there is written
+     * by a complete run only. */
     int remote = cli_is_remote(c->o.output_dir);
-    if (remote) { /* shards stream to their objects; no staging directory */
-        c->o.open_sink = cli_open_sink;
-        c->o.remove_output = cli_remove;
-    }
-    /* Inputs in a bucket: listed and read through the storage part (which
-     * takes the local ones too). */
-    const char *in[] = { c->o.raw_data_dir, c->o.train_tar, c->o.validation_tar,
-                         c->o.validation_labels_file };
-    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
-        if (in[i] && cli_is_remote(in[i])) {
-            c->o.open_input = cli_open_source;
-            c->o.open_input_range = cli_open_source_range;
-        }
-    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir))
-        c->o.list_input = cli_list_input;
-    const char *remote_manifest = NULL;
-    if (cli_is_remote(c->o.manifest_path)) {
-        remote_manifest = c->o.manifest_path;
-        c->o.manifest_path = NULL;
-    }
+    int remote_manifest = cli_is_remote(c->o.manifest_path);
     /* The library writes a failed run's manifest only where none exists. */
-    int had_manifest = c->o.manifest_path && access(c->o.manifest_path, F_OK) == 0;
+    int had_manifest =
+        c->o.manifest_path && !remote_manifest && access(c->o.manifest_path, F_OK) == 0;
     tfrec_imagenet_result *r = NULL;
     if (!c->quiet)
         note_skipped_split(c);
     int rc = tfrec_imagenet_convert(&c->o, &r);
-    /* Only a complete set gets a manifest in the bucket (its failure is
-     * reported by upload_manifest: the shards are in place). */
-    int manifest_failed = 0;
-    if (!rc && remote_manifest && upload_manifest(remote_manifest, tfrec_imagenet_result_json(r))) {
-        rc = TFREC_E_IO;
-        manifest_failed = 1;
-    }
-    c->o.manifest_path = remote_manifest ? remote_manifest : c->o.manifest_path;
-    cli_progress_finish(&prog);
     tfrec_imagenet_counts counts = TFREC_IMAGENET_COUNTS_INIT;
     tfrec_imagenet_result_counts(r, &counts);
+    /* The shards are in place and only the manifest (elsewhere than the
+     * local disk, written last) failed: the counts of the run stand. */
+    int manifest_failed = rc && remote_manifest && counts.shards > 0;
+    cli_progress_finish(&prog);
     report_stale(r);
     if (rc && cli_interrupted && remote) {
         cli_log("interrupted by %s after %.1f s: the shard being uploaded was cancelled and "
@@ -505,7 +470,9 @@ static int convert(cli *c)
                 "and no shard was moved into place; the conversion cannot be resumed, run the "
                 "same command again to convert from the start",
                 cli_interrupted == SIGINT ? "SIGINT" : "SIGTERM", counts.seconds, c->o.output_dir);
-    } else if (rc && !manifest_failed) {
+    } else if (manifest_failed) {
+        cli_log("%s", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
+    } else if (rc) {
         cli_log("%s", r ? tfrec_imagenet_result_errmsg(r) : tfrec_last_errmsg());
         /* A run that failed before finding images has nothing to summarise. */
         if (counts.images_total) {
@@ -540,37 +507,8 @@ static int merge_manifests(cli *c)
     tfrec_imagenet_merge_options m = TFREC_IMAGENET_MERGE_OPTIONS_INIT;
     m.output_dir = c->o.output_dir;
     m.manifest_path = c->manifest && *c->manifest ? c->manifest : NULL;
-    cli_files parts;
-    memset(&parts, 0, sizeof parts);
-    if (cli_is_remote(c->o.output_dir)) {
-        /* A bucket is listed here; the library reads what it is given. */
-        size_t n = strlen(c->o.output_dir) + 64;
-        char *pattern = malloc(n);
-        if (!pattern)
-            return EXIT_IO;
-        snprintf(pattern, n, "%s/manifest-task-*-of-*.json", c->o.output_dir);
-        const char *unmatched = NULL;
-        int rc = cli_files_expand(&parts, &pattern, 1, &unmatched);
-        free(pattern);
-        if (rc == TFREC_E_NOT_FOUND) {
-            cli_log("%s holds no manifest part (manifest-task-*-of-*.json): run the tasks "
-                    "(--task_index, --num_tasks) first",
-                    c->o.output_dir);
-            return EXIT_IO;
-        }
-        if (rc) {
-            cli_log("cannot list the manifest parts in %s: %s", c->o.output_dir,
-                    tfrec_last_errmsg());
-            cli_files_free(&parts);
-            return cli_exit_for(rc);
-        }
-        m.parts = (const char *const *)parts.paths;
-        m.nparts = parts.n;
-        m.open_source = cli_open_source;
-        m.open_sink = cli_open_sink;
-    } else if (m.manifest_path && cli_is_remote(m.manifest_path)) {
-        m.open_sink = cli_open_sink; /* parts and shards local, manifest to a bucket */
-    }
+    /* The parts are listed, read and checked through the file system
+     * layer, wherever output_dir is (m.fs NULL: local, gs://, mem://). */
     tfrec_imagenet_result *r = NULL;
     int rc = tfrec_imagenet_merge_manifests(&m, &r);
     tfrec_imagenet_counts n = TFREC_IMAGENET_COUNTS_INIT;
@@ -586,7 +524,6 @@ static int merge_manifests(cli *c)
                 m.manifest_path ? "" : "/manifest.json");
     }
     tfrec_imagenet_result_free(r);
-    cli_files_free(&parts);
     /* A missing part or shard, or parts of different runs: re-run tasks. */
     return rc == TFREC_E_STATE || rc == TFREC_E_NOT_FOUND ? EXIT_DATA : cli_exit_for(rc);
 }
@@ -598,13 +535,6 @@ static const cli *staging_of; /* the run whose directory it is */
 /* --write_listing: the scan of the input into the listing file. */
 static int write_listing(cli *c)
 {
-    if (c->o.raw_data_dir && cli_is_remote(c->o.raw_data_dir)) {
-        c->o.open_input = cli_open_source;
-        c->o.open_input_range = cli_open_source_range;
-        c->o.list_input = cli_list_input;
-    }
-    if (c->o.validation_labels_file && cli_is_remote(c->o.validation_labels_file))
-        c->o.open_input = cli_open_source;
     c->o.cancel = (const volatile int *)&cli_interrupted;
     char fp[17];
     int rc = tfrec_imagenet_write_listing(&c->o, c->write_listing, fp);
