@@ -53,7 +53,7 @@ PROTOC_C  ?= protoc-c
 # libjpeg):
 #
 #   part            modules (lib/<m>/)                   protos         needs
-#   tfrec           crc32c io fs record example batch util dataset  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
+#   tfrec           crc32c io fs record example util dataset  tensorflow/    zlib, libprotobuf-c (+ libisal when present)
 #   tfrec-image     image imagenet tar                   -              tfrec, libjpeg, libpng
 #   tfrec-gcp       gauth (Google credentials, tokens)   -              tfrec, libcurl, libcrypto (token signing)
 #   tfrec-bigtable  bigtable                             google/        tfrec-gcp, tfrec, libprotobuf-c, grpc
@@ -73,7 +73,7 @@ PARTS     := tfrec $(if $(filter 1,$(WITH_IMAGE)),tfrec-image) $(if $(filter 1,$
 HAVE_ISAL := $(shell pkg-config --exists libisal 2>/dev/null && echo 1)
 ISAL_DEF  := $(if $(HAVE_ISAL),-DTFREC_HAVE_ISAL=1)
 
-tfrec_MODULES          := crc32c io fs record example batch util dataset
+tfrec_MODULES          := crc32c io fs record example util dataset
 tfrec_PROTOS           := tensorflow
 tfrec_PKGS             := zlib libprotobuf-c $(if $(HAVE_ISAL),libisal)
 tfrec-image_MODULES    := image imagenet tar

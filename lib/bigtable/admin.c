@@ -20,7 +20,7 @@ typedef struct unary_result {
 
 /* One admin call, waited for on a private queue. Fails only locally. */
 static int unary_once(tfrec_bt_client *c, const char *method, const char *param_key,
-                 const char *param_value, const ProtobufCMessage *req, unary_result *res)
+                      const char *param_value, const ProtobufCMessage *req, unary_result *res)
 {
     memset(res, 0, sizeof *res);
     grpc_channel *ch = tfrec_bt_admin_channel(c);

@@ -89,8 +89,7 @@ static grpc_channel *make_channel(tfrec_bt_client *c, const char *target, int ow
     grpc_channel_credentials *creds = tfrec_bt_channel_credentials(c);
     if (!creds) {
         if (!c->err.code)
-            tfrec_fail(&c->err, TFREC_E_NETWORK, "could not set up TLS credentials for %s",
-                       target);
+            tfrec_fail(&c->err, TFREC_E_NETWORK, "could not set up TLS credentials for %s", target);
         return NULL;
     }
     grpc_channel *ch = grpc_channel_create(target, creds, &ca);

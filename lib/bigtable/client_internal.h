@@ -20,8 +20,8 @@ struct tfrec_bt_client {
     char instance_name[BT_NAME_MAX]; /* projects/P/instances/I */
     char endpoint[BT_NAME_MAX];
     char admin_endpoint[BT_NAME_MAX];
-    int emulator; /* endpoints are plain-text (emulator or loopback) */
-    int tls;      /* TLS with call credentials (!emulator, or forced by the tls option) */
+    int emulator;           /* endpoints are plain-text (emulator or loopback) */
+    int tls;                /* TLS with call credentials (!emulator, or forced by the tls option) */
     char *credentials_file; /* NULL: the chain */
     char *ca_pem;           /* trust roots (PEM); NULL: gRPC's */
     struct tfrec_gauth *auth; /* the shared token source (TLS only) */

@@ -56,8 +56,7 @@ int tfrec_bt_credentials_setup(tfrec_bt_client *c, const char *credentials_file,
         rc = TFREC_OK;
     if (rc)
         return rc;
-    if (credentials_file && *credentials_file &&
-        !(c->credentials_file = strdup(credentials_file)))
+    if (credentials_file && *credentials_file && !(c->credentials_file = strdup(credentials_file)))
         return tfrec_fail(&c->err, TFREC_E_NOMEM, "out of memory");
     char why[768] = "";
     if ((rc = tfrec_gauth_new(&c->auth, c->credentials_file, 0, why, sizeof why)) < 0)

@@ -26,7 +26,8 @@ static void on_grpc_log(gpr_log_func_args *a)
 static void route_once(void)
 {
     char v[64];
-    if (tfrec_cfg(TFREC_CFG_GRPC_VERBOSITY, v, sizeof v) || tfrec_cfg(TFREC_CFG_GRPC_TRACE, v, sizeof v))
+    if (tfrec_cfg(TFREC_CFG_GRPC_VERBOSITY, v, sizeof v) ||
+        tfrec_cfg(TFREC_CFG_GRPC_TRACE, v, sizeof v))
         return;
     gpr_set_log_function(on_grpc_log);
 }

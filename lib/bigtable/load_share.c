@@ -4,8 +4,10 @@
  * share without opening them. */
 #include "bigtable/load_share.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "record/index_format.h"
 #include "tfrec/dataset.h"
 #include "tfrec/fs.h"
 #include "util/errors.h"
@@ -25,26 +27,21 @@ int tfrec_bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd,
  * times to compare). */
 static int remote_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
 {
-    size_t len = strlen(name);
-    char iname[4200];
-    if (len + 5 > sizeof iname)
-        return TFREC_E_NOT_FOUND;
-    memcpy(iname, name, len);
-    memcpy(iname + len, ".idx", 5);
+    char *iname = tfrec_idx_name(name);
     tfrec_io d = TFREC_IO_INIT, i = TFREC_IO_INIT;
-    if (o->open_source(o->open_ctx, &i, iname) < 0)
+    if (!iname || o->open_source(o->open_ctx, &i, iname) < 0) {
+        free(iname);
         return TFREC_E_NOT_FOUND; /* none (or unreachable: reading the data will say) */
+    }
     int64_t size = -1;
     if (o->open_source(o->open_ctx, &d, name) >= 0) {
         size = d.size ? d.size(d.ctx) : -1;
         d.close(d.ctx, 0);
     }
-    if (size < 0) {
-        i.close(i.ctx, 0);
-        return TFREC_E_NOT_FOUND;
-    }
     tfrec_index *ix = NULL;
-    int rc = tfrec_index_load_io(&ix, &i, iname, size);
+    int rc = size < 0 ? (i.close(i.ctx, 0), TFREC_E_NOT_FOUND)
+                      : tfrec_index_load_io(&ix, &i, iname, size);
+    free(iname);
     if (rc != TFREC_OK)
         return rc;
     if (tfrec_index_data_size(ix) != (uint64_t)size)

@@ -91,8 +91,8 @@ static int rt_sample(void *ctx, bt_samples *out, tfrec_err *err)
                                 "(tried for %.1f s)",
                                 g->name, g->c->endpoint, (double)(tfrec_bt_now_ms() - t0) / 1000);
             } else if (!rc) {
-                rc = tfrec_fail(err, TFREC_E_NETWORK, "SampleRowKeys on %s at %s stalled",
-                                g->name, g->c->endpoint);
+                rc = tfrec_fail(err, TFREC_E_NETWORK, "SampleRowKeys on %s at %s stalled", g->name,
+                                g->c->endpoint);
             }
             tfrec_bt_call_cancel(call); /* its DONE still comes */
             continue;
@@ -199,7 +199,7 @@ int tfrec_bt_read_transport_grpc(bt_read_transport *t, tfrec_bt_client *c, const
         g->nch++;
     }
     g->cq = grpc_completion_queue_create_for_next(NULL);
-    *t = (bt_read_transport){ g,          rt_start,    rt_next,     rt_cancel, rt_sample,
+    *t = (bt_read_transport){ g,          rt_start,    rt_next,      rt_cancel, rt_sample,
                               rt_destroy, c->endpoint, rt_connected, rt_reauth, rt_hint };
     return TFREC_OK;
 }

@@ -37,8 +37,8 @@ int tfrec_bt_is_tls_failure(const char *message)
 }
 
 int tfrec_bt_reauth_decide(bt_reauth *ra, unsigned call_epoch,
-                           int (*reauth)(void *ctx, char *err, size_t errcap), void *ctx,
-                           char *why, size_t whycap)
+                           int (*reauth)(void *ctx, char *err, size_t errcap), void *ctx, char *why,
+                           size_t whycap)
 {
     if (whycap)
         why[0] = 0;

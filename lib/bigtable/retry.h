@@ -66,8 +66,8 @@ typedef struct bt_reauth {
  * 0 when the refusal stands: a fresh token was refused too, reauth is
  * NULL (no credentials), or the refresh failed (why says so). */
 int tfrec_bt_reauth_decide(bt_reauth *ra, unsigned call_epoch,
-                           int (*reauth)(void *ctx, char *err, size_t errcap), void *ctx,
-                           char *why, size_t whycap);
+                           int (*reauth)(void *ctx, char *err, size_t errcap), void *ctx, char *why,
+                           size_t whycap);
 /* A call passed: a later refusal may refresh again. */
 static inline void tfrec_bt_reauth_passed(bt_reauth *ra)
 {

@@ -34,7 +34,7 @@ typedef struct wcall {
     size_t n;
     size_t req_bytes;
     bt_entry **e;
-    uint8_t *seen; /* a result for entry i has arrived */
+    uint8_t *seen;       /* a result for entry i has arrived */
     unsigned auth_epoch; /* w->ra.epoch when the call started */
 } wcall;
 

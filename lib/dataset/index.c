@@ -1,11 +1,12 @@
-/* Record indexes: the DALI / `tfrecord` text format, built by reading a
- * file, parsed with every entry checked, written through any sink. */
+/* Record indexes in memory: built by reading a file, loaded from the
+ * `.idx` text (record/index_format.h) with every entry checked, written
+ * through any sink. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dataset/index_internal.h"
-#include "record/index_out.h"
+#include "record/index_format.h"
 #include "util/struct_size.h"
 #include "util/vec.h"
 
@@ -116,64 +117,27 @@ int tfrec_index_build(tfrec_index **out, tfrec_reader *r)
 
 /* ------------------------------------------------------------- parsing */
 
-/* The longest valid line: two 20-digit numbers, separators, a CR. */
-enum { MAX_LINE = 64, CHUNK = 64 * 1024 };
+typedef struct load_ctx {
+    tfrec_index *ix;
+    const char *name;
+    int64_t data_size; /* -1: unknown */
+} load_ctx;
 
-static int parse_u64(const char **p, const char *end, uint64_t *v)
+/* The format module parses; what the entries must mean (tiling, within
+ * the data) is checked here, line by line, so the message names the line. */
+static int load_entry(void *ctx, uint64_t off, uint64_t len, uint64_t line, tfrec_err *err)
 {
-    const char *s = *p;
-    uint64_t x = 0;
-    if (s == end || *s < '0' || *s > '9')
-        return -1;
-    for (; s < end && *s >= '0' && *s <= '9'; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (x > (UINT64_MAX - d) / 10)
-            return -1;
-        x = x * 10 + d;
-    }
-    *p = s;
-    *v = x;
-    return 0;
-}
-
-static int parse_line(tfrec_index *ix, const char *s, size_t n, const char *name, uint64_t line,
-                      int64_t data_size, tfrec_err *err)
-{
-    if (n > MAX_LINE)
-        return tfrec_fail(err, TFREC_E_PARSE, "%s: line %llu is longer than %d bytes", name,
-                          (unsigned long long)line, MAX_LINE);
-    const char *end = s + n;
-    if (n && end[-1] == '\r')
-        end--;
-    while (s < end && (*s == ' ' || *s == '\t'))
-        s++;
-    if (s == end)
-        return TFREC_OK; /* blank lines are harmless */
-    uint64_t off, len;
-    if (parse_u64(&s, end, &off) < 0 || s == end || (*s != ' ' && *s != '\t'))
-        goto bad;
-    while (s < end && (*s == ' ' || *s == '\t'))
-        s++;
-    if (parse_u64(&s, end, &len) < 0)
-        goto bad;
-    while (s < end && (*s == ' ' || *s == '\t'))
-        s++;
-    if (s != end)
-        goto bad;
-    int rc = tfrec_index_push(ix, off, len, name, line, err);
+    load_ctx *c = ctx;
+    int rc = tfrec_index_push(c->ix, off, len, c->name, line, err);
     if (rc < 0)
         return rc;
-    if (data_size >= 0 && ix->start[ix->n] > (uint64_t)data_size)
+    if (c->data_size >= 0 && c->ix->start[c->ix->n] > (uint64_t)c->data_size)
         return tfrec_fail(err, TFREC_E_PARSE,
                           "%s: line %llu: record [%llu, %llu) lies beyond the end of the data "
                           "file (%lld bytes)",
-                          name, (unsigned long long)line, (unsigned long long)off,
-                          (unsigned long long)(off + len), (long long)data_size);
+                          c->name, (unsigned long long)line, (unsigned long long)off,
+                          (unsigned long long)(off + len), (long long)c->data_size);
     return TFREC_OK;
-bad:
-    return tfrec_fail(err, TFREC_E_PARSE,
-                      "%s: line %llu: expected 'OFFSET LENGTH' (two decimal numbers)", name,
-                      (unsigned long long)line);
 }
 
 int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src_in, const char *name,
@@ -194,51 +158,16 @@ int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src_in, const char *n
     if (!name)
         name = "<index>";
     tfrec_err err = { 0 };
-    tfrec_index *ix = tfrec_index_new_empty();
-    char *buf = malloc(CHUNK + MAX_LINE);
-    rc = ix && buf ? TFREC_OK : tfrec_fail(&err, TFREC_E_NOMEM, "%s: out of memory", name);
-    size_t have = 0; /* bytes of an unfinished line at buf[0] */
-    uint64_t line = 0;
-    while (rc == TFREC_OK) {
-        ptrdiff_t got = src.read(src.ctx, buf + have, CHUNK);
-        if (got < 0) {
-            const char *why = src.errmsg ? src.errmsg(src.ctx) : NULL;
-            rc = tfrec_fail(&err, (int)got, "%s: %s", name,
-                            why && *why ? why : tfrec_strerror((int)got));
-            break;
-        }
-        size_t n = have + (size_t)got, pos = 0;
-        if (got == 0 && have) { /* a last line without its newline */
-            buf[n++] = '\n';
-        }
-        for (;;) {
-            char *nl = memchr(buf + pos, '\n', n - pos);
-            if (!nl)
-                break;
-            line++;
-            rc = parse_line(ix, buf + pos, (size_t)(nl - (buf + pos)), name, line, data_size, &err);
-            if (rc < 0)
-                break;
-            pos = (size_t)(nl - buf) + 1;
-        }
-        if (rc < 0 || got == 0)
-            break;
-        have = n - pos;
-        if (have > MAX_LINE) {
-            rc = tfrec_fail(&err, TFREC_E_PARSE, "%s: line %llu is longer than %d bytes", name,
-                            (unsigned long long)line + 1, MAX_LINE);
-            break;
-        }
-        memmove(buf, buf + pos, have);
-    }
-    free(buf);
+    load_ctx c = { tfrec_index_new_empty(), name, data_size };
+    rc = c.ix ? tfrec_idx_parse(&src, name, load_entry, &c, &err)
+              : tfrec_fail(&err, TFREC_E_NOMEM, "%s: out of memory", name);
     if (src.close)
         src.close(src.ctx, 0);
     if (rc < 0) {
-        tfrec_index_free(ix);
+        tfrec_index_free(c.ix);
         return tfrec_fail_copy(NULL, &err);
     }
-    *out = ix;
+    *out = c.ix;
     return TFREC_OK;
 }
 
@@ -259,27 +188,14 @@ int tfrec_index_write_io(const tfrec_index *ix, const tfrec_io *sink_in, const c
     }
     if (!name)
         name = "<index>";
-    char *buf = malloc(CHUNK + MAX_LINE);
-    if (!buf) {
-        sink.close(sink.ctx, 0);
-        return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
-    }
-    size_t used = 0;
-    for (size_t k = 0; k <= ix->n && rc == TFREC_OK; k++) {
-        if (k < ix->n)
-            used += tfrec_index_line(buf + used, ix->start[k], ix->start[k + 1] - ix->start[k]);
-        if (used && (used >= CHUNK || k == ix->n)) {
-            rc = sink.write(sink.ctx, buf, used);
-            used = 0;
-        }
-    }
-    free(buf);
-    if (rc < 0) {
-        const char *why = sink.errmsg ? sink.errmsg(sink.ctx) : NULL;
-        tfrec_err err = { 0 };
-        tfrec_fail(&err, rc, "%s: %s", name, why && *why ? why : tfrec_strerror(rc));
-        sink.close(sink.ctx, 0);
-        return tfrec_fail_copy(NULL, &err);
-    }
-    return sink.close(sink.ctx, 1);
+    /* Records tile from offset 0, so their lengths alone give the lines. */
+    tfrec_err err = { 0 };
+    index_out *x;
+    rc = tfrec_index_out_open(&x, &sink, name, &err);
+    for (size_t k = 0; k < ix->n && rc == TFREC_OK; k++)
+        rc = tfrec_index_out_add(x, ix->start[k + 1] - ix->start[k], &err);
+    int crc = tfrec_index_out_close(x, rc == TFREC_OK, &err); /* x NULL: nothing */
+    if (rc == TFREC_OK)
+        rc = crc;
+    return rc < 0 ? tfrec_fail_copy(NULL, &err) : TFREC_OK;
 }

@@ -9,27 +9,16 @@
 
 #include "dataset/index_internal.h"
 #include "record/framing.h"
-#include "record/index_out.h"
+#include "record/index_format.h"
 #include "util/ioerr.h"
 #include "util/struct_size.h"
 
-static char *idx_name(const char *path)
-{
-    size_t n = strlen(path);
-    char *s = malloc(n + 5);
-    if (s)
-        memcpy(s, path, n), memcpy(s + n, ".idx", 5);
-    return s;
-}
-
-/* Fresh: the entries tile the whole file (checked here against its size)
- * and, where the file system keeps modification times, the index is not
- * older than the data (a rewrite of the data after indexing, even to the
- * same size, makes it stale). */
+/* Fresh as index_format.h defines it: not older than the data (where the
+ * file system keeps times), records ending at the data's size. */
 int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path)
 {
     *out = NULL;
-    char *iname = idx_name(path);
+    char *iname = tfrec_idx_name(path);
     if (!iname)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
     tfrec_fs_info ds = TFREC_FS_INFO_INIT, is = TFREC_FS_INFO_INIT;
@@ -37,21 +26,16 @@ int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path
      * why (a bad name, a missing file) in the caller's terms. */
     int rc = tfrec_fs_stat(fs, path, &ds) < 0 ? TFREC_E_NOT_FOUND : TFREC_OK;
     /* The index's own time matters only where the data has one. */
-    if (rc == TFREC_OK && ds.mtime_ns && (rc = tfrec_fs_stat(fs, iname, &is)) == TFREC_OK &&
-        is.mtime_ns && is.mtime_ns < ds.mtime_ns)
-        rc = tfrec_fail(NULL, TFREC_E_STATE, "%s: stale: older than %s (modified after indexing)",
-                        iname, path);
+    if (rc == TFREC_OK && ds.mtime_ns && (rc = tfrec_fs_stat(fs, iname, &is)) == TFREC_OK)
+        rc = tfrec_idx_fresh_by_time(iname, path, is.mtime_ns, ds.mtime_ns);
     if (rc == TFREC_OK) {
         tfrec_io io = TFREC_IO_INIT;
         rc = tfrec_fs_open_source(fs, iname, &io);
         tfrec_index *ix = NULL;
         if (rc == TFREC_OK)
             rc = tfrec_index_load_io(&ix, &io, iname, (int64_t)ds.size);
-        if (rc == TFREC_OK && tfrec_index_data_size(ix) != ds.size) {
-            rc = tfrec_fail(NULL, TFREC_E_STATE,
-                            "%s: stale: its records end at %llu but %s has %llu bytes", iname,
-                            (unsigned long long)tfrec_index_data_size(ix), path,
-                            (unsigned long long)ds.size);
+        if (rc == TFREC_OK &&
+            (rc = tfrec_idx_fresh_by_end(iname, path, tfrec_index_data_size(ix), ds.size)) < 0) {
             tfrec_index_free(ix);
             ix = NULL;
         }
@@ -95,7 +79,7 @@ int tfrec_index_file(const char *path, uint64_t *records)
         tfrec_reader_free(r);
         return rc;
     }
-    char *iname = idx_name(path);
+    char *iname = tfrec_idx_name(path);
     tfrec_io sink = TFREC_IO_INIT;
     tfrec_err err = { 0 };
     index_out *out = NULL;

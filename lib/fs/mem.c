@@ -203,6 +203,8 @@ typedef struct mem_sink {
 static int sink_write(void *ctx, const void *data, size_t n)
 {
     mem_sink *s = ctx;
+    if (n == 0) /* buf may still be NULL: no memcpy to it */
+        return TFREC_OK;
     if (n > SIZE_MAX - s->len)
         return tfrec_fail(&s->err, TFREC_E_NOMEM, "mem://%s: too large", s->key);
     if (tfrec_vec_reserve(&s->buf, &s->cap, s->len + n, 4096))

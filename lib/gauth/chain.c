@@ -39,7 +39,8 @@ const char *tfrec_gauth_metadata_host(char *buf, size_t cap)
 /* The metadata server answers with Metadata-Flavor: Google, which tells it
  * apart from whatever else may answer at that name; its answer also names
  * the account. Off GCE this fails within the short probe timeout. */
-static int probe_metadata(tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char *why, size_t whycap)
+static int probe_metadata(tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char *why,
+                          size_t whycap)
 {
     char hostbuf[512];
     const char *host = tfrec_gauth_metadata_host(hostbuf, sizeof hostbuf);
@@ -90,8 +91,8 @@ static int probe_metadata(tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char
     return rc == TFREC_E_NOMEM ? rc : TFREC_E_NOT_FOUND;
 }
 
-int tfrec_gauth_chain_resolve(tfrec_gauth_cred *c, const char *explicit_file, const tfrec_gauth_tuning *t,
-                            char *err, size_t errcap)
+int tfrec_gauth_chain_resolve(tfrec_gauth_cred *c, const char *explicit_file,
+                              const tfrec_gauth_tuning *t, char *err, size_t errcap)
 {
     memset(c, 0, sizeof *c);
     if (explicit_file && *explicit_file)

@@ -56,7 +56,6 @@ uint64_t tfrec_gauth_tokens_fetched(tfrec_gauth *a);
 
 /* Project id from the GCE metadata server (GCE_METADATA_HOST), 2 s
  * timeout, for callers given no project. */
-TFREC_PRIVATE_API int tfrec_gauth_metadata_project(char *buf, size_t cap, char *err,
-                                                   size_t errcap);
+TFREC_PRIVATE_API int tfrec_gauth_metadata_project(char *buf, size_t cap, char *err, size_t errcap);
 
 #endif

@@ -27,9 +27,9 @@
  * more: objects (read, write, list, delete), Bigtable data, and Bigtable
  * table admin (tfrec2bt --create_table). cloud-platform would also open
  * every other Google API. */
-#define TFREC_GAUTH_SCOPE                                       \
-    "https://www.googleapis.com/auth/devstorage.read_write "    \
-    "https://www.googleapis.com/auth/bigtable.data "            \
+#define TFREC_GAUTH_SCOPE                                    \
+    "https://www.googleapis.com/auth/devstorage.read_write " \
+    "https://www.googleapis.com/auth/bigtable.data "         \
     "https://www.googleapis.com/auth/bigtable.admin.table"
 #define TFREC_GAUTH_METADATA_HOST "metadata.google.internal"
 /* Room for an account name (an e-mail address is at most 254 bytes). */
@@ -40,7 +40,7 @@
  * surrogates refused); the strings are wiped when freed. */
 typedef struct tfrec_gauth_json tfrec_gauth_json;
 int tfrec_gauth_json_parse(tfrec_gauth_json **out, const char *text, size_t len, char *why,
-                         size_t whycap);
+                           size_t whycap);
 void tfrec_gauth_json_free(tfrec_gauth_json *j);
 /* Member key as a string; NULL when absent or not a string. */
 const char *tfrec_gauth_json_string(const tfrec_gauth_json *j, const char *key);
@@ -57,7 +57,7 @@ char *tfrec_gauth_base64url(const void *data, size_t len);
 int tfrec_gauth_pem_rsa_key(EVP_PKEY **out, const char *pem, char *err, size_t errcap);
 /* header.claims.signature, RS256 over SHA-256; kid may be NULL. */
 int tfrec_gauth_jwt_sign(EVP_PKEY *key, const char *kid, const char *iss, const char *scope,
-                       const char *aud, int64_t iat, char **out, char *err, size_t errcap);
+                         const char *aud, int64_t iat, char **out, char *err, size_t errcap);
 
 /* ---- auth_keyfile.c / auth_chain.c: where tokens come from */
 enum {
@@ -100,8 +100,8 @@ const char *tfrec_gauth_metadata_host(char *buf, size_t cap);
 /* Walk the chain: explicit file, GOOGLE_APPLICATION_CREDENTIALS, gcloud
  * ADC, metadata server (probed). Not finding any is TFREC_E_NOT_FOUND with
  * the list of what was tried. */
-int tfrec_gauth_chain_resolve(tfrec_gauth_cred *c, const char *explicit_file, const tfrec_gauth_tuning *t,
-                            char *err, size_t errcap);
+int tfrec_gauth_chain_resolve(tfrec_gauth_cred *c, const char *explicit_file,
+                              const tfrec_gauth_tuning *t, char *err, size_t errcap);
 
 /* ---- auth_http.c */
 typedef struct tfrec_gauth_http_reply {
@@ -116,7 +116,7 @@ typedef struct tfrec_gauth_http_reply {
 /* GET url (form NULL) or POST form as application/x-www-form-urlencoded.
  * metadata != 0: send Metadata-Flavor: Google and never use a proxy. */
 int tfrec_gauth_http(const char *url, const char *form, int metadata, long connect_timeout_ms,
-                   long timeout_ms, tfrec_gauth_http_reply *r);
+                     long timeout_ms, tfrec_gauth_http_reply *r);
 void tfrec_gauth_http_reply_clear(tfrec_gauth_http_reply *r);
 /* Nonzero for a URL a credential may be sent to: https://, or http:// to a
  * loopback address (local test servers). */
@@ -124,6 +124,6 @@ int tfrec_gauth_url_allowed(const char *url);
 
 /* ---- auth_token.c: one access token (malloc'd) and its lifetime. */
 int tfrec_gauth_token_fetch(const tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char **token,
-                          int64_t *expires_in, char *err, size_t errcap);
+                            int64_t *expires_in, char *err, size_t errcap);
 
 #endif

@@ -72,7 +72,7 @@ int tfrec_gauth_url_allowed(const char *url)
 }
 
 int tfrec_gauth_http(const char *url, const char *form, int metadata, long connect_timeout_ms,
-                   long timeout_ms, tfrec_gauth_http_reply *r)
+                     long timeout_ms, tfrec_gauth_http_reply *r)
 {
     memset(r, 0, sizeof *r);
     pthread_once(&curl_once, init_curl);

@@ -21,7 +21,7 @@ struct tfrec_gauth_json {
 };
 
 int tfrec_gauth_json_parse(tfrec_gauth_json **out, const char *text, size_t len, char *why,
-                         size_t whycap)
+                           size_t whycap)
 {
     *out = NULL;
     size_t at = 0;

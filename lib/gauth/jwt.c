@@ -130,7 +130,7 @@ static char *encode_json(const char *json, int n)
 }
 
 int tfrec_gauth_jwt_sign(EVP_PKEY *key, const char *kid, const char *iss, const char *scope,
-                       const char *aud, int64_t iat, char **out, char *err, size_t errcap)
+                         const char *aud, int64_t iat, char **out, char *err, size_t errcap)
 {
     char ekid[1024], eiss[1024], escope[512], eaud[2048], json[8192];
     if (json_escape(ekid, sizeof ekid, kid ? kid : "") >= sizeof ekid ||

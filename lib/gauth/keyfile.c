@@ -128,8 +128,8 @@ static int load_user(tfrec_gauth_cred *c, const tfrec_gauth_json *j, const char 
     return TFREC_OK;
 }
 
-static int set_token_uri(tfrec_gauth_cred *c, const tfrec_gauth_json *j, const char *path, char *err,
-                         size_t errcap)
+static int set_token_uri(tfrec_gauth_cred *c, const tfrec_gauth_json *j, const char *path,
+                         char *err, size_t errcap)
 {
     char env[2048];
     int have_env = tfrec_cfg(TFREC_CFG_TOKEN_URI, env, sizeof env) > 0;

@@ -21,8 +21,8 @@ int tfrec_gauth_metadata_project(char *buf, size_t cap, char *err, size_t errcap
     if (rc != TFREC_OK || r.status != 200 || !r.flavor_google || n == 0 || n >= cap ||
         memchr(r.body, '\n', n)) {
         snprintf(err, errcap,
-                 "no project given and the GCE metadata server (%s) did not provide one (%s)",
-                 url, rc != TFREC_OK ? r.curl_msg : "bad reply");
+                 "no project given and the GCE metadata server (%s) did not provide one (%s)", url,
+                 rc != TFREC_OK ? r.curl_msg : "bad reply");
         tfrec_gauth_http_reply_clear(&r);
         return rc == TFREC_E_NOMEM ? rc : TFREC_E_INVALID;
     }

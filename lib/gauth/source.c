@@ -178,7 +178,8 @@ static int fetch(source *a, int resolved, tfrec_gauth_cred *cred, const tfrec_ga
                  char **header, int64_t *life, char *err, size_t errcap)
 {
     int rc;
-    if (!resolved && (rc = tfrec_gauth_chain_resolve(cred, a->credentials_file, t, err, errcap)) < 0)
+    if (!resolved &&
+        (rc = tfrec_gauth_chain_resolve(cred, a->credentials_file, t, err, errcap)) < 0)
         return rc;
     char *token = NULL;
     if ((rc = tfrec_gauth_token_fetch(cred, t, &token, life, err, errcap)) < 0)
@@ -206,8 +207,7 @@ static int hand_out(source *a, char **header, char *err, size_t errcap)
     return TFREC_OK;
 }
 
-int tfrec_gauth_header(tfrec_gauth *g, int force_refresh, char **header, char *err,
-                       size_t errcap)
+int tfrec_gauth_header(tfrec_gauth *g, int force_refresh, char **header, char *err, size_t errcap)
 {
     *header = NULL;
     if (g->anonymous)

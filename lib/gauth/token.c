@@ -62,7 +62,7 @@ static char *request_form(const tfrec_gauth_cred *c, char *err, size_t errcap)
     if (c->kind == TFREC_GAUTH_CRED_SERVICE_ACCOUNT) {
         char *jwt = NULL, why[200];
         if (tfrec_gauth_jwt_sign(c->key, c->private_key_id, c->client_email, TFREC_GAUTH_SCOPE,
-                               c->token_uri, (int64_t)time(NULL), &jwt, why, sizeof why) < 0) {
+                                 c->token_uri, (int64_t)time(NULL), &jwt, why, sizeof why) < 0) {
             snprintf(err, errcap, "%s: %s", c->origin, why);
             return NULL;
         }
@@ -171,7 +171,7 @@ static int transient(const tfrec_gauth_http_reply *r, int rc)
 }
 
 int tfrec_gauth_token_fetch(const tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char **token,
-                          int64_t *expires_in, char *err, size_t errcap)
+                            int64_t *expires_in, char *err, size_t errcap)
 {
     char url[600], who[800], what[400];
     int metadata = c->kind == TFREC_GAUTH_CRED_METADATA;

@@ -1,13 +1,13 @@
-/* Index lines collect in a small buffer and go to their sink in pieces;
- * the sink is committed only after the data file was, so a finished
- * index is never older than its data (the freshness rule of dataset.h). */
+/* The streamed `.idx` writer. The writer commits this sink only after its
+ * data file, so a finished index is never older than its data (the
+ * freshness rule, index_format.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/index_out.h"
+#include "record/index_format.h"
 
-enum { OUT_CAP = 64 * 1024, LINE_MAX_LEN = 48 };
+enum { OUT_CAP = 64 * 1024 };
 
 struct index_out {
     tfrec_io sink;
@@ -39,9 +39,9 @@ int tfrec_index_out_open(index_out **out, const tfrec_io *sink, const char *name
 
 int tfrec_index_out_add(index_out *x, uint64_t framed, tfrec_err *err)
 {
-    x->used += tfrec_index_line(x->buf + x->used, x->next, framed);
+    x->used += tfrec_idx_format_line(x->buf + x->used, x->next, framed);
     x->next += framed;
-    if (x->used > OUT_CAP - LINE_MAX_LEN) {
+    if (x->used > OUT_CAP - TFREC_IDX_LINE_MAX) {
         int rc = x->sink.write(x->sink.ctx, x->buf, x->used);
         x->used = 0;
         if (rc < 0)

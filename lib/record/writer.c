@@ -8,7 +8,7 @@
 
 #include "record/deflate_sink.h"
 #include "record/framing.h"
-#include "record/index_out.h"
+#include "record/index_format.h"
 #include "record/writer_internal.h"
 #include "tfrec/fs.h"
 #include "tfrec/record.h"
@@ -323,9 +323,11 @@ int tfrec_writer_open_io(tfrec_writer **out, const tfrec_io *io_in, const char *
         o->compression == TFREC_COMPRESSION_AUTO ? TFREC_COMPRESSION_NONE : o->compression;
     rc = setup(w, o);
     if (has_index) {
-        char iname[TFREC_ERRMSG_MAX / 2];
-        snprintf(iname, sizeof iname, "%s.idx", name);
-        int irc = tfrec_index_out_open(&w->index, &ixio, iname, &w->err);
+        char *iname = tfrec_idx_name(name);
+        int irc = iname ? tfrec_index_out_open(&w->index, &ixio, iname, &w->err)
+                        : (ixio.close(ixio.ctx, 0),
+                           tfrec_fail(&w->err, TFREC_E_NOMEM, "%s: out of memory", name));
+        free(iname);
         if (rc == TFREC_OK)
             rc = irc;
     }
@@ -368,12 +370,9 @@ int tfrec_fs_writer_open(const tfrec_fs *fs, tfrec_writer **out, const char *pat
                               "%s: an index needs an uncompressed file (its offsets are file "
                               "offsets)",
                               path);
-        size_t n = strlen(path);
-        char *iname = malloc(n + 5);
+        char *iname = tfrec_idx_name(path);
         if (!iname)
             return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
-        memcpy(iname, path, n);
-        memcpy(iname + n, ".idx", 5);
         rc = tfrec_fs_open_sink(fs, iname, &ixio);
         free(iname);
         if (rc < 0)

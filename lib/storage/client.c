@@ -1,13 +1,13 @@
-/* Client handles, the local/remote switch of every entry point, and the
- * single-object calls (stat, remove). */
-#include <errno.h>
+/* Client handles: the endpoint, credentials and the shared connection
+ * cache every request of lib/storage goes through. The layers above (the
+ * object calls, sources, sinks, listings) call in; this file calls none of
+ * them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "storage/storage_internal.h"
-#include "tfrec/fs.h"
 #include "util/config.h"
 #include "util/struct_size.h"
 
@@ -106,7 +106,7 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
     }
     char why[512] = "";
     rc = tfrec_gauth_new(&st->auth, opts ? opts->credentials_file : NULL, st->no_auth, why,
-                            sizeof why);
+                         sizeof why);
     if (rc < 0) {
         tfrec_fail(NULL, rc, "Cloud Storage credentials: %s", why);
         goto fail_opts;
@@ -193,144 +193,4 @@ void tfrec_storage_set_list_page_size(tfrec_storage *st, unsigned n)
 void tfrec_storage_set_backoff_ms(tfrec_storage *st, unsigned first_ms)
 {
     st->backoff_first_ms = first_ms;
-}
-
-/* ------------------------------------------------------------ sources, sinks */
-
-int tfrec_storage_open_source(tfrec_storage *st, tfrec_io *io, const char *name)
-{
-    if (!tfrec_storage_is_remote(name))
-        return tfrec_io_open_source(io, name);
-    if (!(st = tfrec_gcs_client(st, NULL)))
-        return TFREC_E_IO;
-    return tfrec_gcs_open_source(st, io, name);
-}
-
-int tfrec_storage_open_sink(tfrec_storage *st, tfrec_io *io, const char *name)
-{
-    if (!tfrec_storage_is_remote(name))
-        return tfrec_io_open_sink(io, name);
-    if (!(st = tfrec_gcs_client(st, NULL)))
-        return TFREC_E_IO;
-    return tfrec_gcs_open_sink(st, io, name);
-}
-
-int tfrec_storage_reader_open(tfrec_storage *st, tfrec_reader **out, const char *name,
-                              const tfrec_reader_options *opts)
-{
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_storage_open_source(st, &io, name);
-    return rc < 0 ? rc : tfrec_reader_open_io(out, &io, name, opts);
-}
-
-int tfrec_storage_writer_open(tfrec_storage *st, tfrec_writer **out, const char *name,
-                              const tfrec_writer_options *opts)
-{
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_storage_open_sink(st, &io, name);
-    return rc < 0 ? rc : tfrec_writer_open_io(out, &io, name, opts);
-}
-
-/* ------------------------------------------------------------ stat, remove */
-
-int tfrec_gcs_object_from_json(const tfrec_json_value *o, tfrec_storage_object *info)
-{
-    uint64_t size, gen = 0;
-    if (tfrec_json_member_u64(o, "size", &size))
-        return -1;
-    if (tfrec_json_member_u64(o, "generation", &gen) == 0 && gen > (uint64_t)INT64_MAX)
-        return -1;
-    info->size = size;
-    info->generation = (int64_t)gen;
-    const char *crc = tfrec_json_member_str(o, "crc32c");
-    info->has_crc32c = crc && tfrec_gcs_crc_from_base64(crc, strlen(crc), &info->crc32c) == 0;
-    if (!info->has_crc32c)
-        info->crc32c = 0;
-    return 0;
-}
-
-int tfrec_gcs_stat(tfrec_storage *st, const gcs_name *n, const char *shown,
-                   tfrec_storage_object *info, tfrec_err *err)
-{
-    char *url = tfrec_gcs_object_url(st, "/storage/v1", n->bucket, n->object);
-    if (!url)
-        return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", shown);
-    if (tfrec_gcs_url_param(&url, "fields", "name,size,generation,crc32c")) {
-        free(url);
-        return tfrec_fail(err, TFREC_E_NOMEM, "%s: out of memory", shown);
-    }
-    gcs_call call = {
-        .method = "GET", .url = url, .what = shown, .permission = "storage.objects.get"
-    };
-    gcs_resp resp = { 0 };
-    int rc = tfrec_gcs_call(st, &call, &resp, err);
-    if (rc == TFREC_OK) {
-        tfrec_json_value *doc = NULL;
-        char why[128];
-        rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc, why,
-                              sizeof why);
-        if (rc < 0)
-            tfrec_fail(err, rc, "%s: bad metadata reply: %s", shown, why);
-        else if (tfrec_gcs_object_from_json(doc, info) != 0)
-            rc = tfrec_fail(err, TFREC_E_PARSE, "%s: metadata reply without a valid size", shown);
-        tfrec_json_value_free(doc);
-    }
-    tfrec_gcs_resp_free(&resp);
-    free(url);
-    return rc;
-}
-
-int tfrec_storage_stat(tfrec_storage *st, const char *name, tfrec_storage_object *info)
-{
-    int rc = TFREC_STRUCT_CHECK_OUT(tfrec_storage_object, info, NULL);
-    if (rc)
-        return rc;
-    if (!name)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_storage_stat: NULL name");
-    tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
-    o.name = name;
-    if (!tfrec_storage_is_remote(name)) {
-        tfrec_fs_info li = TFREC_FS_INFO_INIT;
-        if ((rc = tfrec_fs_stat(tfrec_fs_local(), name, &li)) < 0)
-            return rc;
-        o.size = li.size;
-        return TFREC_STRUCT_OUT(tfrec_storage_object, info, &o, NULL);
-    }
-    gcs_name n;
-    if ((rc = tfrec_gcs_parse(name, &n, NULL)) < 0)
-        return rc;
-    if (!(st = tfrec_gcs_client(st, NULL)))
-        return TFREC_E_IO;
-    if ((rc = tfrec_gcs_stat(st, &n, name, &o, NULL)) < 0)
-        return rc;
-    return TFREC_STRUCT_OUT(tfrec_storage_object, info, &o, NULL);
-}
-
-int tfrec_storage_remove(tfrec_storage *st, const char *name)
-{
-    if (!name)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_storage_remove: NULL name");
-    if (!tfrec_storage_is_remote(name)) {
-        if (remove(name) == 0)
-            return TFREC_OK;
-        return tfrec_fail(NULL, errno == ENOENT ? TFREC_E_NOT_FOUND : TFREC_E_IO,
-                          "%s: cannot remove: %s", name, strerror(errno));
-    }
-    gcs_name n;
-    int rc = tfrec_gcs_parse(name, &n, NULL);
-    if (rc < 0)
-        return rc;
-    if (!(st = tfrec_gcs_client(st, NULL)))
-        return TFREC_E_IO;
-    char *url = tfrec_gcs_object_url(st, "/storage/v1", n.bucket, n.object);
-    if (!url)
-        return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
-    gcs_call call = {
-        .method = "DELETE", .url = url, .what = name, .permission = "storage.objects.delete"
-    };
-    gcs_resp resp = { 0 };
-    rc = tfrec_gcs_call(st, &call, &resp, NULL);
-    tfrec_gcs_resp_free(&resp);
-    free(url);
-    return rc;
 }

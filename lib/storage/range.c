@@ -7,6 +7,7 @@
 
 #include "io/io_util.h"
 #include "storage/storage_internal.h"
+#include "storage/transfer.h"
 #include "util/struct_size.h"
 
 typedef struct file_range {

@@ -14,6 +14,7 @@
 
 #include "io/io_util.h"
 #include "storage/storage_internal.h"
+#include "storage/transfer.h"
 #include "util/json_writer.h"
 #include "util/struct_size.h"
 

@@ -20,6 +20,7 @@
 
 #include "io/io_util.h"
 #include "storage/storage_internal.h"
+#include "storage/transfer.h"
 #include "util/struct_size.h"
 
 typedef struct gcs_source gcs_source;
@@ -411,18 +412,8 @@ static int crc_from_metadata(gcs_source *s)
     gcs_resp resp = { 0 };
     int rc = tfrec_gcs_call(s->st, &call, &resp, &s->err);
     tfrec_storage_object o = TFREC_STORAGE_OBJECT_INIT;
-    if (rc == TFREC_OK) {
-        tfrec_json_value *doc = NULL;
-        char why[128];
-        rc = tfrec_json_parse(resp.body ? resp.body : "", resp.body_len, GCS_JSON_LIMITS, &doc, why,
-                              sizeof why);
-        if (rc < 0)
-            tfrec_fail(&s->err, rc, "%s: bad metadata reply: %s", s->name, why);
-        else if (tfrec_gcs_object_from_json(doc, &o) != 0)
-            rc = tfrec_fail(&s->err, TFREC_E_PARSE, "%s: metadata reply without a valid size",
-                            s->name);
-        tfrec_json_value_free(doc);
-    }
+    if (rc == TFREC_OK)
+        rc = tfrec_gcs_metadata_reply(&resp, s->name, &o, &s->err);
     tfrec_gcs_resp_free(&resp);
     free(url);
     if (rc < 0)

@@ -1,11 +1,17 @@
 /* Internal: the Cloud Storage client shared by the files of lib/storage.
+ * Calls go one way, from the top of this list down:
  *
- * client.c   handles, stat, remove, the local/remote switch
- * url.c      gs:// names, percent-encoding, base64 CRC32C
- * http.c     one libcurl request, retries, status -> error mapping
+ * fs.c       gs:// as a tfrec_fs, registered in the core's registry
+ * open.c     tfrec_storage_open_source/sink, reader/writer: local or gs://
+ * range.c    a source over part of an object or file
  * list.c     objects.list pages and glob matching
  * source.c   media download (pinned generation, parallel ranges, CRC32C)
  * sink.c     uploads (one request or a resumable session)
+ *            (source.c and sink.c are declared in storage/transfer.h)
+ * object.c   single-object calls: stat, remove, object metadata
+ * http.c     one libcurl request, retries, status -> error mapping
+ * url.c      gs:// names, percent-encoding, base64 CRC32C
+ * client.c   handles: endpoint, credentials, the shared connection cache
  */
 #ifndef TFREC_STORAGE_INTERNAL_H
 #define TFREC_STORAGE_INTERNAL_H
@@ -194,15 +200,21 @@ int tfrec_gcs_net_error(tfrec_err *err, const gcs_call *call, CURLcode c, const 
 /* ------------------------------------------------------------ client.c */
 /* st itself, or the default client. NULL (message in err) if it fails. */
 tfrec_storage *tfrec_gcs_client(tfrec_storage *st, tfrec_err *err);
+
+/* Test knobs. */
+void tfrec_storage_set_list_page_size(tfrec_storage *st, unsigned n);
+void tfrec_storage_set_backoff_ms(tfrec_storage *st, unsigned first_ms);
+
+/* ------------------------------------------------------------ object.c */
 /* Object metadata (GET .../o/OBJ): size, generation, crc32c. */
 int tfrec_gcs_stat(tfrec_storage *st, const gcs_name *n, const char *shown,
                    tfrec_storage_object *info, tfrec_err *err);
 /* Fill info from one object resource of a reply. */
 int tfrec_gcs_object_from_json(const tfrec_json_value *o, tfrec_storage_object *info);
-
-/* Test knobs. */
-void tfrec_storage_set_list_page_size(tfrec_storage *st, unsigned n);
-void tfrec_storage_set_backoff_ms(tfrec_storage *st, unsigned first_ms);
+/* Fill info from a metadata reply's body (one object resource); shown
+ * names the object in messages. */
+int tfrec_gcs_metadata_reply(const gcs_resp *resp, const char *shown, tfrec_storage_object *info,
+                             tfrec_err *err);
 
 /* ------------------------------------------------------------ list.c */
 /* A listing ends within this many pages (100 M objects at 1000 a page),
@@ -227,28 +239,5 @@ int tfrec_gcs_glob_match(const char *pattern, const char *name);
 /* The literal text before the first wildcard (what objects.list can take
  * as its prefix), as a length of pattern. */
 size_t tfrec_gcs_glob_prefix(const char *pattern);
-
-/* ------------------------------------------------------------ source.c, sink.c */
-int tfrec_gcs_open_source(tfrec_storage *st, tfrec_io *io, const char *name);
-/* Bytes [offset, offset + length) only (length UINT64_MAX: to the end). */
-int tfrec_gcs_open_source_range(tfrec_storage *st, tfrec_io *io, const char *name, uint64_t offset,
-                                uint64_t length);
-int tfrec_gcs_open_sink(tfrec_storage *st, tfrec_io *io, const char *name);
-
-/* What a source did, for tests: requests made, the most ranges in flight at
- * once, whether a whole-object CRC32C was checked. ctx is io->ctx. */
-typedef struct gcs_source_stats {
-    unsigned long requests, resumes;
-    unsigned max_in_flight;
-    int crc_checked;
-} gcs_source_stats;
-void tfrec_gcs_source_stats(void *ctx, gcs_source_stats *out);
-
-/* What a sink did: 0 = one request, else the resumable chunks sent. */
-typedef struct gcs_sink_stats {
-    unsigned long chunks, status_queries;
-    int resumable;
-} gcs_sink_stats;
-void tfrec_gcs_sink_stats(void *ctx, gcs_sink_stats *out);
 
 #endif

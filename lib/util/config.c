@@ -20,11 +20,10 @@ typedef struct setting {
 
 /* Indexed by tfrec_cfg_id. */
 static const setting table[TFREC_CFG_COUNT] = {
-    [TFREC_CFG_GOOGLE_APPLICATION_CREDENTIALS] =
-        { "GOOGLE_APPLICATION_CREDENTIALS",
-          "Google credentials file (service-account key or authorized_user) for Bigtable and "
-          "Cloud Storage; API: credentials_file in tfrec_bt_client_options / "
-          "tfrec_storage_options" },
+    [TFREC_CFG_GOOGLE_APPLICATION_CREDENTIALS] = { "GOOGLE_APPLICATION_CREDENTIALS",
+                                                   "Google credentials file (service-account key or authorized_user) for Bigtable and "
+                                                   "Cloud Storage; API: credentials_file in tfrec_bt_client_options / "
+                                                   "tfrec_storage_options" },
     [TFREC_CFG_CLOUDSDK_CONFIG] = { "CLOUDSDK_CONFIG",
                                     "gcloud's configuration directory, where "
                                     "application_default_credentials.json is looked for "

@@ -226,17 +226,22 @@ creds() {
     else fail "$name" "exit $st: $(head -c 500 "$T/err")"; fi
 }
 if unshare -rn true 2>/dev/null; then
-    creds credentials_file_missing "GOOGLE_APPLICATION_CREDENTIALS=$T/missing.json: cannot open it" \
+    # The shared Google auth module (lib/gauth) checks the sources itself:
+    # each message names the variable, the file and what is wrong with it.
+    creds credentials_file_missing \
+        "Bigtable credentials: GOOGLE_APPLICATION_CREDENTIALS: $T/missing.json: cannot open the credentials file" \
         GOOGLE_APPLICATION_CREDENTIALS="$T/missing.json"
     echo "not json" >"$T/garbage.json"
-    creds credentials_file_invalid "GOOGLE_APPLICATION_CREDENTIALS=$T/garbage.json is not a Google credentials file" \
+    creds credentials_file_invalid \
+        "Bigtable credentials: GOOGLE_APPLICATION_CREDENTIALS: $T/garbage.json: not a JSON credentials file" \
         GOOGLE_APPLICATION_CREDENTIALS="$T/garbage.json"
-    creds credentials_none_found "no Google credentials found: GOOGLE_APPLICATION_CREDENTIALS is not set"
-    # A key file gRPC itself rejects: its log line becomes our message, never
-    # a line of its own on stderr.
+    creds credentials_none_found \
+        "Bigtable credentials: no Google credentials found: no credentials file was given, GOOGLE_APPLICATION_CREDENTIALS is not set"
+    # A key file whose key cannot be read: named in our message, and gRPC
+    # prints no line of its own on stderr.
     echo '{"type": "service_account", "private_key": "garbage", "client_email": "a@b.c", "client_id": "1", "private_key_id": "k"}' >"$T/badkey.json"
-    creds credentials_grpc_error_routed_into_message \
-        "Google default credentials from GOOGLE_APPLICATION_CREDENTIALS=$T/badkey.json are not usable: Could not deserialize private key" \
+    creds credentials_bad_key_named \
+        "Bigtable credentials: GOOGLE_APPLICATION_CREDENTIALS: $T/badkey.json: field \"private_key\": not a PEM private key" \
         GOOGLE_APPLICATION_CREDENTIALS="$T/badkey.json"
 else
     echo "NOTE credential cases not run: no network namespace (unshare -rn) to keep them off the network"

@@ -40,10 +40,10 @@ typedef struct fake {
     int hang_from_call; /* 1-based: this call and later ones get no answer until cancelled */
     void *held[64];     /* calls hanging */
     size_t nheld;
-    int cancels; /* cancel_all calls */
-    int unauth;        /* every call fails UNAUTHENTICATED (the token is refused) */
-    int reauth_fixes;  /* a reauth clears unauth (an expired token), else not (revoked) */
-    int reauths;       /* reauth calls */
+    int cancels;      /* cancel_all calls */
+    int unauth;       /* every call fails UNAUTHENTICATED (the token is refused) */
+    int reauth_fixes; /* a reauth clears unauth (an expired token), else not (revoked) */
+    int reauths;      /* reauth calls */
     /* observations */
     int calls, outstanding, max_outstanding;
     unsigned sends[MAX_KEYS]; /* times each key index was sent */

@@ -47,10 +47,10 @@ static void test_json_members(void)
 {
     char why[128];
     tfrec_gauth_json *j = parse(" {\"type\": \"service_account\", \"pk\": \"a\\nb\\\"c\\\\\\/\","
-                              " \"e\": \"caf\\u00e9 \\ud83d\\ude00\", \"nested\": {\"x\": [1, "
-                              "{\"y\": null}, true, false, -2.5e3]}, \"expires_in\": 3599,"
-                              " \"str_num\": \"42\", \"list\": [] }\n",
-                              why, sizeof why);
+                                " \"e\": \"caf\\u00e9 \\ud83d\\ude00\", \"nested\": {\"x\": [1, "
+                                "{\"y\": null}, true, false, -2.5e3]}, \"expires_in\": 3599,"
+                                " \"str_num\": \"42\", \"list\": [] }\n",
+                                why, sizeof why);
     CHECKF(j, "parse failed: %s", why);
     CHECK(strcmp(tfrec_gauth_json_string(j, "type"), "service_account") == 0);
     CHECK(strcmp(tfrec_gauth_json_string(j, "pk"), "a\nb\"c\\/") == 0);
@@ -153,8 +153,8 @@ static void test_jwt_is_rs256_signed_with_the_claims(void)
     free(pem);
     char *jwt = NULL;
     CHECKF(tfrec_gauth_jwt_sign(key, "kid\"1", "sa@p.iam.gserviceaccount.com", TFREC_GAUTH_SCOPE,
-                              "https://oauth2.googleapis.com/token", 1700000000, &jwt, err,
-                              sizeof err) == TFREC_OK,
+                                "https://oauth2.googleapis.com/token", 1700000000, &jwt, err,
+                                sizeof err) == TFREC_OK,
            "%s", err);
     EVP_PKEY_free(key);
     char *dot1 = strchr(jwt, '.'), *dot2 = dot1 ? strchr(dot1 + 1, '.') : NULL;
@@ -337,8 +337,7 @@ static void test_encrypted_key_is_refused_without_a_prompt(void)
 {
     EVP_PKEY *key = EVP_RSA_gen(2048);
     BIO *bio = BIO_new(BIO_s_mem());
-    CHECK(PEM_write_bio_PKCS8PrivateKey(bio, key, EVP_aes_256_cbc(), "secret", 6, NULL, NULL) ==
-          1);
+    CHECK(PEM_write_bio_PKCS8PrivateKey(bio, key, EVP_aes_256_cbc(), "secret", 6, NULL, NULL) == 1);
     char *data;
     long n = BIO_get_mem_data(bio, &data);
     char *pem = strndup(data, (size_t)n);
@@ -353,9 +352,9 @@ static void test_encrypted_key_is_refused_without_a_prompt(void)
     free(pem);
 }
 
-TESTS(TEST(test_encrypted_key_is_refused_without_a_prompt), TEST(test_base64url_vectors), TEST(test_json_members),
-      TEST(test_json_hostile_text_is_refused), TEST(test_jwt_is_rs256_signed_with_the_claims),
-      TEST(test_non_rsa_and_junk_keys_are_refused),
+TESTS(TEST(test_encrypted_key_is_refused_without_a_prompt), TEST(test_base64url_vectors),
+      TEST(test_json_members), TEST(test_json_hostile_text_is_refused),
+      TEST(test_jwt_is_rs256_signed_with_the_claims), TEST(test_non_rsa_and_junk_keys_are_refused),
       TEST(test_credentials_go_only_to_https_or_loopback),
       TEST(test_key_file_errors_name_file_and_field), TEST(test_anonymous_needs_nothing),
       TEST(test_nothing_found_lists_what_was_tried))

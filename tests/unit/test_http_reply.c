@@ -62,7 +62,7 @@ static void test_content_range(void)
     CHECK_EQ(total("content-range:bytes 0-99/1234"), 1234);
     CHECK_EQ(total("Content-Range: bytes 100-1233/1234 \r\n"), 1234);
     CHECK_EQ(total("Content-Range: bytes */0"), 0);
-    CHECK_EQ(total("Content-Range: bytes 0-99/*\r\n"), -1);      /* length unknown */
+    CHECK_EQ(total("Content-Range: bytes 0-99/*\r\n"), -1); /* length unknown */
     CHECK_EQ(total("Content-Range: bytes */\r\n"), -1);
     CHECK_EQ(total("Content-Range: bytes 99-0/100\r\n"), -1);
     CHECK_EQ(total("Content-Range: items */5\r\n"), -1);

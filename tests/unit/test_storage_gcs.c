@@ -13,6 +13,7 @@
 
 #include "harness.h"
 #include "storage/storage_internal.h"
+#include "storage/transfer.h"
 #include "tfrec/tfrec.h"
 
 #define BUCKET "gs://tfrec-test"

@@ -335,8 +335,7 @@ static void test_status_errors_name_things(void)
     tfrec_err err = { 0 };
     CHECK_EQ(tfrec_gcs_status_error(st, &err, &call, &resp), TFREC_E_IO);
     CHECKF(strstr(err.msg, "gs://b/o") && strstr(err.msg, "storage.objects.get") &&
-               strstr(err.msg, tfrec_gauth_account(st->auth)) &&
-               strstr(err.msg, "no access to b"),
+               strstr(err.msg, tfrec_gauth_account(st->auth)) && strstr(err.msg, "no access to b"),
            "%s", err.msg);
     resp.status = 404;
     resp.body = NULL;

@@ -136,13 +136,24 @@ static void test_errno_message_shape(void)
  * prefix (issue 22, #9). */
 static void test_loopback_rule(void)
 {
-    static const char *const yes[] = { "localhost", "LocalHost:80", "127.0.0.1", "127.0.0.1:8086",
-                                       "127.255.0.9:1", "[::1]:443", "::1", "[::1]",
-                                       "[0:0:0:0:0:0:0:1]:1" };
-    static const char *const no[] = { "localhostile.com:443", "127.evil.example:443",
-                                      "localhost.:1", "localhost.example.com", "127.0.0.1.nip.io",
-                                      "127.1:80", "128.0.0.1", "[::2]:1", "::", "", "[::1",
-                                      "x127.0.0.1", "0x7f.0.0.1:1", "unix:/tmp/s" };
+    static const char *const yes[] = {
+        "localhost", "LocalHost:80", "127.0.0.1", "127.0.0.1:8086",     "127.255.0.9:1",
+        "[::1]:443", "::1",          "[::1]",     "[0:0:0:0:0:0:0:1]:1"
+    };
+    static const char *const no[] = { "localhostile.com:443",
+                                      "127.evil.example:443",
+                                      "localhost.:1",
+                                      "localhost.example.com",
+                                      "127.0.0.1.nip.io",
+                                      "127.1:80",
+                                      "128.0.0.1",
+                                      "[::2]:1",
+                                      "::",
+                                      "",
+                                      "[::1",
+                                      "x127.0.0.1",
+                                      "0x7f.0.0.1:1",
+                                      "unix:/tmp/s" };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         CHECKF(tfrec_hostport_is_loopback(yes[i]), "%s should be loopback", yes[i]);
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)

@@ -44,8 +44,7 @@ int http_status_code(const char *p, size_t len)
     return (int)code;
 }
 
-int http_header_value(const char *p, size_t len, const char *name, const char **value,
-                      size_t *vlen)
+int http_header_value(const char *p, size_t len, const char *name, const char **value, size_t *vlen)
 {
     size_t n = 0;
     while (name[n])

@@ -25,8 +25,8 @@
 
 typedef struct xfer {
     FILE *f;
-    long long start; /* bytes already in the file when the request began */
-    int restarted;   /* the server ignored Range: the file was emptied */
+    long long start;       /* bytes already in the file when the request began */
+    int restarted;         /* the server ignored Range: the file was emptied */
     long long range_total; /* Content-Range's complete length, -1: none */
     char err[256];
     cli_progress prog;

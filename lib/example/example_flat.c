@@ -2,7 +2,7 @@
  * of it with one call instead of several per feature. */
 #include <string.h>
 
-#include "batch/batch_internal.h"
+#include "record/batch_internal.h"
 #include "tfrec/example.h"
 #include "util/errors.h"
 

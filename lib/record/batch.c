@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch/batch_internal.h"
+#include "record/batch_internal.h"
 #include "record/writer_internal.h"
 #include "util/errors.h"
 #include "util/vec.h"
