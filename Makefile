@@ -178,9 +178,13 @@ endif
 # `AR build/libtfrec.a`, `LD build/bin/tfrec`); V=1 prints the commands
 # instead. $(call say,WHAT,TARGET) is a recipe line of its own; $(Q) prefixes
 # the commands.
+# make -s prints nothing at all.
 V ?= 0
 ifeq ($(V),1)
 Q   :=
+say  =
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q   := @
 say  =
 else
 Q   := @
