@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Run every test: unit binaries, integration scripts, then the Python suite.
-# Usage: tests/run.sh [--unit-only | --no-python] BUILD_DIR
+# Usage: tests/run.sh [--unit-only | --no-python | --fast] BUILD_DIR
 #   --no-python  unit and integration tests only (sanitizer builds: the
 #                Python suite would load an instrumented libtfrec.so)
+#   --fast       unit tests, then only the integration scripts and Python
+#                test files listed in tests/fast.list (`make check`)
+#   --only "test_a test_b"  with --unit-only: just these unit test programs
+#                (`make tsan-test`)
 # Scripts and Python test files that use an optional part of the library
 # say so with a "# needs: tfrec-image tfrec-bigtable" line; they are left
 # out (and listed) when the build has not got that part ($BUILD/parts,
@@ -11,10 +15,17 @@
 set -u
 unit_only=0
 no_python=0
-case "${1:-}" in
---unit-only) unit_only=1; shift ;;
---no-python) no_python=1; shift ;;
-esac
+fast=0
+only=
+while :; do
+    case "${1:-}" in
+    --unit-only) unit_only=1; shift ;;
+    --no-python) no_python=1; shift ;;
+    --fast) fast=1; shift ;;
+    --only) only=" $2 "; shift 2 ;;
+    *) break ;;
+    esac
+done
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 export TFREC_BUILD=$(cd "$BUILD" && pwd)
@@ -37,8 +48,18 @@ missing_parts() { # file
     done
 }
 
+# The fast selection (tests/fast.list): integration scripts and Python
+# test files by path below tests/, one a line, '#' starts a comment.
+fast_list=
+if [ "$fast" -eq 1 ]; then
+    fast_list=$(sed 's/#.*//' tests/fast.list | tr -s ' \t' '\n' | grep . | sort -u)
+fi
+in_fast_list() { printf '%s\n' "$fast_list" | grep -qxF "$1"; }
+not_fast=0
+
 # Count "PASS name" / "FAIL name" lines of a suite's output; a suite that
 # exits non-zero without reporting a failure counts as one failure itself.
+# Each line ends with the suite's wall time ($SECONDS at its start in $t0).
 tally() { # name status logfile
     local p f
     p=$(grep -c '^PASS ' "$3")
@@ -47,7 +68,7 @@ tally() { # name status logfile
     passed=$((passed + p))
     failed=$((failed + f))
     if [ "$f" -ne 0 ]; then failures+=("$1"); fi
-    printf '%-40s %4d passed, %d failed\n' "$1" "$p" "$f"
+    printf '%-40s %4d passed, %d failed  %4d s\n' "$1" "$p" "$f" "$((SECONDS - t0))"
 }
 
 log=$(mktemp)
@@ -56,6 +77,8 @@ trap 'rm -f "$log"' EXIT
 echo "== unit tests ($BUILD)"
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
+    if [ -n "$only" ]; then case "$only" in *" $(basename "$t") "*) ;; *) continue ;; esac; fi
+    t0=$SECONDS
     "$t" >"$log" 2>&1
     st=$?
     tally "$(basename "$t")" "$st" "$log"
@@ -66,6 +89,10 @@ if [ "$unit_only" -eq 0 ]; then
     echo "== integration tests"
     for s in tests/integration/*.sh; do
         [ -f "$s" ] || continue
+        if [ "$fast" -eq 1 ] && ! in_fast_list "integration/$(basename "$s")"; then
+            not_fast=$((not_fast + 1))
+            continue
+        fi
         if [ "$no_python" -eq 1 ] && grep -q '^# needs: python-bindings' "$s"; then
             printf '%-40s not run here (loads libtfrec.so into Python)\n' "$(basename "$s")"
             continue
@@ -75,6 +102,7 @@ if [ "$unit_only" -eq 0 ]; then
             printf '%-40s not run here (needs %s, not built)\n' "$(basename "$s")" "${m% }"
             continue
         fi
+        t0=$SECONDS
         timeout 1200 bash "$s" >"$log" 2>&1
         st=$?
         tally "$(basename "$s")" "$st" "$log"
@@ -84,13 +112,25 @@ if [ "$unit_only" -eq 0 ]; then
     if [ "$no_python" -eq 0 ] && ls tests/python/test_*.py >/dev/null 2>&1; then
         echo "== python tests"
         ignore=()
+        selected=()
         for f in tests/python/test_*.py; do
+            if [ "$fast" -eq 1 ] && ! in_fast_list "python/$(basename "$f")"; then
+                not_fast=$((not_fast + 1))
+                continue
+            fi
             m=$(missing_parts "$f")
-            [ -z "$m" ] && continue
-            printf '%-40s not run here (needs %s, not built)\n' "$(basename "$f")" "${m% }"
-            ignore+=("--ignore=$f")
+            if [ -n "$m" ]; then
+                printf '%-40s not run here (needs %s, not built)\n' "$(basename "$f")" "${m% }"
+                ignore+=("--ignore=$f")
+            elif [ "$fast" -eq 1 ]; then
+                selected+=("$f")
+            fi
         done
-        timeout 1800 /usr/bin/python3 -m pytest -q -p no:cacheprovider "${ignore[@]}" tests/python >"$log" 2>&1
+        [ "$fast" -eq 1 ] || selected=(tests/python)
+        t0=$SECONDS
+        # --fast with no listed file this build can run: nothing to run.
+        [ ${#selected[@]} -gt 0 ] || selected=(--version)
+        timeout 1800 /usr/bin/python3 -m pytest -q -p no:cacheprovider "${ignore[@]}" "${selected[@]}" >"$log" 2>&1
         st=$?
         summary=$(tail -1 "$log")
         p=$(echo "$summary" | grep -o '[0-9]* passed' | grep -o '[0-9]*' || true)
@@ -102,8 +142,11 @@ if [ "$unit_only" -eq 0 ]; then
         if [ "$st" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
         passed=$((passed + p)); failed=$((failed + f))
         [ "$f" -eq 0 ] || { failures+=("pytest"); tail -60 "$log"; }
-        printf '%-40s %4d passed, %d failed\n' "pytest tests/python" "$p" "$f"
+        printf '%-40s %4d passed, %d failed  %4d s\n' "pytest tests/python" "$p" "$f" "$((SECONDS - t0))"
     fi
+fi
+if [ "$not_fast" -gt 0 ]; then
+    echo "($not_fast slower integration scripts and Python files not run: make test runs everything)"
 fi
 
 [ ${#failures[@]} -eq 0 ] || echo "failing suites: ${failures[*]}"

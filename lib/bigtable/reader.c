@@ -373,7 +373,7 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
 void tfrec_bt_reader_stop(tfrec_bt_reader *r)
 {
     if (r)
-        r->stop = 1; /* async-signal-safe: the next wait sees it */
+        atomic_store_explicit(&r->stop, 1, memory_order_relaxed); /* the next wait sees it */
 }
 
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r)

@@ -10,6 +10,7 @@
 #define TFREC_BT_READER_INTERNAL_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,7 +80,10 @@ struct tfrec_bt_reader {
     int64_t connect_timeout_ms, first_call_ms;
     int64_t last_event_ms; /* a call started or an event came: stalls count from it */
     unsigned connect_attempts;
-    volatile sig_atomic_t stop; /* tfrec_bt_reader_stop: may be set by a signal handler */
+    /* tfrec_bt_reader_stop: set by another thread or a signal handler; a
+     * lock-free atomic is safe for both (volatile sig_atomic_t is not for
+     * threads: TSan reported the race with a stopping thread). */
+    atomic_int stop;
 };
 
 /* tfrec_bt_reader_open with internal flags. */

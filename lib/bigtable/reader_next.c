@@ -301,7 +301,7 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
     if (r->err.code)
         return r->err.code;
     for (;;) {
-        if (r->stop)
+        if (atomic_load_explicit(&r->stop, memory_order_relaxed))
             return fail(r, tfrec_fail(&r->err, TFREC_E_STATE,
                                       "ReadRows on %s at %s: stopped (tfrec_bt_reader_stop) after "
                                       "%llu rows",

@@ -249,12 +249,13 @@ static int list_images(const archive *a, uint64_t base, uint64_t len, const in_o
 }
 
 static int add_items(in_plan *p, in_split *sp, const members *m, const archive *a,
-                     const char *archive, const char *inner, const char *synset, tfrec_err *err)
+                     const char *archive_path, const char *inner, const char *synset,
+                     tfrec_err *err)
 {
     for (size_t i = 0; i < m->n; i++) {
         in_item it = { 0 };
         it.path = tfrec_in_plan_own(
-            p, join3(archive, inner ? inner : m->v[i].name, inner ? m->v[i].name : NULL));
+            p, join3(archive_path, inner ? inner : m->v[i].name, inner ? m->v[i].name : NULL));
         if (!it.path)
             return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
         it.name = it.path + strlen(it.path) - strlen(m->v[i].name);

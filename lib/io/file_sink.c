@@ -107,8 +107,8 @@ int tfrec_io_open_sink(tfrec_io *io, const char *name)
         s->fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (s->fd < 0) {
             int e = errno;
-            int rc = tfrec_fail_errno(NULL, tfrec_errno_code(e), e, name, "cannot create %s",
-                                      s->tmp_path);
+            rc = tfrec_fail_errno(NULL, tfrec_errno_code(e), e, name, "cannot create %s",
+                                  s->tmp_path);
             free(s->tmp_path);
             free(s);
             return rc;

@@ -406,7 +406,7 @@ int tfrec_json_member_i64(const tfrec_json_value *o, const char *key, int64_t *o
 {
     int neg;
     uint64_t mag;
-    if (integer(o, key, &neg, &mag) || mag > (uint64_t)INT64_MAX + neg)
+    if (integer(o, key, &neg, &mag) || mag > (uint64_t)INT64_MAX + (uint64_t)neg)
         return -1;
     /* -2^63 has no positive counterpart: negate in unsigned arithmetic. */
     *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's C example, compiled exactly as written against an installed
-# copy of libtfrec (make install + pkg-config), shared and static, and run.
+# copy of libtfrec (make install + pkg-config), shared and static, and run;
+# the flags and subcommands of its tool examples checked against the tools.
 # Prints PASS/FAIL lines for tests/run.sh.
 set -u
 ROOT=${TFREC_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -35,6 +36,34 @@ if grep -q "^prefix=$T/usr\$" "$T/usr/lib/pkgconfig/tfrec.pc" 2>/dev/null; then
     pass "installed tfrec.pc names the install prefix"
 else
     fail "installed tfrec.pc names the install prefix" "$(head -2 "$T/usr/lib/pkgconfig/tfrec.pc" 2>&1)"
+fi
+
+# The tools' examples: every flag the README gives a tool is one the tool
+# knows (its --helpfull lists it), and every tfrec subcommand exists.
+awk '/^```sh$/ {on = 1; next} on && /^```$/ {on = 0} on' "$ROOT/README.md" |
+    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' >"$T/commands"
+checked=0
+while read -r tool rest; do
+    case "$tool" in imagenet2tfrec | tfrec2bt | bt2tfrec) ;; *) continue ;; esac
+    [ -x "$BUILD/bin/$tool" ] || continue # a build without the tool's part
+    help=$("$BUILD/bin/$tool" --helpfull 2>&1)
+    for flag in $(echo "$rest" | grep -oE -- '--[a-z_]+' | sort -u); do
+        checked=$((checked + 1))
+        echo "$help" | grep -qE -- "--(\[no\])?${flag#--}([ =]|$)" ||
+            fail "README example flag is known" "$tool $flag is not in $tool --helpfull"
+    done
+done <"$T/commands"
+for sub in $(grep -oE '(^|&& )tfrec [a-z]+' "$T/commands" | awk '{print $NF}' | sort -u); do
+    checked=$((checked + 1))
+    "$BUILD/bin/tfrec" "$sub" --help >/dev/null 2>&1 || fail "README example subcommand exists" "tfrec $sub --help fails"
+done
+# A core-only build has the tfrec tool alone: its subcommands are checked.
+min=10
+grep -qw tfrec-bigtable "$BUILD/parts" || min=2
+if [ "$checked" -ge "$min" ] && [ "$fails" -eq 0 ]; then
+    pass "README's tool examples use only known flags and subcommands ($checked checked)"
+elif [ "$checked" -lt "$min" ]; then
+    fail "README's tool examples use only known flags and subcommands" "only $checked found"
 fi
 
 export PKG_CONFIG_PATH=$T/usr/lib/pkgconfig

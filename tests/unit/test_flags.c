@@ -508,11 +508,11 @@ static int resolve_task(const char *env_index, const char *env_count, const char
 {
     env_index ? setenv("JOB_COMPLETION_INDEX", env_index, 1) : unsetenv("JOB_COMPLETION_INDEX");
     env_count ? setenv("TFREC_NUM_TASKS", env_count, 1) : unsetenv("TFREC_NUM_TASKS");
-    static cli_flag table[3];
+    static cli_flag task_flags[3];
     *t = (cli_task){ 0, 1 };
     cli_flag flags[] = { CLI_TASK_FLAGS(t), { 0 } };
-    memcpy(table, flags, sizeof flags);
-    cli_cmdline cl = { .prog = "tool", .usage = "usage: tool\n", .flags = table };
+    memcpy(task_flags, flags, sizeof flags);
+    cli_cmdline cl = { .prog = "tool", .usage = "usage: tool\n", .flags = task_flags };
     char *argv[] = { "tool", (char *)a1, (char *)a2, NULL };
     int argc = a1 ? (a2 ? 3 : 2) : 1;
     fflush(stderr);

@@ -450,19 +450,19 @@ static void test_fs_field_and_deprecated_callbacks(void)
     o.fs = NULL;
 
     /* 1.0 input callbacks (through the shim), local staged output */
-    in_calls calls = { 0, 0, 0 };
+    in_calls counts = { 0, 0, 0 };
     char shim_out[512];
     snprintf(shim_out, sizeof shim_out, "%s", harness_path("fs-shim"));
     o.output_dir = shim_out;
     o.list_input = old_list;
     o.open_input = old_open;
-    o.input_ctx = &calls;
+    o.input_ctx = &counts;
     rc = tfrec_imagenet_convert(&o, &r);
     CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
     tfrec_imagenet_result_free(r);
     same_shards(local_out, shim_out);
-    CHECK(calls.list >= 2);
-    CHECK_EQ(calls.open, 6 + 2 + 1); /* the images and synset_labels.txt */
+    CHECK(counts.list >= 2);
+    CHECK_EQ(counts.open, 6 + 2 + 1); /* the images and synset_labels.txt */
     o.list_input = NULL;
     o.open_input = NULL;
     o.input_ctx = NULL;
@@ -490,18 +490,18 @@ static void test_fs_field_and_deprecated_callbacks(void)
     /* the deprecated merge callbacks (parts given), through the shim */
     const char *parts[] = { "mem://in-fs/tasks/manifest-task-00000-of-00002.json",
                             "mem://in-fs/tasks/manifest-task-00001-of-00002.json" };
-    memset(&calls, 0, sizeof calls);
+    memset(&counts, 0, sizeof counts);
     m.parts = parts;
     m.nparts = 2;
     m.manifest_path = "mem://in-fs/tasks/manifest-old.json";
     m.open_source = old_open;
     m.open_sink = old_open_sink;
-    m.io_ctx = &calls;
+    m.io_ctx = &counts;
     rc = tfrec_imagenet_merge_manifests(&m, &r);
     CHECKF(rc == TFREC_OK, "%s", tfrec_imagenet_result_errmsg(r));
     tfrec_imagenet_result_free(r);
-    CHECK(calls.open >= 4);   /* two parts, two shards */
-    CHECK_EQ(calls.range, 1); /* the manifest's sink */
+    CHECK(counts.open >= 4);   /* two parts, two shards */
+    CHECK_EQ(counts.range, 1); /* the manifest's sink */
     CHECK_EQ(tfrec_fs_stat(NULL, "mem://in-fs/tasks/manifest-old.json", &info), TFREC_OK);
 
     /* a merge of a mem:// directory without parts names it */
@@ -675,8 +675,11 @@ static long dead_pid(void)
     pid_t pid = fork();
     if (pid == 0)
         _exit(0);
-    CHECK(pid > 0);
-    CHECK(waitpid(pid, NULL, 0) == pid);
+    /* CHECK returns without a value: report here, return an impossible pid. */
+    if (pid <= 0 || waitpid(pid, NULL, 0) != pid) {
+        harness_fail(__FILE__, __LINE__, "fork/waitpid for a dead pid failed");
+        return -1;
+    }
     return (long)pid;
 }
 
@@ -691,7 +694,7 @@ static void test_stale_cleanup_follows_no_link(void)
     o.output_dir = harness_path("stale-links");
     o.train_shards = 1;
     o.validation_shards = 1;
-    char victim[1024], keep[1100], link[1100], real[1100], inner[1200], other[1100];
+    char victim[1024], keep[1100], link[1100], real[1100], inner[1200], other[1200];
     snprintf(victim, sizeof victim, "%s", harness_path("stale-victim"));
     CHECK(mkdir(victim, 0777) == 0);
     snprintf(keep, sizeof keep, "%s/keep.txt", victim);

@@ -49,7 +49,7 @@ void cli_catch_interrupts(void)
 {
     /* Restart interrupted reads (the loops check the flag between records);
      * reset to the default so a second signal ends a tool that is stuck. */
-    install(on_signal, SA_RESTART | SA_RESETHAND);
+    install(on_signal, (int)(SA_RESTART | SA_RESETHAND)); /* SA_RESETHAND is 0x80000000u */
 }
 
 void cli_exit_on_interrupt(void)
