@@ -36,6 +36,9 @@ CORE = "tfrec"
 # Optional part -> (the feature it brings, the make switch that builds it).
 OPTIONAL_PARTS = {
     "tfrec-image": ("convert_images", "WITH_IMAGE"),
+    # Google credentials shared by the Bigtable and storage parts (loaded
+    # with them; listed so that parts() tells what is installed).
+    "tfrec-gcp": ("google_credentials", "WITH_GCP"),
     "tfrec-bigtable": ("tfrec.bigtable", "WITH_BIGTABLE"),
     "tfrec-storage": ("gs:// paths", "WITH_STORAGE"),
 }

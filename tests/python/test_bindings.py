@@ -549,7 +549,7 @@ def test_finds_library_in_installed_layout(build_dir, tmp_path):
     path, found = out.stdout.splitlines()
     assert path == str(libdir / "libtfrec.so.1")
     expected = {p: (str(libdir / ("lib%s.so.1" % p)) if p in parts else None)
-                for p in ("tfrec", "tfrec-image", "tfrec-bigtable", "tfrec-storage")}
+                for p in ("tfrec", "tfrec-image", "tfrec-gcp", "tfrec-bigtable", "tfrec-storage")}
     assert json.loads(found) == expected
 
 
@@ -582,7 +582,7 @@ def test_missing_part_names_feature_and_part(build_dir, tmp_path):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     found, feats = json.loads(lines[0])
-    assert found == {"tfrec": str(core / "libtfrec.so.1"), "tfrec-image": None,
+    assert found == {"tfrec": str(core / "libtfrec.so.1"), "tfrec-image": None, "tfrec-gcp": None,
                      "tfrec-bigtable": None, "tfrec-storage": None}
     assert feats["records"] and not feats["convert_images"] and not feats["bigtable"]
     assert len(lines) == 4
