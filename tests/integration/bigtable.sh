@@ -86,7 +86,7 @@ check_usage flags_resume_and_start "either --resume or --start_index" --source_g
 if grep -qw tfrec-storage "$BUILD/parts"; then
     check_usage flags_gcs_progress_file_local "progress_file: gs://bucket/p: must be a local path" --source_glob=x --bigtable_table=t --progress_file=gs://bucket/p
 else
-    check_usage flags_gcs_source_not_built "source_glob: gs://bucket/train-\*: gs:// paths are not supported yet in this build" --source_glob='gs://bucket/train-*' --bigtable_table=t
+    check_usage flags_gcs_source_not_built "source_glob: gs://bucket/train-\*: this build cannot open gs:// names" --source_glob='gs://bucket/train-*' --bigtable_table=t
 fi
 printf -- '--bigtable_table=t\n--nosuch_flag=1\n' >"$T/bad.flags"
 check_usage flagfile_error_names_file_and_line "$T/bad.flags:2: unknown flag --nosuch_flag" --source_glob=x --flagfile="$T/bad.flags"

@@ -25,7 +25,7 @@ gs_refused() {
     shift
     (cd "$T/cwd" && "$@") >"$T/out" 2>"$T/err"
     local st=$?
-    if [ "$st" -eq 2 ] && grep -qF "gs:// paths are not supported yet in this build" "$T/err" &&
+    if [ "$st" -eq 2 ] && grep -qiF "cannot open gs:// names (gs:// names need libtfrec-storage" "$T/err" &&
         [ ! -e "$T/cwd/gs:" ]; then
         pass "gs:// refused: $name"
     else
