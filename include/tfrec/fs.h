@@ -138,6 +138,12 @@ int tfrec_fs_open_sink(const tfrec_fs *fs, const char *name, tfrec_io *io);
 int tfrec_fs_stat(const tfrec_fs *fs, const char *name, tfrec_fs_info *info);
 int tfrec_fs_list(const tfrec_fs *fs, const char *pattern, tfrec_fs_list_fn fn, void *fn_ctx);
 int tfrec_fs_remove(const tfrec_fs *fs, const char *name);
+/* All of a small object or file (a plan, a listing, a manifest part): at
+ * most max_bytes, into a malloc'd buffer with a NUL after the data (free()
+ * it). More than max_bytes is TFREC_E_PARSE; every failure names the
+ * object in tfrec_last_errmsg(). */
+int tfrec_fs_read_all(const tfrec_fs *fs, const char *name, size_t max_bytes, char **data,
+                      size_t *len);
 
 /* A record reader / writer over a name of fs (NULL: the default). The
  * writer's output appears when tfrec_writer_close() succeeds; with

@@ -11,9 +11,7 @@
 #include "tfrec/fs.h"
 #include "tfrec/io.h"
 
-/* The whole of a (small) file, at most max bytes: *out malloc'ed.
- * TFREC_E_PARSE when it is longer than max. */
-int tfrec_bt_read_file(const tfrec_fs *fs, const char *name, size_t max, char **out, size_t *len);
+/* Reading a whole (small) file: tfrec_fs_read_all() of fs.h. */
 /* Write len bytes as the whole file name (committed only when complete). */
 int tfrec_bt_write_file(const tfrec_fs *fs, const char *name, const void *p, size_t len);
 

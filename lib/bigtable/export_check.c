@@ -238,7 +238,7 @@ int tfrec_bt_export_check(const tfrec_fs *fs, const char *const *parts, size_t n
         char *text;
         size_t len;
         char why[300];
-        rc = tfrec_bt_read_file(fs, parts[i], BT_PART_MAX_TEXT, &text, &len);
+        rc = tfrec_fs_read_all(fs, parts[i], BT_PART_MAX_TEXT, &text, &len);
         if (!rc) {
             rc = tfrec_bt_part_parse(&k.parts[i], text, len, why, sizeof why);
             free(text);

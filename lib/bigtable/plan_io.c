@@ -64,7 +64,7 @@ int tfrec_bt_plan_read(tfrec_bt_plan **out, const tfrec_fs *fs, const char *name
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_bt_plan_read: NULL argument");
     char *text;
     size_t len;
-    int rc = tfrec_bt_read_file(fs, name, BT_PLAN_MAX_TEXT, &text, &len);
+    int rc = tfrec_fs_read_all(fs, name, BT_PLAN_MAX_TEXT, &text, &len);
     if (rc)
         return rc;
     rc = tfrec_bt_plan_parse(out, text, len);

@@ -151,41 +151,8 @@ int tfrec_in_listing_write(const in_plan *p, const in_opts *o, const char *path,
 
 static int read_all(const in_opts *o, const char *path, char **out, size_t *len, tfrec_err *err)
 {
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = tfrec_fs_open_source(o->fs, path, &io);
-    if (rc)
-        return tfrec_fail(err, rc, "listing %s: %s", path, tfrec_last_errmsg());
-    size_t n = 0, cap = 0;
-    char *buf = NULL;
-    for (;;) {
-        if (tfrec_vec_reserve(&buf, &cap, n + 65536 + 1, 65536)) {
-            rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory reading listing %s", path);
-            break;
-        }
-        ptrdiff_t got = io.read(io.ctx, buf + n, 65536);
-        if (got < 0) {
-            const char *why = io.errmsg ? io.errmsg(io.ctx) : NULL;
-            rc = tfrec_fail(err, (int)got, "listing %s: %s", path, why ? why : "read failed");
-            break;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-        if (n > LISTING_MAX_BYTES) {
-            rc = tfrec_fail(err, TFREC_E_PARSE, "listing %s: larger than %zu bytes", path,
-                            LISTING_MAX_BYTES);
-            break;
-        }
-    }
-    io.close(io.ctx, 0);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return TFREC_OK;
+    int rc = tfrec_fs_read_all(o->fs, path, LISTING_MAX_BYTES, out, len);
+    return rc ? tfrec_fail(err, rc, "listing %s", tfrec_last_errmsg()) : TFREC_OK;
 }
 
 static int hexval(char c)

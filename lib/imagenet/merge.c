@@ -119,41 +119,8 @@ static int list_parts(merge *m, tfrec_strlist *names)
 
 static int read_all(merge *m, const char *name, char **out, size_t *len)
 {
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = open_source(m, &io, name);
-    if (rc)
-        return tfrec_fail(&m->res->err, rc, "%s: %s", name, tfrec_last_errmsg());
-    size_t n = 0, cap = 0;
-    char *buf = NULL;
-    for (;;) {
-        if (tfrec_vec_reserve(&buf, &cap, n + 65536 + 1, 65536)) {
-            rc = tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
-            break;
-        }
-        ptrdiff_t got = io.read(io.ctx, buf + n, 65536);
-        if (got < 0) {
-            const char *why = io.errmsg ? io.errmsg(io.ctx) : NULL;
-            rc = tfrec_fail(&m->res->err, (int)got, "%s: %s", name, why ? why : "read failed");
-            break;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-        if (n > MAX_PART_BYTES) {
-            rc = tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: larger than %zu bytes", name,
-                            MAX_PART_BYTES);
-            break;
-        }
-    }
-    io.close(io.ctx, 0);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return TFREC_OK;
+    int rc = tfrec_fs_read_all(m->rfs, name, MAX_PART_BYTES, out, len);
+    return rc ? tfrec_fail(&m->res->err, rc, "%s", tfrec_last_errmsg()) : TFREC_OK;
 }
 
 /* A part's "fixed" and "rejected" lists, when present: arrays of objects

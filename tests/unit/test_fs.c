@@ -654,7 +654,38 @@ static void test_options_fs(void)
     CHECK_EQ(tfrec_fs_remove(NULL, "mem://tst/opt"), TFREC_OK);
 }
 
+/* Whole small objects: bounded, NUL-terminated, failures name the object. */
+static void test_read_all(void)
+{
+    char big[70000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0'; /* more than one read step */
+    CHECK_EQ(put(NULL, "mem://ra/big", big, 1), TFREC_OK);
+    CHECK_EQ(put(NULL, "mem://ra/empty", "", 1), TFREC_OK);
+    char *data = NULL;
+    size_t len = 0;
+    CHECK_EQ(tfrec_fs_read_all(NULL, "mem://ra/big", sizeof big, &data, &len), TFREC_OK);
+    CHECK(len == sizeof big - 1 && data[len] == '\0' && memcmp(data, big, len) == 0);
+    free(data);
+    CHECK_EQ(tfrec_fs_read_all(NULL, "mem://ra/big", len, &data, &len), TFREC_OK);
+    free(data);
+    /* one byte over the bound is refused, and nothing is handed out */
+    data = (char *)1;
+    CHECK_EQ(tfrec_fs_read_all(NULL, "mem://ra/big", sizeof big - 2, &data, &len), TFREC_E_PARSE);
+    CHECK(data == NULL);
+    CHECK(strstr(tfrec_last_errmsg(), "mem://ra/big: larger than 69998 bytes") != NULL);
+    CHECK_EQ(tfrec_fs_read_all(NULL, "mem://ra/empty", 10, &data, &len), TFREC_OK);
+    CHECK(len == 0 && data && data[0] == '\0');
+    free(data);
+    CHECK_EQ(tfrec_fs_read_all(NULL, "mem://ra/missing", 10, &data, &len), TFREC_E_NOT_FOUND);
+    CHECK(strstr(tfrec_last_errmsg(), "mem://ra/missing") != NULL);
+    CHECK_EQ(tfrec_fs_read_all(NULL, "nosuch://x", 10, &data, &len), TFREC_E_UNSUPPORTED);
+    CHECK_EQ(tfrec_fs_remove(NULL, "mem://ra/big"), TFREC_OK);
+    CHECK_EQ(tfrec_fs_remove(NULL, "mem://ra/empty"), TFREC_OK);
+}
+
 TESTS(TEST(test_scheme_detection), TEST(test_local), TEST(test_abort_leaves_nothing),
       TEST(test_mem), TEST(test_list_sorted), TEST(test_registry), TEST(test_registry_threads),
       TEST(test_records_local), TEST(test_records_file_url), TEST(test_records_mem),
-      TEST(test_writer_abort_mem), TEST(test_datasets_over_mem), TEST(test_options_fs))
+      TEST(test_writer_abort_mem), TEST(test_datasets_over_mem), TEST(test_options_fs),
+      TEST(test_read_all))

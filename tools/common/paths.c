@@ -34,8 +34,8 @@ int cli_path_check(const char *path, int local_only, char *err, size_t errcap)
         snprintf(err, errcap, "%s: must be a local path (%.*s:// is not accepted here)", path, n,
                  path);
     else if (!tfrec_fs_for(path)) /* the layer names the part to link */
-        snprintf(err, errcap, "%s: this build cannot open %.*s:// names (%s)", path, n,
-                 path, without_name(tfrec_last_errmsg(), path));
+        snprintf(err, errcap, "%s: this build cannot open %.*s:// names (%s)", path, n, path,
+                 without_name(tfrec_last_errmsg(), path));
     else
         return 0;
     return -1;
