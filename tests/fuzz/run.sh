@@ -26,7 +26,7 @@ fi
 # target is to run.
 seed_opts=()
 case " ${targets[*]} " in *" fuzz_image "*) ;; *) seed_opts+=(--no-image-seeds) ;; esac
-python3 tests/fuzz/make_seeds.py "$seeds" "${seed_opts[@]}" || exit 2
+/usr/bin/python3 tests/fuzz/make_seeds.py "$seeds" "${seed_opts[@]}" || exit 2
 if [ ${#targets[@]} -eq 0 ]; then
     echo "no fuzz targets in $BUILD/fuzz (make fuzz builds them)" >&2
     exit 2
