@@ -205,7 +205,7 @@ def image_seeds(required=True):
     save("rgba.png", rgb.convert("RGBA"), "PNG")
     save("palette.png", rgb.convert("P"), "PNG")
     save("gray.png", rgb.convert("L"), "PNG")
-    save("gray16.png", rgb.convert("I;16"), "PNG")
+    save("gray16.png", rgb.convert("L").convert("I;16"), "PNG")  # PIL has no RGB -> I;16
     seeds = {}
     for name, data in out.items():
         # control byte: probe (0), verify header/fast (1, 5), full (2),
