@@ -96,53 +96,11 @@ static mem_blob *lookup(const char *key)
 
 /* ------------------------------------------------------------ sources */
 
-typedef struct mem_src {
-    mem_blob *blob;
-    size_t off, len, pos; /* the range [off, off + len) of the blob */
-    tfrec_err err;
-    char name[];
-} mem_src;
-
-static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
+/* Sources are lib/io's memory source over the blob, holding a reference
+ * until closed (the blob stays as it was opened whatever is published). */
+static void release_blob(void *blob)
 {
-    mem_src *s = ctx;
-    size_t left = s->len - s->pos;
-    if (n > left)
-        n = left;
-    if (n > (size_t)PTRDIFF_MAX)
-        n = (size_t)PTRDIFF_MAX;
-    memcpy(buf, s->blob->data + s->off + s->pos, n);
-    s->pos += n;
-    return (ptrdiff_t)n;
-}
-
-static int src_seek(void *ctx, uint64_t offset)
-{
-    mem_src *s = ctx;
-    if (offset > s->len)
-        return tfrec_fail(&s->err, TFREC_E_INVALID, "%s: seek to %llu beyond the end (%zu bytes)",
-                          s->name, (unsigned long long)offset, s->len);
-    s->pos = (size_t)offset;
-    return TFREC_OK;
-}
-
-static int64_t src_size(void *ctx)
-{
-    return (int64_t)((mem_src *)ctx)->len;
-}
-
-static int src_close(void *ctx, int commit)
-{
-    (void)commit;
-    mem_src *s = ctx;
-    blob_unref(s->blob);
-    free(s);
-    return TFREC_OK;
-}
-
-static const char *src_errmsg(void *ctx)
-{
-    return ((mem_src *)ctx)->err.msg;
+    blob_unref(blob);
 }
 
 static int mem_open_range(void *ctx, const char *name, uint64_t offset, uint64_t length,
@@ -164,26 +122,12 @@ static int mem_open_range(void *ctx, const char *name, uint64_t offset, uint64_t
                           (unsigned long long)(length == UINT64_MAX ? 0 : length),
                           (unsigned long long)offset, len);
     }
-    mem_src *s = calloc(1, sizeof *s + strlen(name) + 1);
-    if (!s) {
+    size_t off = (size_t)offset;
+    size_t len = length == UINT64_MAX ? b->len - off : (size_t)length;
+    rc = tfrec_io_open_memory_held(io, b->data + off, len, name, release_blob, b);
+    if (rc)
         blob_unref(b);
-        return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", name);
-    }
-    strcpy(s->name, name);
-    s->blob = b;
-    s->off = (size_t)offset;
-    s->len = length == UINT64_MAX ? b->len - s->off : (size_t)length;
-    const tfrec_io made = {
-        .struct_size = sizeof made,
-        .ctx = s,
-        .read = src_read,
-        .write = io_write_unsupported,
-        .seek = src_seek,
-        .size = src_size,
-        .close = src_close,
-        .errmsg = src_errmsg,
-    };
-    return TFREC_STRUCT_OUT(tfrec_io, io, &made, NULL);
+    return rc;
 }
 
 static int mem_open_source(void *ctx, const char *name, tfrec_io *io)

@@ -40,4 +40,11 @@ static inline ptrdiff_t io_read_unsupported(void *ctx, void *buf, size_t n)
     return TFREC_E_UNSUPPORTED;
 }
 
+/* A source over len bytes at data that someone else keeps alive: name is
+ * for messages (copied), release(release_ctx) runs when the source closes
+ * (NULL: nothing to release). tfrec_io_open_memory() and mem:// sources
+ * are both this. */
+int tfrec_io_open_memory_held(tfrec_io *io, const void *data, size_t len, const char *name,
+                              void (*release)(void *release_ctx), void *release_ctx);
+
 #endif
