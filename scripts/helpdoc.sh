@@ -37,6 +37,18 @@ flags_of() {
     }'
 }
 
+# "--flag) COMPREPLY=(...); return 0 ;;" for each flag whose help spec
+# lists its values (--flag=a|b|c; not metavariables such as FILE|DIR).
+values_of() {
+    help_of | awk '/^(  |   |    |     |      )(-[A-Za-z0-9], )?--[a-z_-]+=[A-Za-z0-9_-]+(\|[A-Za-z0-9_-]+)+( |$)/ {
+        spec = $0; sub(/^ +(-[A-Za-z0-9], )?/, "", spec); sub(/ .*/, "", spec)
+        flag = spec; sub(/=.*/, "", flag); vals = spec; sub(/^[^=]*=/, "", vals)
+        if (vals ~ /(^|\|)(FILE|DIR|PATH|PATTERN|GLOB|N)(\||$)/ || seen[flag]++) next
+        gsub(/\|/, " ", vals)
+        printf "%s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return 0 ;;\n", flag, vals
+    }'
+}
+
 man_page() {
     version=$1
     upper=$(echo "$tool" | tr a-z A-Z)
@@ -114,8 +126,11 @@ completion() {
     echo "$fn() {"
     echo '    local cur=${COMP_WORDS[COMP_CWORD]} cmd= i flags'
     if [ -n "$cmds" ]; then
+        # bash splits --flag=value into "--flag" "=" "value": a word after
+        # "=" is a value, not the command
         echo '    for ((i = 1; i < COMP_CWORD; i++)); do'
-        echo '        case ${COMP_WORDS[i]} in -*|=) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac'
+        echo '        case ${COMP_WORDS[i]} in -*|=) continue ;; esac'
+        echo '        [[ ${COMP_WORDS[i-1]} == = ]] || { cmd=${COMP_WORDS[i]}; break; }'
         echo '    done'
         echo '    if [[ -z $cmd ]]; then'
         printf '        if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "%s" -- "$cur")); return; fi\n' "$cmds"
@@ -129,6 +144,17 @@ completion() {
         echo '    esac'
     else
         printf '    flags="%s"\n' "$(help_of | flags_of | sort -u | tr '\n' ' ' | sed 's/ $//')"
+    fi
+    # the values of a flag written --flag=a|b|c in the help
+    cases=$(values_of | sed 's/^/            /')
+    if [ -n "$cases" ]; then
+        echo '    local prev=${COMP_WORDS[COMP_CWORD-1]} flag='
+        echo '    if [[ $cur == = ]]; then flag=$prev cur=; elif [[ $prev == = ]]; then flag=${COMP_WORDS[COMP_CWORD-2]}; fi'
+        echo '    if [[ -n $flag ]]; then'
+        echo '        case $flag in'
+        echo "$cases"
+        echo '        esac'
+        echo '    fi'
     fi
     # a flag whose value follows '=' gets no space after it; anything else
     # (values, files) falls back to file names

@@ -104,12 +104,17 @@ check_completion() { # name expected tool word...
     [ "$got" = "$want" ] && pass "completion: $name" || fail "completion: $name" "got '$got', want '$want'"
 }
 check_completion "tfrec subcommand prefix 'co'" "convert count " tfrec co
-check_completion "tfrec subcommand after a flag" "verify " tfrec --flagfile=x ve
+# bash splits "--flagfile=x" into three words: x is the flag's value, not a command
+check_completion "tfrec subcommand after --flagfile=x" "verify " tfrec --flagfile = x ve
 check_completion "tfrec count flag prefix '--in'" "--index --input-compression= " tfrec count --in
 check_completion "tfrec head flags differ from count's ('--re')" "--records= " tfrec head --re
 if [ "$(has tfrec-bigtable)" = 1 ]; then
     check_completion "tfrec2bt flag prefix '--progress'" "--progress_file= " tfrec2bt --progress
     check_completion "tfrec2bt boolean flag and its negation ('--nodry')" "--nodry_run " tfrec2bt --nodry
+    check_completion "tfrec2bt --row_key_order= values" "reversed sequential " tfrec2bt --row_key_order =
+fi
+if [ "$(has tfrec-image)" = 1 ]; then
+    check_completion "imagenet2tfrec --layout=f value" "folders " imagenet2tfrec --layout = f
 fi
 for t in $TOOLS; do
     [ "$t" = tfrec ] && continue
