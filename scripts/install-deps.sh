@@ -6,7 +6,7 @@ PKGS="build-essential binutils pkg-config zlib1g-dev libprotobuf-c-dev protobuf-
  python3 python3-pytest python3-protobuf python3-crc32c python3-pil python3-jwt python3-torch python3-cryptography
  python3-distributed python3-yaml
  python3-pip python3-setuptools python3-wheel
- golang-go golang-google-cloud-dev clang-format nginx-core
+ golang-go golang-google-cloud-dev clang-format nginx-core openssl
  clang libclang-rt-14-dev"
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -69,6 +69,10 @@ class GoogleSide:
         self.lifetime = None  # seconds a token is honoured here (None: expires_in)
         self.live = {}  # token -> (deadline (time.time()), account)
         self.denied = set()  # accounts /check answers 403 for
+        # Calls a token is honoured for (None: any number): 1 makes every
+        # token die once its first call began, as a token revoked mid-call.
+        self.max_uses = None
+        self.uses = {}  # token -> calls checked
         self.checks = []  # (service, account or None, x-goog-user-project, uri) per /check
         self.check_delay = 0.0  # seconds /check takes (slows a load down)
         self.refused = 0  # /check answers 401
@@ -198,7 +202,11 @@ class GoogleSide:
         with self.lock:
             deadline, account = self.live.get(auth[7:], (0, None)) \
                 if auth.startswith("Bearer ") else (0, None)
-            status = 401 if deadline <= time.time() else 403 if account in self.denied else 200
+            token = auth[7:]
+            self.uses[token] = self.uses.get(token, 0) + 1
+            worn = self.max_uses is not None and self.uses[token] > self.max_uses
+            status = 401 if deadline <= time.time() or worn else \
+                403 if account in self.denied else 200
             if status == 401:
                 self.refused += 1
             self.checks.append((h.headers.get("X-Service"), account,
