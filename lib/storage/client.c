@@ -162,9 +162,9 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
                            TFREC_CFG_USER_PROJECT)) < 0 ||
         (rc = copy_setting(&st->opts.ca_bundle_file, ca_opt, TFREC_CFG_CA_BUNDLE)) < 0)
         goto fail_opts;
-    if (st->opts.user_project && strpbrk(st->opts.user_project, " \r\n\t&#?")) {
+    if (st->opts.user_project && strpbrk(st->opts.user_project, "\r\n")) {
         rc =
-            tfrec_fail(NULL, TFREC_E_INVALID, "Cloud Storage user project \"%s\": not a project id",
+            tfrec_fail(NULL, TFREC_E_INVALID, "Cloud Storage user project: a line break in \"%s\"",
                        st->opts.user_project);
         goto fail_opts;
     }

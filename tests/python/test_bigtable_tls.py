@@ -163,4 +163,5 @@ def test_wrong_ca_fails_with_a_clear_tls_error(build_dir, front, certs, google_s
                            "--source_glob=%s" % src, "--progress_file=%s.p" % src], env)
     assert res.returncode == 3, res.stderr
     assert "TLS handshake failed" in res.stderr and "not trusted" in res.stderr, res.stderr
+    assert front in res.stderr and "--ca_bundle" in res.stderr, res.stderr
     assert time.time() - t0 < 60  # not retried as if the network were down

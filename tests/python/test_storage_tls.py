@@ -349,22 +349,30 @@ def test_token_revoked_mid_scan_is_refreshed(build_dir, fronts, certs, google, k
 
 # ------------------------------------------------------------------ errors
 
-def test_storage_401_names_the_account_and_the_fix(build_dir, fronts, certs, google, keypair,
-                                                   tmp_path):  # noqa: F811
-    # The token endpoint issues tokens the front never honours: one fresh
+@pytest.mark.parametrize("kind", SOURCES)
+def test_401_and_unauthenticated_name_the_account_and_the_fix(kind, build_dir, fronts, certs,
+                                                              google, keypair, tmp_path):  # noqa: F811
+    # The token endpoint issues tokens the fronts never honour: one fresh
     # token is tried, then the error names the account and what to do.
     google.lifetime = -1
-    for kind in SOURCES:
-        cred = Cred(kind, tmp_path, keypair, google)
-        res = run_tool(build_dir, "tfrec", ["count", "gs://tls-matrix/key/in-00000-of-00001"] +
-                       gcs_flags(fronts, certs, cred), cred.env)
-        assert res.returncode != 0
-        err = res.stderr
-        assert "HTTP 401" in err, err
-        who = {"key": EMAIL, "user": "OAuth client " + USER["client_id"],
-               "metadata": GCE_EMAIL + " (the metadata server's default service account)"}[kind]
-        assert who in err, err
-        assert "gcloud auth application-default login" in err and "revoked" in err, err
+    who = {"key": EMAIL, "user": "user credentials (OAuth client %s)" % USER["client_id"],
+           "metadata": GCE_EMAIL + " (the metadata server's default service account)"}[kind]
+    cred = Cred(kind, tmp_path, keypair, google)
+    res = run_tool(build_dir, "tfrec", ["count", "gs://tls-matrix/key/in-00000-of-00001"] +
+                   gcs_flags(fronts, certs, cred), cred.env)
+    assert res.returncode != 0
+    err = res.stderr
+    assert "HTTP 401" in err and who in err, err
+    assert "gcloud auth application-default login" in err and "revoked" in err, err
+    src = tmp_path / "in-00000-of-00001"
+    write_records(src, 3)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(fronts[1], certs, cred) +
+                   ["--bigtable_table=tls_unauth", "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src], cred.env)
+    assert res.returncode != 0
+    err = res.stderr
+    assert "UNAUTHENTICATED" in err and "the access token of %s was refused" % who in err, err
 
 
 def test_storage_403_names_the_account_and_the_role(build_dir, fronts, certs, google, keypair,
