@@ -224,6 +224,15 @@ class GoogleSide:
         self.server.server_close()
 
 
+@pytest.fixture(scope="module")
+def google_side(keypair):
+    """One Google side for a module's fronts (a front is told its port)."""
+    side = GoogleSide(keypair[1])
+    yield side
+    side.close()
+    assert not side.problems, side.problems
+
+
 @pytest.fixture
 def google(keypair):
     side = GoogleSide(keypair[1])

@@ -16,24 +16,16 @@ import time
 import pytest
 
 import tfrecord_ref
-from google_side import EMAIL, GoogleSide, key_file, keypair  # noqa: F401
+from google_side import EMAIL, google_side, key_file, keypair  # noqa: F401
 from tls_fronts import BIGTABLE_SERVER, Nginx, certs, needs_nginx  # noqa: F401
 
 pytestmark = needs_nginx
 
 
 @pytest.fixture(scope="module")
-def google_side(keypair):  # noqa: F811
-    side = GoogleSide(keypair[1])
-    yield side
-    side.close()
-    assert not side.problems, side.problems
-
-
-@pytest.fixture(scope="module")
 def front(tmp_path_factory, certs, bigtable_emulator, google_side):
     n = Nginx(tmp_path_factory.mktemp("nginx"), certs, google_side.port,
-              [(BIGTABLE_SERVER, bigtable_emulator, "bigtable", "")])
+              [(BIGTABLE_SERVER, bigtable_emulator, "bigtable")])
     yield "localhost:%d" % n.ports[0]
     n.stop()
 

@@ -81,50 +81,40 @@ AUTH_LOCATION = """
         }
 """
 
-BIGTABLE_SERVER = """
+
+def server_head(listen, forbidden):
+    """A TLS server block up to the inside of its checked `location /`."""
+    return """
     server {
-        listen 127.0.0.1:%(port)d ssl http2;
+        listen 127.0.0.1:%(port)d """ + listen + """;
         ssl_certificate %(certs)s/server.pem;
         ssl_certificate_key %(certs)s/server.key;
 """ + AUTH_LOCATION + """
         location / {
             auth_request /_auth;
             error_page 401 = @unauthenticated;
-            error_page 403 = @permission_denied;
-            grpc_pass grpc://%(backend)s;
+            error_page 403 = @""" + forbidden + """;
+"""
+
+
+BIGTABLE_SERVER = server_head("ssl http2", "permission_denied") + """            grpc_pass grpc://%(backend)s;
             grpc_read_timeout 300s;
             grpc_send_timeout 300s;
         }
         # As Bigtable answers a missing or expired token, and an account
         # without the role.
-        location @unauthenticated {
+""" + "".join("""        location @%s {
             default_type application/grpc;
-            add_header grpc-status 16 always;
-            add_header grpc-message "Request had invalid authentication credentials" always;
+            add_header grpc-status %d always;
+            add_header grpc-message "%s" always;
             add_header content-length 0 always;
             return 204;
         }
-        location @permission_denied {
-            default_type application/grpc;
-            add_header grpc-status 7 always;
-            add_header grpc-message "The caller does not have permission" always;
-            add_header content-length 0 always;
-            return 204;
-        }
-    }
+""" % e for e in (("unauthenticated", 16, "Request had invalid authentication credentials"),
+                  ("permission_denied", 7, "The caller does not have permission"))) + """    }
 """
 
-STORAGE_SERVER = """
-    server {
-        listen 127.0.0.1:%(port)d ssl;
-        ssl_certificate %(certs)s/server.pem;
-        ssl_certificate_key %(certs)s/server.key;
-""" + AUTH_LOCATION + """
-        location / {
-            auth_request /_auth;
-            error_page 401 = @unauthenticated;
-            error_page 403 = @forbidden;
-            proxy_pass http://%(backend)s;
+STORAGE_SERVER = server_head("ssl", "forbidden") + """            proxy_pass http://%(backend)s;
             proxy_http_version 1.1;
             proxy_request_buffering off;
             proxy_buffering off;
@@ -132,7 +122,6 @@ STORAGE_SERVER = """
             # Resumable sessions continue through the front, as they do at
             # storage.googleapis.com.
             proxy_redirect http://%(backend)s/ https://localhost:%(port)d/;
-            %(extra)s
         }
         # The JSON API's error documents.
         location @unauthenticated {
@@ -148,18 +137,20 @@ STORAGE_SERVER = """
 
 
 class Nginx:
-    """One nginx with the given server blocks (dicts of BIGTABLE_SERVER /
-    STORAGE_SERVER parameters), started in d and stopped by its PID."""
+    """One nginx in directory d with one server block per (template,
+    backend host:port, service name) in servers (BIGTABLE_SERVER /
+    STORAGE_SERVER), each on a free port (self.ports, in order); stopped
+    by its PID."""
 
     def __init__(self, d, certs, google_port, servers):
         self.dir = d
         blocks = []
         self.ports = []
-        for tmpl, backend, service, extra in servers:
+        for tmpl, backend, service in servers:
             port = free_port()
             self.ports.append(port)
             blocks.append(tmpl % {"port": port, "certs": certs, "google": google_port,
-                                  "backend": backend, "service": service, "extra": extra})
+                                  "backend": backend, "service": service})
         conf = d / "nginx.conf"
         conf.write_text(HTTP_HEAD % {"user": "user root;" if os.geteuid() == 0 else "",
                                      "dir": d} + "".join(blocks) + "}\n")
