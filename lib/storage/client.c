@@ -163,9 +163,8 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
         (rc = copy_setting(&st->opts.ca_bundle_file, ca_opt, TFREC_CFG_CA_BUNDLE)) < 0)
         goto fail_opts;
     if (st->opts.user_project && strpbrk(st->opts.user_project, "\r\n")) {
-        rc =
-            tfrec_fail(NULL, TFREC_E_INVALID, "Cloud Storage user project: a line break in \"%s\"",
-                       st->opts.user_project);
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "Cloud Storage user project: a line break in \"%s\"",
+                        st->opts.user_project);
         goto fail_opts;
     }
     if (st->opts.ca_bundle_file && access(st->opts.ca_bundle_file, R_OK) != 0) {

@@ -392,7 +392,8 @@ static void test_endpoint_and_options(void)
 
     /* gcloud's endpoint override, its API path dropped; the emulator
      * variable wins over it. */
-    setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "https://storage-psc.p.example/storage/v1/", 1);
+    setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "https://storage-psc.p.example/storage/v1/",
+           1);
     CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_OK);
     CHECK(strcmp(st->endpoint, "https://storage-psc.p.example") == 0);
     CHECK(!st->no_auth);
