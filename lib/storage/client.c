@@ -167,7 +167,10 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
                         st->opts.user_project);
         goto fail_opts;
     }
-    if (st->opts.ca_bundle_file && access(st->opts.ca_bundle_file, R_OK) != 0) {
+    /* Checked here, where the name is still the caller's, rather than as a
+     * TLS failure at the first request; plain text endpoints use none. */
+    if (st->opts.ca_bundle_file && strncasecmp(st->endpoint, "https://", 8) == 0 &&
+        access(st->opts.ca_bundle_file, R_OK) != 0) {
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "Cloud Storage CA bundle %s: %s",
                         st->opts.ca_bundle_file, strerror(errno));
         goto fail_opts;

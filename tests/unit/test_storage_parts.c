@@ -413,6 +413,10 @@ static void test_endpoint_and_options(void)
     setenv("TFREC_CA_BUNDLE", "/nonexistent/ca.pem", 1);
     CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_E_INVALID);
     CHECK(strstr(tfrec_last_errmsg(), "/nonexistent/ca.pem") != NULL);
+    o.endpoint = "http://127.0.0.1:9"; /* plain text: no CA bundle needed */
+    CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
+    tfrec_storage_free(st);
+    o.endpoint = NULL;
     unsetenv("TFREC_CA_BUNDLE");
     CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_OK);
     CHECK(st->opts.user_project && strcmp(st->opts.user_project, "billed") == 0);
