@@ -275,6 +275,10 @@ int main(int argc, char **argv)
      * this program calls no cli_*_open that would pull that in. */
     cli_fs_setup();
     int st = cli_parse(&cl, argc, argv);
+    if (st == CLI_PARSED) {
+        int g = cli_bt_conn_share_with_gcs(&f.conn, "bt2tfrec");
+        st = g != EXIT_OK ? g : st;
+    }
     if (st == CLI_PARSED)
         st = resolve_task(&cl, &f, &task);
     if (st == CLI_PARSED) {

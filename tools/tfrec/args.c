@@ -18,7 +18,13 @@ int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag
                        "pattern (also gs://BUCKET/train-*) is expanded by tfrec (sorted by name).\n"
                      : "FILE may be '-' for standard input; a quoted glob pattern is expanded by\n"
                        "tfrec (sorted by name).\n";
-    return cli_parse(cl, argc, argv);
+    int st = cli_parse(cl, argc, argv);
+    if (st == CLI_PARSED) {
+        int g = cli_gcs_conn_apply(prog);
+        if (g != EXIT_OK)
+            return g;
+    }
+    return st;
 }
 
 int cli_cmd_run(const char *prog, const char *usage, cli_flag *flags, int argc, char **argv,
