@@ -221,7 +221,7 @@ static int write_shard(wstate *w, in_shard *sh)
     tfrec_imagenet_result *res = w->res;
     const tfrec_imagenet_options *x = &c->o->o;
     char *path =
-        w->staging ? tfrec_in_path2(w->staging, sh->name) : tfrec_in_path2(x->output_dir, sh->file);
+        w->staging ? tfrec_in_join(w->staging, sh->name) : tfrec_in_join(x->output_dir, sh->file);
     if (!path)
         return tfrec_fail(&res->err, TFREC_E_NOMEM, "out of memory");
     tfrec_writer_options wo = TFREC_WRITER_OPTIONS_INIT;
@@ -344,7 +344,7 @@ static void remove_direct(const in_opts *o, const in_plan *p, uint32_t done)
 {
     const tfrec_imagenet_options *x = &o->o;
     for (size_t k = p->share_begin; k < p->share_begin + done && k < p->share_end; k++) {
-        char *f = tfrec_in_path2(x->output_dir, p->shards[k].file);
+        char *f = tfrec_in_join(x->output_dir, p->shards[k].file);
         if (f)
             (void)tfrec_fs_remove(o->out_fs, f); /* no remove (a 1.0 sink alone): left */
         free(f);

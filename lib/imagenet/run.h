@@ -36,10 +36,6 @@ void tfrec_in_free_options(in_opts *o);
 
 /* staging.c */
 int tfrec_in_mkdir_p(const char *path, tfrec_err *err);
-char *tfrec_in_path2(const char *dir, const char *name); /* "dir/name", malloc'ed */
-/* The name prefix of the staging directories of one kind (the pid
- * follows): ".tfrec-staging-" (task < 0) or ".tfrec-staging-task-00003-". */
-void tfrec_in_staging_prefix(char *buf, size_t cap, long task);
 /* Remove the staging directory and everything in it. */
 void tfrec_in_discard_staging(const char *staging);
 /* Remove the staging directories of the same kind (task < 0: runs without
@@ -72,11 +68,8 @@ void tfrec_in_share_items(const in_plan *p, size_t *begin, size_t *end);
 /* 16 hex digits over the listing, the shard layout and the options that
  * change the bytes. */
 void tfrec_in_plan_fingerprint(const in_plan *p, const in_opts *o, char out[17]);
-#define IN_PART_PREFIX "manifest-task-"
 /* How manifest parts are read back (merge.c). */
 extern const tfrec_json_limits tfrec_in_part_limits;
-/* OUT/manifest-task-IIIII-of-NNNNN.json, malloc'ed. */
-char *tfrec_in_part_path(const char *out, uint32_t index, uint32_t count);
 /* The task's part, a local file or through open_sink; removed with
  * remove_output (or unlink) before a task rewrites its shards. */
 int tfrec_in_write_part(const in_opts *o, const char *json, tfrec_err *err);
