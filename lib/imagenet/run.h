@@ -1,5 +1,6 @@
-/* Internal: state of one conversion run, shared by convert.c (threads and
- * shard writing) and manifest.c (the JSON report). */
+/* Internal: state of one conversion run, shared by convert.c (the run's
+ * modes), pool.c (threads and shard writing), manifest.c (the JSON report)
+ * and result.c (what the caller reads). */
 #ifndef TFREC_IMAGENET_RUN_H
 #define TFREC_IMAGENET_RUN_H
 
@@ -29,6 +30,15 @@ struct tfrec_imagenet_result {
 
 int tfrec_in_notes_add(in_notes *l, const char *path, const char *what);
 void tfrec_in_notes_free(in_notes *l);
+
+/* pool.c: convert the plan's share, writing its shards into staging (a
+ * local directory) or, when staging is NULL, to their destination through
+ * o->out_fs. rejected (what the scan left out) moves into the run and
+ * comes back with its rejections; fixed receives the images normalised. */
+int tfrec_in_run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_imagenet_result *res,
+                      in_notes *fixed, in_notes *rejected);
+/* Seconds on the monotonic clock. */
+double tfrec_in_now_s(void);
 
 /* options.c: defaults applied, everything validated. */
 int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err);
