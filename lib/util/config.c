@@ -73,6 +73,20 @@ static const setting table[TFREC_CFG_COUNT] = {
     [TFREC_CFG_TASK_COUNT] = { "TFREC_NUM_TASKS",
                                "the number of tasks, with JOB_COMPLETION_INDEX; API: pass the "
                                "count to tfrec_task_share" },
+    [TFREC_CFG_TF_CONFIG] = { "TF_CONFIG",
+                              "TensorFlow's cluster and task (AI Platform, Vertex AI), read by "
+                              "tfrec_task_resolve; API: tfrec_task_options" },
+    [TFREC_CFG_CLUSTER_SPEC] = { "CLUSTER_SPEC",
+                                 "Vertex AI's cluster and task (worker pools), read by "
+                                 "tfrec_task_resolve; API: tfrec_task_options" },
+    [TFREC_CFG_RANK] = { "RANK",
+                         "torch.distributed's rank, with WORLD_SIZE, read by tfrec_task_resolve; "
+                         "API: tfrec_task_options" },
+    [TFREC_CFG_WORLD_SIZE] = { "WORLD_SIZE", "torch.distributed's process count, with RANK; API: "
+                                             "tfrec_task_options" },
+    [TFREC_CFG_LOCAL_RANK] = { "LOCAL_RANK",
+                               "torch.distributed's rank on this machine, reported by "
+                               "tfrec_task_resolve (per-device readers)" },
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
