@@ -32,18 +32,12 @@ typedef struct found {
 const char *tfrec_task_source_name(int source)
 {
     switch (source) {
-    case TFREC_TASK_SOURCE_NONE:
-        return "no task variable";
-    case TFREC_TASK_SOURCE_EXPLICIT:
-        return "the given index and count";
-    case TFREC_TASK_SOURCE_TF_CONFIG:
-        return "TF_CONFIG";
-    case TFREC_TASK_SOURCE_CLUSTER_SPEC:
-        return "CLUSTER_SPEC";
-    case TFREC_TASK_SOURCE_TORCH:
-        return "RANK/WORLD_SIZE";
-    case TFREC_TASK_SOURCE_INDEXED_JOB:
-        return "JOB_COMPLETION_INDEX/TFREC_NUM_TASKS";
+    case TFREC_TASK_SOURCE_NONE: return "no task variable";
+    case TFREC_TASK_SOURCE_EXPLICIT: return "the given index and count";
+    case TFREC_TASK_SOURCE_TF_CONFIG: return "TF_CONFIG";
+    case TFREC_TASK_SOURCE_CLUSTER_SPEC: return "CLUSTER_SPEC";
+    case TFREC_TASK_SOURCE_TORCH: return "RANK/WORLD_SIZE";
+    case TFREC_TASK_SOURCE_INDEXED_JOB: return "JOB_COMPLETION_INDEX/TFREC_NUM_TASKS";
     }
     return "?";
 }
@@ -242,8 +236,8 @@ static int read_torch(const tfrec_task_options *o, found *f)
 static int read_indexed_job(const tfrec_task_options *o, found *f)
 {
     int rc = read_pair(TFREC_CFG_TASK_INDEX, TFREC_TASK_INDEX_ENV, TFREC_CFG_TASK_COUNT,
-                       TFREC_TASK_COUNT_ENV, o, "the number of tasks (the Indexed Job's completions)",
-                       f);
+                       TFREC_TASK_COUNT_ENV, o,
+                       "the number of tasks (the Indexed Job's completions)", f);
     if (rc == 1)
         f->source = TFREC_TASK_SOURCE_INDEXED_JOB;
     return rc;
@@ -334,8 +328,9 @@ int tfrec_task_resolve(const tfrec_task_options *opts, tfrec_task_identity *id)
         const char *from_n = o.has_count ? nname
                              : best.set  ? tfrec_task_source_name(best.source)
                                          : "the default count";
-        return tfrec_fail(NULL, TFREC_E_INVALID, "task index %u (%s) is not below the count %u (%s)",
-                          out.index, from_i, out.count, from_n);
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "task index %u (%s) is not below the count %u (%s)", out.index, from_i,
+                          out.count, from_n);
     }
     return TFREC_STRUCT_OUT(tfrec_task_identity, id, &out, NULL);
 }

@@ -7,8 +7,9 @@
 #include "harness.h"
 #include "tfrec/task.h"
 
-static const char *const vars[] = { "TF_CONFIG", "CLUSTER_SPEC", "RANK", "WORLD_SIZE",
-                                    "LOCAL_RANK", "JOB_COMPLETION_INDEX", "TFREC_NUM_TASKS" };
+static const char *const vars[] = { "TF_CONFIG",      "CLUSTER_SPEC", "RANK",
+                                    "WORLD_SIZE",     "LOCAL_RANK",   "JOB_COMPLETION_INDEX",
+                                    "TFREC_NUM_TASKS" };
 
 static void clear_env(void)
 {
@@ -29,7 +30,7 @@ static int errmsg_has(const char *a, const char *b)
     return strstr(m, a) != NULL && (!b || strstr(m, b) != NULL);
 }
 
-#define TF_CLUSTER \
+#define TF_CLUSTER                                                                      \
     "{\"cluster\": {\"chief\": [\"c:1\"], \"worker\": [\"w0:1\", \"w1:1\", \"w2:1\"], " \
     "\"ps\": [\"p:1\"], \"evaluator\": [\"e:1\"]}, "
 
@@ -262,14 +263,19 @@ static void test_conflicts_name_both(void)
 {
     static const char *const pairs[][4] = {
         /* variable, value, variable, value */
-        { "TF_CONFIG", "{\"cluster\": {\"worker\": [\"a\", \"b\"]}, \"task\": {\"type\": \"worker\", \"index\": 1}}",
-          "CLUSTER_SPEC", "{\"cluster\": {\"workerpool0\": [\"a\"], \"workerpool1\": [\"b\", \"c\"]}, \"task\": {\"type\": \"workerpool1\", \"index\": 1}}" },
-        { "TF_CONFIG", "{\"cluster\": {\"worker\": [\"a\", \"b\"]}, \"task\": {\"type\": \"worker\", \"index\": 1}}",
+        { "TF_CONFIG",
+          "{\"cluster\": {\"worker\": [\"a\", \"b\"]}, \"task\": {\"type\": \"worker\", \"index\": 1}}",
+          "CLUSTER_SPEC",
+          "{\"cluster\": {\"workerpool0\": [\"a\"], \"workerpool1\": [\"b\", \"c\"]}, \"task\": {\"type\": \"workerpool1\", \"index\": 1}}" },
+        { "TF_CONFIG",
+          "{\"cluster\": {\"worker\": [\"a\", \"b\"]}, \"task\": {\"type\": \"worker\", \"index\": 1}}",
           "JOB_COMPLETION_INDEX", "0" },
-        { "CLUSTER_SPEC", "{\"cluster\": {\"workerpool0\": [\"a\"], \"workerpool1\": [\"b\"]}, \"task\": {\"type\": \"workerpool0\", \"index\": 0}}",
+        { "CLUSTER_SPEC",
+          "{\"cluster\": {\"workerpool0\": [\"a\"], \"workerpool1\": [\"b\"]}, \"task\": {\"type\": \"workerpool0\", \"index\": 0}}",
           "RANK", "1" },
     };
-    static const char *const names[] = { "CLUSTER_SPEC", "JOB_COMPLETION_INDEX", "RANK/WORLD_SIZE" };
+    static const char *const names[] = { "CLUSTER_SPEC", "JOB_COMPLETION_INDEX",
+                                         "RANK/WORLD_SIZE" };
     tfrec_task_identity id;
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
         clear_env();
@@ -291,7 +297,8 @@ static void test_conflicts_name_both(void)
     setenv("JOB_COMPLETION_INDEX", "0", 1);
     setenv("TFREC_NUM_TASKS", "2", 1);
     CHECK_EQ(resolve(&id), TFREC_E_INVALID);
-    CHECK(errmsg_has("RANK/WORLD_SIZE says task 0 of 4", "JOB_COMPLETION_INDEX/TFREC_NUM_TASKS says task 0 of 2"));
+    CHECK(errmsg_has("RANK/WORLD_SIZE says task 0 of 4",
+                     "JOB_COMPLETION_INDEX/TFREC_NUM_TASKS says task 0 of 2"));
     clear_env();
 }
 
