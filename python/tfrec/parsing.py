@@ -19,13 +19,14 @@ import struct
 from array import array
 from ctypes import POINTER, c_char, c_char_p, c_int, c_size_t, c_void_p, string_at
 
+from . import _constants as C
 from ._lib import _proto, lib
 from .errors import InvalidArgumentError, error_for
 
 _proto("tfrec_examples_to_batch", c_int, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
        c_void_p)
 
-_BYTES, _INT64, _FLOAT = 1, 2, 3  # tfrec_feature_type, as in example.py
+_BYTES, _INT64, _FLOAT = C.TFREC_FEATURE_BYTES, C.TFREC_FEATURE_INT64, C.TFREC_FEATURE_FLOAT
 _HEADER = struct.Struct("<BQ")
 _COUNT = struct.Struct("<Q")
 _KINDS = {"string": _BYTES, "int64": _INT64, "float32": _FLOAT}
