@@ -136,8 +136,9 @@ _COMPRESSION = {None: None, "": None, "NONE": None, "GZIP": "gzip", "ZLIB": "zli
 
 def _expand(files):
     """The file names of a name, a glob or a list of them (gs:// globs are
-    listed through the file system layer); a name without glob characters
-    is kept as given, so a missing file fails at open with its name."""
+    listed through the file system layer; a match NAME.idx is left out when
+    NAME matched too); a name without glob characters is kept as given, so
+    a missing file fails at open with its name."""
     from .paths import glob
     if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
@@ -149,7 +150,10 @@ def _expand(files):
             matched = glob(text)
             if not matched:
                 raise FileNotFoundError("no file matches %r" % (text,))
-            out.extend(matched)
+            # "train-*" also matches the indexes next to the data: a match
+            # NAME.idx whose NAME matched too is that file's index, not data.
+            names = set(matched)
+            out.extend(m for m in matched if not (m.endswith(".idx") and m[:-4] in names))
         else:
             out.append(text)
     return out
