@@ -74,7 +74,7 @@ int tfrec_example_to_batch(const tfrec_example *ex, tfrec_record_batch *b);
  * its feature count (little-endian uint64), then its features as
  * tfrec_example_to_batch lays them out. A malformed record fails the call
  * (nothing in b) with a message naming its position. */
-int tfrec_examples_to_batch(const uint8_t *const *records, const size_t *lens, size_t n,
+int tfrec_examples_to_batch(const void *const *records, const size_t *lens, size_t n,
                             tfrec_record_batch *b);
 
 /* Read and check up to n records (0: all) without handing them out, for

@@ -84,7 +84,7 @@ static int append_count(tfrec_record_batch *b, uint64_t count)
     return append(b, h, sizeof h);
 }
 
-int tfrec_examples_to_batch(const uint8_t *const *records, const size_t *lens, size_t n,
+int tfrec_examples_to_batch(const void *const *records, const size_t *lens, size_t n,
                             tfrec_record_batch *b)
 {
     if (!b || (n && (!records || !lens)))

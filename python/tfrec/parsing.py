@@ -17,13 +17,13 @@ object arrays of bytes. A batch is parsed by one library call
 
 import struct
 from array import array
-from ctypes import POINTER, c_char, c_char_p, c_int, c_size_t, c_void_p, string_at
+from ctypes import POINTER, c_char, c_char_p, c_int, c_size_t, c_void_p, cast, string_at
 
 from . import _constants as C
 from ._lib import _proto, lib
 from .errors import InvalidArgumentError, error_for
 
-_proto("tfrec_examples_to_batch", c_int, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
+_proto("tfrec_examples_to_batch", c_int, POINTER(c_void_p), POINTER(c_size_t), c_size_t,
        c_void_p)
 
 _BYTES, _INT64, _FLOAT = C.TFREC_FEATURE_BYTES, C.TFREC_FEATURE_INT64, C.TFREC_FEATURE_FLOAT
@@ -176,7 +176,7 @@ def _parse_all(records):
     ptrs = (c_char_p * max(1, n))(*records)
     lens = (c_size_t * max(1, n))(*[len(r) for r in records])
     buf = _batch_buffer()
-    rc = lib.tfrec_examples_to_batch(ptrs, lens, n, buf)
+    rc = lib.tfrec_examples_to_batch(cast(ptrs, POINTER(c_void_p)), lens, n, buf)
     if rc < 0:
         raise error_for(rc)
     return list(_walk(buf, n))
