@@ -286,3 +286,21 @@ def test_compressed_files(tfrec, tmp_path, compression):
 def test_tf_record_iterator_plain(tfrec, tmp_path):
     p = write_files(tfrec, tmp_path, [6])[0]
     assert ids_of(tfrec, tfrec.tf_record_iterator(p)) == list(range(6))
+
+
+def test_dataset_pickles_as_its_arguments(tfrec, tmp_path, clean_env):
+    """What a spawned DataLoader worker gets: the same files, shard and epoch."""
+    import pickle
+    counts = [12, 5]
+    paths = write_files(tfrec, tmp_path, counts)
+    ds = tfrec.Dataset(paths, shuffle=True, seed=3, shard=(1, 2))
+    ds.set_epoch(4)
+    copy = pickle.loads(pickle.dumps(ds))
+    assert isinstance(copy, tfrec.Dataset) and copy is not ds
+    assert ids_of(tfrec, copy) == ids_of(tfrec, ds)
+    ds.set_epoch(4)
+    assert ids_of(tfrec, copy) != ids_of(tfrec, ds)  # the copy went on to epoch 5
+    ds.close()
+    copy.close()
+    m = tfrec.MapDataset(paths)
+    assert [m[k] for k in range(17)] == [pickle.loads(pickle.dumps(m))[k] for k in range(17)]
