@@ -469,7 +469,7 @@ static void test_shard_auto_follows_the_task_identity(void)
     setenv("WORLD_SIZE", "3", 1);
     long sum = 0;
     for (int rank = 0; rank < 3; rank++) {
-        char r[8];
+        char r[16];
         snprintf(r, sizeof r, "%d", rank);
         setenv("RANK", r, 1);
         tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
