@@ -198,14 +198,19 @@ static int read_pair(tfrec_cfg_id id_i, const char *name_i, tfrec_cfg_id id_n, c
         return has_n;
     if (!has_i && !has_n)
         return 0;
-    if (!has_n && !o->has_count)
+    if (has_n && n == 0)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "%s=\"0\": there must be at least one task",
+                          name_n);
+    if (!has_n && !o->has_count) {
+        if (o->count_name)
+            return tfrec_fail(NULL, TFREC_E_INVALID, "%s is set but neither %s nor %s is: give %s",
+                              name_i, o->count_name, name_n, count_hint);
         return tfrec_fail(NULL, TFREC_E_INVALID, "%s is set but %s is not: set it to %s", name_i,
                           name_n, count_hint);
+    }
     if (!has_i && !o->has_index)
         return tfrec_fail(NULL, TFREC_E_INVALID,
                           "%s is set but %s is not: set it to this task's index", name_n, name_i);
-    if (has_n && n == 0)
-        return tfrec_fail(NULL, TFREC_E_INVALID, "%s=0: there must be at least one task", name_n);
     memset(f, 0, sizeof *f);
     f->set = 1;
     f->index = has_i ? (uint32_t)i : o->index;
@@ -251,6 +256,25 @@ static int refines(const found *a, const found *b)
         a->source == TFREC_TASK_SOURCE_INDEXED_JOB || a->count == 0 || b->count % a->count)
         return 0;
     return b->index / (b->count / a->count) == a->index;
+}
+
+/* How messages name where a source keeps the index and the count. */
+static const char *index_name(int source)
+{
+    switch (source) {
+    case TFREC_TASK_SOURCE_TORCH: return "RANK";
+    case TFREC_TASK_SOURCE_INDEXED_JOB: return TFREC_TASK_INDEX_ENV;
+    }
+    return tfrec_task_source_name(source);
+}
+
+static const char *count_name(int source)
+{
+    switch (source) {
+    case TFREC_TASK_SOURCE_TORCH: return "WORLD_SIZE";
+    case TFREC_TASK_SOURCE_INDEXED_JOB: return TFREC_TASK_COUNT_ENV;
+    }
+    return tfrec_task_source_name(source);
 }
 
 int tfrec_task_resolve(const tfrec_task_options *opts, tfrec_task_identity *id)
@@ -324,13 +348,14 @@ int tfrec_task_resolve(const tfrec_task_options *opts, tfrec_task_identity *id)
                                                            : TFREC_TASK_SOURCE_NONE;
     memcpy(out.task_type, best.type, sizeof out.task_type);
     if (out.index >= out.count) {
-        const char *from_i = o.has_index ? iname : tfrec_task_source_name(best.source);
-        const char *from_n = o.has_count ? nname
-                             : best.set  ? tfrec_task_source_name(best.source)
-                                         : "the default count";
-        return tfrec_fail(NULL, TFREC_E_INVALID,
-                          "task index %u (%s) is not below the count %u (%s)", out.index, from_i,
-                          out.count, from_n);
+        const char *from_i = o.has_index ? iname : index_name(best.source);
+        if (!o.has_count && !best.set)
+            return tfrec_fail(NULL, TFREC_E_INVALID,
+                              "%s=%u is not below the task count 1 (no count is set)", from_i,
+                              out.index);
+        const char *from_n = o.has_count ? nname : count_name(best.source);
+        return tfrec_fail(NULL, TFREC_E_INVALID, "%s=%u is not below %s=%u", from_i, out.index,
+                          from_n, out.count);
     }
     return TFREC_STRUCT_OUT(tfrec_task_identity, id, &out, NULL);
 }

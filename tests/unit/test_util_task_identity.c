@@ -207,7 +207,7 @@ static void test_explicit_wins_and_fills_in(void)
     o.count = 3;
     o.count_name = "--num_tasks";
     CHECK_EQ(tfrec_task_resolve(&o, &id), TFREC_E_INVALID);
-    CHECK(errmsg_has("JOB_COMPLETION_INDEX", "--num_tasks"));
+    CHECK(errmsg_has("JOB_COMPLETION_INDEX=3 is not below --num_tasks=3", NULL));
     /* The index given, nothing else: the count defaults to 1. */
     clear_env();
     o.has_count = 0;
@@ -215,7 +215,7 @@ static void test_explicit_wins_and_fills_in(void)
     o.index = 2;
     o.index_name = "--task_index";
     CHECK_EQ(tfrec_task_resolve(&o, &id), TFREC_E_INVALID);
-    CHECK(errmsg_has("--task_index", "default"));
+    CHECK(errmsg_has("--task_index=2 is not below the task count 1", NULL));
     o.has_count = 1;
     o.count = 0;
     CHECK_EQ(tfrec_task_resolve(&o, &id), TFREC_E_INVALID);
