@@ -69,6 +69,14 @@ const uint64_t *tfrec_record_batch_offsets(const tfrec_record_batch *b);
  * offsets are 0. */
 int tfrec_example_to_batch(const tfrec_example *ex, tfrec_record_batch *b);
 
+/* (since 1.1) n serialized tf.Examples parsed into one batch, for bindings
+ * that parse a batch of records in one call: per record, an item holding
+ * its feature count (little-endian uint64), then its features as
+ * tfrec_example_to_batch lays them out. A malformed record fails the call
+ * (nothing in b) with a message naming its position. */
+int tfrec_examples_to_batch(const void *const *records, const size_t *lens, size_t n,
+                            tfrec_record_batch *b);
+
 /* Read and check up to n records (0: all) without handing them out, for
  * counting and verifying. *skipped (may be NULL) gets the number read.
  * Returns TFREC_OK after n records, TFREC_END at a clean end of input, or

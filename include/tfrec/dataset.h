@@ -155,6 +155,11 @@ typedef struct tfrec_dataset_options {
      * data and, where the file system reports modification times (local,
      * mem://), is not older than the data. */
     const struct tfrec_fs *fs;
+    /* (since 1.1) 1: this worker's shard_index and num_shards are the task
+     * identity of the training job (tfrec_task_resolve: TF_CONFIG,
+     * CLUSTER_SPEC, RANK/WORLD_SIZE, the Indexed Job; docs/training.md);
+     * shard_index and num_shards must then be 0. */
+    int shard_auto;
 } tfrec_dataset_options;
 
 #define TFREC_DATASET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_dataset_options)

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfrec/task.h"
+
 #include "dataset/index_internal.h"
 #include "dataset/plan.h"
 #include "dataset/random_internal.h"
@@ -259,6 +261,16 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     int rc = TFREC_STRUCT_IN(tfrec_dataset_options, &o, opts, NULL);
     if (rc)
         return rc;
+    if (o.shard_auto) {
+        if (o.shard_index || o.num_shards > 1)
+            return tfrec_fail(NULL, TFREC_E_INVALID,
+                              "dataset: shard_auto and shard_index/num_shards are exclusive");
+        tfrec_task_identity id = TFREC_TASK_IDENTITY_INIT;
+        if ((rc = tfrec_task_resolve(NULL, &id)) != TFREC_OK)
+            return rc;
+        o.shard_index = id.index;
+        o.num_shards = id.count;
+    }
     if (!o.num_shards)
         o.num_shards = 1;
     if (o.shard_index >= o.num_shards)

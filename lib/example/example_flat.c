@@ -74,3 +74,40 @@ int tfrec_example_to_batch(const tfrec_example *ex, tfrec_record_batch *b)
     }
     return TFREC_OK;
 }
+
+/* Record header item: the record's feature count (8 bytes, little-endian). */
+static int append_count(tfrec_record_batch *b, uint64_t count)
+{
+    uint8_t h[8];
+    for (int i = 0; i < 8; i++)
+        h[i] = (uint8_t)(count >> (8 * i));
+    return append(b, h, sizeof h);
+}
+
+int tfrec_examples_to_batch(const void *const *records, const size_t *lens, size_t n,
+                            tfrec_record_batch *b)
+{
+    if (!b || (n && (!records || !lens)))
+        return tfrec_fail(NULL, TFREC_E_INVALID, "examples_to_batch: NULL argument");
+    b->count = 0;
+    b->data_len = 0;
+    int rc = TFREC_OK;
+    for (size_t r = 0; r < n && rc == TFREC_OK; r++) {
+        tfrec_example *ex = NULL;
+        rc = tfrec_example_parse(&ex, records[r], lens[r]);
+        if (rc < 0) {
+            b->count = b->data_len = 0;
+            return tfrec_fail(NULL, rc, "record %zu of %zu: %s", r, n, tfrec_last_errmsg());
+        }
+        size_t nfeatures = tfrec_example_feature_count(ex);
+        rc = append_count(b, nfeatures);
+        for (size_t i = 0; i < nfeatures && rc == TFREC_OK; i++)
+            rc = append_feature(b, ex, tfrec_example_feature_key(ex, i));
+        tfrec_example_free(ex);
+    }
+    if (rc < 0) {
+        b->count = b->data_len = 0;
+        return tfrec_fail(NULL, rc, "examples_to_batch: %s", tfrec_strerror(rc));
+    }
+    return TFREC_OK;
+}

@@ -83,6 +83,20 @@ static const setting table[TFREC_CFG_COUNT] = {
                                  "billing/quota project for Cloud Storage requests (userProject, "
                                  "x-goog-user-project; requester pays); API: "
                                  "tfrec_storage_options.user_project" },
+    [TFREC_CFG_TF_CONFIG] = { "TF_CONFIG",
+                              "TensorFlow's cluster and task (AI Platform, Vertex AI), read by "
+                              "tfrec_task_resolve; API: tfrec_task_options" },
+    [TFREC_CFG_CLUSTER_SPEC] = { "CLUSTER_SPEC",
+                                 "Vertex AI's cluster and task (worker pools), read by "
+                                 "tfrec_task_resolve; API: tfrec_task_options" },
+    [TFREC_CFG_RANK] = { "RANK",
+                         "torch.distributed's rank, with WORLD_SIZE, read by tfrec_task_resolve; "
+                         "API: tfrec_task_options" },
+    [TFREC_CFG_WORLD_SIZE] = { "WORLD_SIZE", "torch.distributed's process count, with RANK; API: "
+                                             "tfrec_task_options" },
+    [TFREC_CFG_LOCAL_RANK] = { "LOCAL_RANK",
+                               "torch.distributed's rank on this machine, reported by "
+                               "tfrec_task_resolve (per-device readers)" },
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

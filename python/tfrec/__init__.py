@@ -27,8 +27,10 @@ from .record import TFRecordReader, TFRecordWriter, count, verify, VerifyResult
 from .paths import glob
 from .example import (Example, BytesList, FloatList, Int64List, parse_example,
                       serialize_example)
-from .dataset import Dataset, RandomAccessReader, index_file, count_records
-from .task import task_share, task_from_env
+from .parsing import FixedLenFeature, VarLenFeature, parse_example_batch
+from .dataset import (Dataset, MapDataset, RandomAccessReader, index_file, count_records,
+                      tf_record_iterator)
+from .task import task_share, task_from_env, task_identity, TaskIdentity
 from .config import set_config, get_config, config_names
 
 __version__ = _clib.tfrec_version().decode()
@@ -37,7 +39,9 @@ __version__ = _clib.tfrec_version().decode()
 __all__ = [
     "TFRecordReader", "TFRecordWriter", "count", "verify", "VerifyResult",
     "Example", "BytesList", "FloatList", "Int64List", "parse_example", "serialize_example",
-    "Dataset", "RandomAccessReader", "index_file", "count_records",
+    "FixedLenFeature", "VarLenFeature", "parse_example_batch",
+    "Dataset", "MapDataset", "RandomAccessReader", "index_file", "count_records",
+    "tf_record_iterator", "task_identity", "TaskIdentity",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailureError", "DataLossError",
     "TruncatedRecordError", "CorruptRecordError", "RecordTooLargeError",
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",

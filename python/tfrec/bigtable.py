@@ -614,6 +614,15 @@ def _shard(shard, task_index=None, num_tasks=None):
         return i, n
     if shard is None:
         return 0, 1
+    if isinstance(shard, str) and shard == "auto":
+        # The job's task identity, split further among the DataLoader
+        # workers of this process (a Reader is made where it is iterated).
+        from .task import resolve_shard
+        i, n = resolve_shard("auto")
+        if n > 65536:
+            raise ValueError("shard='auto' gives %d tasks: at most 65536 tasks read one table"
+                             % (n,))
+        return i, n
     try:
         i, n = shard
     except (TypeError, ValueError):
@@ -945,7 +954,11 @@ class Dataset:
     plan=tfrec.bigtable.plan(...) made once (a SplitPlan pickles, or save it
     and pass the path), or split_keys; plan="sample" lets each worker cut
     at its own SampleRowKeys answer, with a RuntimeWarning (rows may be lost
-    or repeated). A Bigtable scan has no random access: there is no global
+    or repeated). shard="auto" is the job's task identity
+    (tfrec.task_identity(): TF_CONFIG, CLUSTER_SPEC, RANK/WORLD_SIZE, the
+    Indexed Job), resolved where the dataset is iterated: inside a PyTorch
+    DataLoader worker, worker w of W takes share i*W+w of n*W, so the plan
+    is made for n*W shards there (docs/training.md). A Bigtable scan has no random access: there is no global
     shuffle here (shuffle a buffer, or the files' tfrec.Dataset)."""
 
     def __init__(self, project, instance, table, *, prefix=b"train_", family="tfexample",

@@ -388,9 +388,14 @@ class Example:
         return ex
 
 
-def parse_example(data):
-    """Serialized tf.Example to {key: list of bytes | int | float}."""
-    return Example.parse(data).to_dict()
+def parse_example(data, features=None):
+    """Serialized tf.Example to {key: list of bytes | int | float}; with a
+    spec (features={key: FixedLenFeature | VarLenFeature}) to {key: numpy
+    array} as tf.io.parse_single_example (see parsing.py)."""
+    if features is None:
+        return Example.parse(data).to_dict()
+    from .parsing import parse_example as parse_with_spec
+    return parse_with_spec(data, features)
 
 
 def serialize_example(features):

@@ -253,5 +253,46 @@ static void test_example_to_batch(void)
     tfrec_example_free(ex);
 }
 
+/* n records in one call: per record its feature count, then its features;
+ * a malformed record fails the whole call naming its position. */
+static void test_examples_to_batch(void)
+{
+    tfrec_example_builder *eb;
+    CHECK_EQ(tfrec_example_builder_new(&eb), TFREC_OK);
+    uint8_t *ser[2];
+    size_t lens[2];
+    const int64_t one = 1, two[2] = { 2, 3 };
+    CHECK_EQ(tfrec_example_add_int64_list(eb, "a", &one, 1), TFREC_OK);
+    CHECK_EQ(tfrec_example_serialize_alloc(eb, &ser[0], &lens[0]), TFREC_OK);
+    tfrec_example_builder_reset(eb);
+    CHECK_EQ(tfrec_example_add_int64_list(eb, "a", two, 2), TFREC_OK);
+    CHECK_EQ(tfrec_example_add_bytes(eb, "s", "x", 1), TFREC_OK);
+    CHECK_EQ(tfrec_example_serialize_alloc(eb, &ser[1], &lens[1]), TFREC_OK);
+    tfrec_example_builder_free(eb);
+    tfrec_record_batch *b;
+    CHECK_EQ(tfrec_record_batch_new(&b), TFREC_OK);
+    const void *recs[3] = { ser[0], ser[1], "\xff\xff" };
+    size_t rlens[3] = { lens[0], lens[1], 2 };
+    CHECK_EQ(tfrec_examples_to_batch(recs, rlens, 2, b), TFREC_OK);
+    const uint8_t n1[8] = { 1 }, n2[8] = { 2 };
+    CHECK_EQ(tfrec_record_batch_count(b), 1 + 3 + 1 + 3 + 3);
+    CHECK(item_is(b, 0, n1, 8) && item_is(b, 1, "a", 1) &&
+          header_is(b, 2, TFREC_FEATURE_INT64, 1) && item_is(b, 3, &one, 8));
+    CHECK(item_is(b, 4, n2, 8) && item_is(b, 5, "a", 1) &&
+          header_is(b, 6, TFREC_FEATURE_INT64, 2) && item_is(b, 7, two, 16));
+    CHECK(item_is(b, 8, "s", 1) && header_is(b, 9, TFREC_FEATURE_BYTES, 1) &&
+          item_is(b, 10, "x", 1));
+    CHECK_EQ(tfrec_examples_to_batch(recs, rlens, 3, b), TFREC_E_PARSE);
+    CHECK(strstr(tfrec_last_errmsg(), "record 2 of 3") != NULL);
+    CHECK_EQ(tfrec_record_batch_count(b), 0);
+    CHECK_EQ(tfrec_examples_to_batch(NULL, NULL, 0, b), TFREC_OK);
+    CHECK_EQ(tfrec_record_batch_count(b), 0);
+    CHECK_EQ(tfrec_examples_to_batch(NULL, rlens, 1, b), TFREC_E_INVALID);
+    tfrec_record_batch_free(b);
+    tfrec_free(ser[0]);
+    tfrec_free(ser[1]);
+}
+
 TESTS(TEST(test_write_batch_then_read_singly), TEST(test_read_batch_limits_and_contents),
-      TEST(test_failure_after_good_records), TEST(test_bad_arguments), TEST(test_example_to_batch))
+      TEST(test_failure_after_good_records), TEST(test_bad_arguments), TEST(test_example_to_batch),
+      TEST(test_examples_to_batch))

@@ -453,6 +453,54 @@ static void test_shards_are_disjoint_and_cover_everything(void)
     }
 }
 
+/* shard_auto: each of WORLD_SIZE processes (RANK set) reads its share of
+ * the job's task identity; a broken identity fails the open. */
+static void test_shard_auto_follows_the_task_identity(void)
+{
+    const layout *l = &layouts[2];
+    const char **files = make_files(l, 40, 1);
+    CHECK(files);
+    static uint8_t seen[6][128];
+    memset(seen, 0, sizeof seen);
+    unsetenv("TF_CONFIG");
+    unsetenv("CLUSTER_SPEC");
+    unsetenv("JOB_COMPLETION_INDEX");
+    unsetenv("TFREC_NUM_TASKS");
+    setenv("WORLD_SIZE", "3", 1);
+    long sum = 0;
+    for (int rank = 0; rank < 3; rank++) {
+        char r[16];
+        snprintf(r, sizeof r, "%d", rank);
+        setenv("RANK", r, 1);
+        tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+        o.shard_auto = 1;
+        o.shuffle = 1;
+        tfrec_dataset *ds;
+        CHECKF(tfrec_dataset_open(&ds, files, l->nfiles, &o) == TFREC_OK, "%s",
+               tfrec_last_errmsg());
+        long n = read_epoch(ds, 0, seen, NULL, 0);
+        CHECK_EQ(n, (long)tfrec_dataset_shard_records(ds));
+        CHECK(n >= 66 && n <= 66); /* 198 records in 3 shares */
+        sum += n;
+        tfrec_dataset_free(ds);
+    }
+    CHECK_EQ(sum, 198);
+    for (size_t f = 0; f < l->nfiles; f++)
+        for (uint64_t r = 0; r < l->counts[f]; r++)
+            CHECK_EQ(seen[f][r], 1);
+    setenv("RANK", "3", 1);
+    tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+    o.shard_auto = 1;
+    tfrec_dataset *ds;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "RANK=3 is not below WORLD_SIZE=3"));
+    setenv("RANK", "0", 1);
+    o.num_shards = 2;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_E_INVALID);
+    unsetenv("RANK");
+    unsetenv("WORLD_SIZE");
+}
+
 static void test_shuffle_is_reproducible_and_new_each_epoch(void)
 {
     const layout *l = &layouts[2];
@@ -642,6 +690,7 @@ TESTS(TEST(test_writer_index_matches_tfrec_index_file),
       TEST(test_random_reader_checks_every_read),
       TEST(test_wrong_but_tiling_index_is_caught_by_reads),
       TEST(test_shards_are_disjoint_and_cover_everything),
+      TEST(test_shard_auto_follows_the_task_identity),
       TEST(test_shuffle_is_reproducible_and_new_each_epoch),
       TEST(test_interleave_order_without_shuffle),
       TEST(test_budget_smaller_than_a_record_still_progresses),

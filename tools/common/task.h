@@ -23,12 +23,14 @@ typedef struct cli_task {
       .max = 999999,                                                                           \
       .value_name = "I",                                                                       \
       .section = "Tasks (one share of the job; docs/scale-out.md)",                            \
-      .help = "this task's share, 0 .. num_tasks-1 [$JOB_COMPLETION_INDEX, else 0]" },         \
+      .help = "this task's share, 0 .. num_tasks-1 [from TF_CONFIG, CLUSTER_SPEC,\n"           \
+              "RANK or JOB_COMPLETION_INDEX (docs/training.md), else 0]" },                    \
     {                                                                                          \
         .name = "num_tasks", .type = CLI_INT64, .dest = &(t)->count, .min = 1, .max = 1000000, \
         .value_name = "N",                                                                     \
         .help = "tasks the job is split into, each running this command with\n"                \
-                "its own --task_index [$TFREC_NUM_TASKS, else 1]"                              \
+                "its own --task_index [from the same variables or\n"                           \
+                "TFREC_NUM_TASKS, else 1]"                                                     \
     }
 
 /* After cli_parse: fill what the flags left unset from the environment
