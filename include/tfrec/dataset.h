@@ -155,6 +155,15 @@ typedef struct tfrec_dataset_options {
      * data and, where the file system reports modification times (local,
      * mem://), is not older than the data. */
     const struct tfrec_fs *fs;
+    /* (since 1.1) With shuffle: [0] a global shuffle; N > 1: a block
+     * shuffle: the records of each file cut into blocks of N consecutive
+     * records, the blocks permuted, and that sequence passed through a
+     * shuffle buffer of shuffle_buffer records [0 = 16 N]. Reads stay near
+     * each other (faster from the page cache); the order is still a
+     * permutation that depends on (seed, epoch) alone. Its quality against
+     * a plain shuffle buffer is measured in docs/datasets.md. */
+    uint32_t shuffle_block;
+    uint32_t shuffle_buffer;
 } tfrec_dataset_options;
 
 #define TFREC_DATASET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_dataset_options)

@@ -271,6 +271,12 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (o.use_mmap < -1 || o.use_mmap > 1)
         return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: use_mmap must be -1, 0 or 1, not %d",
                           o.use_mmap);
+    if ((o.shuffle_block || o.shuffle_buffer) && !o.shuffle)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "dataset: shuffle_block and shuffle_buffer need shuffle");
+    if (o.shuffle_buffer && o.shuffle_block < 2)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "dataset: shuffle_buffer needs a shuffle_block of 2 or more");
     if (!o.num_threads)
         o.num_threads = DEFAULT_THREADS;
     if (o.num_threads > MAX_THREADS)
@@ -337,8 +343,16 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 {
     if (!ds)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_dataset_start_epoch: NULL dataset");
-    ds_plan_in in = { ds->cum, ds->nfiles,        ds->o.shuffle,    ds->o.seed,
-                      epoch,   ds->o.shard_index, ds->o.num_shards, ds->o.block_records };
+    ds_plan_in in = { ds->cum,
+                      ds->nfiles,
+                      ds->o.shuffle,
+                      ds->o.seed,
+                      epoch,
+                      ds->o.shard_index,
+                      ds->o.num_shards,
+                      ds->o.block_records,
+                      ds->o.shuffle_block,
+                      ds->o.shuffle_buffer };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
     if (tfrec_ds_plan(&in, &items, &nitems) < 0 ||
         !(starts = malloc((nitems + 1) * sizeof *starts))) {

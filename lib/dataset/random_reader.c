@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "dataset/index_internal.h"
@@ -32,14 +33,16 @@ struct tfrec_random_reader {
     tfrec_err err;
 };
 
-/* Mapping follows the sequential reader's rule (TFREC_MMAP=1 opts in): it
- * saves the system call per record, but page faults can cost more than
- * that (docs/datasets.md has figures) and a file truncated while mapped
- * raises SIGBUS. Otherwise a local file is read with pread(), one system
- * call per read; any other source with its seek and read. */
+/* Local files are mapped unless TFREC_MMAP=0 or use_mmap = -1: a record
+ * is then a pointer, no system call, where pread() costs one per run of
+ * records (several times the record's own cost for 1 KiB records; see
+ * bench/RESULTS.md, "Local shuffled reads"). A file truncated while mapped
+ * raises SIGBUS, as documented. Where the mapping fails (pipes, file
+ * systems that cannot map) a local file is read with pread(); any other
+ * source with its seek and read. */
 static int want_map(void)
 {
-    return tfrec_io_mmap_default();
+    return tfrec_io_mmap_random_default();
 }
 
 static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
@@ -165,6 +168,8 @@ int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *s
         tfrec_io_source_map(&r->io, &p, &n) == 0) {
         r->map = p;
         r->map_len = n;
+        /* No read-ahead around each fault (the sequential reader's advice). */
+        (void)madvise((void *)(uintptr_t)p, (size_t)n, MADV_RANDOM);
     } else if (r->fd < 0 && !r->io.seek) {
         tfrec_random_reader_free(r);
         return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,

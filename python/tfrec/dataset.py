@@ -55,7 +55,8 @@ class _DatasetOptions(_Sized):
                 ("num_threads", c_uint32), ("prefetch_bytes", c_uint64),
                 ("block_records", c_uint32), ("index_policy", c_int),
                 ("max_record_size", c_uint64), ("open_source", c_void_p),
-                ("open_ctx", c_void_p), ("use_mmap", c_int), ("fs", c_void_p)]
+                ("open_ctx", c_void_p), ("use_mmap", c_int), ("fs", c_void_p),
+                ("shuffle_block", c_uint32), ("shuffle_buffer", c_uint32)]
 
 
 def index_file(path):
@@ -132,6 +133,9 @@ class Dataset(Closing):
     file when not shuffled; index: "auto" (a fresh FILE.idx or a scan),
     "require" (no scan) or "scan" (ignore FILE.idx); use_mmap: True maps
     local files, False reads them with pread(), None lets TFREC_MMAP decide;
+    shuffle_block=N (N > 1, with shuffle): a block shuffle of N consecutive
+    records per block, then a shuffle buffer of shuffle_buffer records
+    (0: 16 N), faster from the page cache than the global shuffle;
     parse=True yields Example dicts ({key: [values]}) instead of bytes.
 
     Iterating yields one epoch, the one set_epoch() chose (0 at first,
@@ -144,7 +148,7 @@ class Dataset(Closing):
 
     def __init__(self, files, shuffle=False, seed=0, shard=(0, 1), num_parallel_reads=2,
                  parse=False, prefetch_bytes=64 << 20, block_records=64, index="auto",
-                 max_record_size=None, use_mmap=None):
+                 max_record_size=None, use_mmap=None, shuffle_block=0, shuffle_buffer=0):
         if isinstance(files, (str, bytes, os.PathLike)):
             files = [files]
         self.files = [os.fspath(f) for f in files]
@@ -163,6 +167,9 @@ class Dataset(Closing):
             raise ValueError("use_mmap must be None, True or False, not %r" % (use_mmap,))
         if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
             raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
+        for name, v in (("shuffle_block", shuffle_block), ("shuffle_buffer", shuffle_buffer)):
+            if not isinstance(v, int) or not 0 <= v < 1 << 32:
+                raise ValueError("%s must be an integer in [0, 2**32), not %r" % (name, v))
         opts = _DatasetOptions(shuffle=1 if shuffle else 0, seed=seed, shard_index=i,
                                num_shards=n, num_threads=num_parallel_reads,
                                prefetch_bytes=_args.size(prefetch_bytes, "prefetch_bytes") or 0,
@@ -170,7 +177,9 @@ class Dataset(Closing):
                                index_policy=_POLICY[index],
                                max_record_size=_args.size(max_record_size,
                                                           "max_record_size") or 0,
-                               use_mmap={None: 0, True: 1, False: -1}[use_mmap])
+                               use_mmap={None: 0, True: 1, False: -1}[use_mmap],
+                               shuffle_block=_args.size(shuffle_block, "shuffle_block") or 0,
+                               shuffle_buffer=_args.size(shuffle_buffer, "shuffle_buffer") or 0)
         names = (c_char_p * max(1, len(self.files)))(*[_args.path(f) for f in self.files])
         h = DatasetHandle()
         rc = lib.tfrec_dataset_open(byref(h), names, len(self.files), byref(opts))
