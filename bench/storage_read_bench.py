@@ -117,7 +117,7 @@ def main():
         "node": lambda: run(PEER + ["download", big, peer_out]),
         "ds_seq": lambda: timed(lambda: ds_epoch(shards, False, nshard)),
         "ds_shuf": lambda: timed(lambda: ds_epoch(shards, True, nshard)),
-        "curl": lambda: run(["curl", "-sf", "--parallel", "--parallel-max", "4", "-K", curl_list]),
+        "curl": lambda: run(["curl", "-sf", "--no-progress-meter", "--parallel", "--parallel-max", "4", "-K", curl_list]),
     }
     times = {k: [] for k in cases}
     names = list(cases)
