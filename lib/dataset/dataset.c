@@ -26,6 +26,11 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * blocks of block_records would make each block a fresh multi-megabyte
  * allocation, and read-ahead coarse. */
 #define BLOCK_BYTES (1u << 20)
+/* The same for files of other file systems (gs://): each run of a block
+ * is one ranged read there, and every request pays the server's
+ * first-byte latency, so larger blocks make fewer requests
+ * (bench/RESULTS.md, "gs:// sequential reads"). */
+#define REMOTE_BLOCK_BYTES (8u << 20)
 
 typedef struct ds_block {
     uint8_t *bytes;  /* framed records, back to back */
@@ -61,6 +66,7 @@ struct tfrec_dataset {
     tfrec_index **ix;
     size_t nfiles;
     uint64_t *cum;
+    uint64_t block_bytes_max; /* BLOCK_BYTES, or REMOTE_BLOCK_BYTES */
 
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
@@ -320,6 +326,11 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
         }
         ds->cum[f + 1] = ds->cum[f] + ds->ix[f]->n;
     }
+    ds->block_bytes_max = BLOCK_BYTES;
+    tfrec_fs t;
+    if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
+        t.open_source != tfrec_fs_local()->open_source)
+        ds->block_bytes_max = REMOTE_BLOCK_BYTES;
     ds->nworkers = o.num_threads;
     *out = ds;
     return TFREC_OK;
@@ -360,12 +371,15 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
         return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
-    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES. */
+    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES.
+     * In order on another file system, blocks are cut by bytes alone: a
+     * run of consecutive records is one request there, however many. */
+    int whole_runs = !ds->o.shuffle && ds->block_bytes_max == REMOTE_BLOCK_BYTES;
     for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
         if (n == 0)
             starts[nblocks++] = i;
         bytes += block_bytes(ds, &items[i], 1);
-        if (++n == ds->o.block_records || bytes >= BLOCK_BYTES)
+        if ((++n == ds->o.block_records && !whole_runs) || bytes >= ds->block_bytes_max)
             n = 0, bytes = 0;
     }
     starts[nblocks] = nitems;
