@@ -196,8 +196,9 @@ static void one_size(const char *dir, size_t rec, const char *label, uint64_t mi
     }
     double seq = (double)n / best_seq, rnd = (double)n / best_rand, ds = (double)n / best_ds;
     double blk = (double)n / best_blk;
-    printf("  %s records, %llu of them (%llu MiB), page cache%s\n", label, (unsigned long long)n,
-           (unsigned long long)mib, getenv("TFREC_MMAP") ? ", TFREC_MMAP set" : "");
+    printf("  %s records, %llu of them (%llu MiB), page cache%s%s\n", label, (unsigned long long)n,
+           (unsigned long long)mib, getenv("TFREC_MMAP") ? ", TFREC_MMAP=" : "",
+           getenv("TFREC_MMAP") ? getenv("TFREC_MMAP") : "");
     printf("    sequential tfrec_reader_next        %12.0f records/s\n", seq);
     printf("    shuffled tfrec_random_reader_read   %12.0f records/s\n", rnd);
     printf("    shuffled tfrec_dataset, 2 threads   %12.0f records/s\n", ds);

@@ -142,9 +142,11 @@ typedef struct tfrec_dataset_options {
      * alone). */
     tfrec_open_source_fn open_source;
     void *open_ctx;
-    /* Local files: [0] pread(), or a mapping when TFREC_MMAP=1 was set at
-     * the first open of the process; 1: map (saves a system call per
-     * record; see docs/datasets.md); -1: pread() whatever the environment. */
+    /* Local files: [0] a mapping for files of small records (16 KiB or
+     * less on average) and pread() for others, unless TFREC_MMAP was set
+     * at the first open of the process (1: always map, 0: never); 1: map
+     * (saves a system call per record; see docs/datasets.md); -1: pread()
+     * whatever the environment. */
     int use_mmap;
     /* (since 1.1) The file system the files and their NAME.idx are opened
      * through [NULL: tfrec_fs_default(): local paths and every registered

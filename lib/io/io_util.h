@@ -25,9 +25,8 @@ int tfrec_io_source_fd(const tfrec_io *io);
 /* Whether readers map by default: TFREC_MMAP=1 in the environment, read
  * once, at the first call in the process. */
 int tfrec_io_mmap_default(void);
-/* The same for random access through an index: on unless TFREC_MMAP=0
- * (a mapped record costs no system call; bench/RESULTS.md, "Local
- * shuffled reads"). */
+/* Whether random access through an index may map a file of small
+ * records: unless TFREC_MMAP=0 (lib/dataset/random_reader.c decides). */
 int tfrec_io_mmap_random_default(void);
 
 /* write / read slots of transports that only go one way, so callers never

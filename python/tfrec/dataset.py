@@ -132,7 +132,8 @@ class Dataset(Closing):
     block_records: records per read unit, and the interleave block of each
     file when not shuffled; index: "auto" (a fresh FILE.idx or a scan),
     "require" (no scan) or "scan" (ignore FILE.idx); use_mmap: True maps
-    local files, False reads them with pread(), None lets TFREC_MMAP decide;
+    local files, False reads them with pread(), None maps files of small records
+    and reads others with pread() unless TFREC_MMAP says otherwise;
     shuffle_block=N (N > 1, with shuffle): a block shuffle of N consecutive
     records per block, then a shuffle buffer of shuffle_buffer records
     (0: 16 N), faster from the page cache than the global shuffle;
