@@ -3,12 +3,16 @@
  *   sequential: tfrec_reader_next over the file (CRCs checked);
  *   random:     tfrec_random_reader_read of every record in a shuffled
  *               order (one positioned read each, CRCs checked);
- *   dataset:    tfrec_dataset with shuffle, 2 reader threads (informative).
+ *   dataset:    tfrec_dataset with shuffle, 2 reader threads (informative);
+ *   block:      the same with a block shuffle of 64 records per block and
+ *               its default buffer (1024 records).
+ * For 1 KiB records it also prints the quality of each order (see
+ * quality()) next to a plain shuffle buffer of the same 1024 records.
  * Usage: dataset DIR [MiB per case, default 256]. Best of 3 interleaved
- * runs; prints "=> random/sequential X.XXx (target >= 0.50x)". With
- * TFREC_MMAP=1 in the environment random reads use a mapping of the file
- * (the sequential reader too; its figure is then the mapped one) and the
- * ratio names end in _mapped. The random side's time includes opening the
+ * runs; prints "=> random/sequential X.XXx (target >= 0.50x)". Random
+ * reads map the file by default; with TFREC_MMAP=0 they use pread() (ratio
+ * names end in _pread), with TFREC_MMAP=1 the sequential reader maps too
+ * (_mapped). The random side's time includes opening the
  * file and loading its index. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,11 +69,15 @@ static double random_reads(const char *path, const uint64_t *order, uint64_t n)
     return t;
 }
 
-static double dataset(const char *path, uint64_t n)
+/* A shuffled epoch through tfrec_dataset (global shuffle, or a block
+ * shuffle of block records per block with the default buffer); when order
+ * is not NULL it gets each output's record number. */
+static double dataset(const char *path, uint64_t n, uint32_t block, uint64_t *order)
 {
     tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
     o.shuffle = 1;
     o.seed = 1;
+    o.shuffle_block = block;
     tfrec_dataset *ds;
     double t0 = bench_now();
     if (tfrec_dataset_open(&ds, &path, 1, &o) != TFREC_OK)
@@ -79,6 +87,10 @@ static double dataset(const char *path, uint64_t n)
     uint64_t s = 0, k = 0;
     while (tfrec_dataset_next(ds, &d, &len) == TFREC_OK) {
         s += d[len / 2];
+        if (order && k < n) {
+            size_t f;
+            tfrec_dataset_position(ds, &f, &order[k]);
+        }
         k++;
     }
     double t = bench_now() - t0;
@@ -88,6 +100,49 @@ static double dataset(const char *path, uint64_t n)
     sink += s;
     return t;
 }
+
+/* Shuffle quality of an epoch's order (out[i] = record delivered i-th):
+ * the correlation between a record's position in the file and in the
+ * output (0 for a perfect shuffle), and the share of the first 1% of
+ * outputs that come from the first 10% of the file (10% for a perfect
+ * shuffle). */
+static void quality(const char *what, const uint64_t *out, uint64_t n)
+{
+    double mean = (n - 1) / 2.0, sxy = 0, sxx = 0;
+    uint64_t first = n / 100 ? n / 100 : 1, early = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        sxy += ((double)i - mean) * ((double)out[i] - mean);
+        sxx += ((double)i - mean) * ((double)i - mean);
+        if (i < first && out[i] < n / 10)
+            early++;
+    }
+    printf("    %-40s correlation %6.3f  first 1%% from first 10%%: %5.1f%%\n", what, sxy / sxx,
+           100.0 * (double)early / (double)first);
+}
+
+/* A plain shuffle buffer of size slots over the file in order, as a
+ * streaming pipeline without a block shuffle would use. */
+static void plain_buffer(uint64_t *out, uint64_t n, uint64_t size)
+{
+    uint64_t *buf = malloc(size * sizeof *buf), fill = 0, k = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (fill < size) {
+            buf[fill++] = i;
+            continue;
+        }
+        uint64_t j = bench_rand() % fill;
+        out[k++] = buf[j];
+        buf[j] = i;
+    }
+    while (fill) {
+        uint64_t j = bench_rand() % fill;
+        out[k++] = buf[j];
+        buf[j] = buf[--fill];
+    }
+    free(buf);
+}
+
+enum { BLOCK = 64 }; /* records per shuffle block for the block-shuffle case */
 
 static void one_size(const char *dir, size_t rec, const char *label, uint64_t mib)
 {
@@ -122,7 +177,7 @@ static void one_size(const char *dir, size_t rec, const char *label, uint64_t mi
     }
     uint64_t got;
     sequential(path, &got); /* into the page cache */
-    double best_seq = 1e30, best_rand = 1e30, best_ds = 1e30;
+    double best_seq = 1e30, best_rand = 1e30, best_ds = 1e30, best_blk = 1e30;
     for (int rep = 0; rep < REPS; rep++) {
         double t = sequential(path, &got);
         if (got != n)
@@ -132,21 +187,41 @@ static void one_size(const char *dir, size_t rec, const char *label, uint64_t mi
         t = random_reads(path, order, n);
         if (t < best_rand)
             best_rand = t;
-        t = dataset(path, n);
+        t = dataset(path, n, 0, NULL);
         if (t < best_ds)
             best_ds = t;
+        t = dataset(path, n, BLOCK, NULL);
+        if (t < best_blk)
+            best_blk = t;
     }
-    free(order);
     double seq = (double)n / best_seq, rnd = (double)n / best_rand, ds = (double)n / best_ds;
-    printf("  %s records, %llu of them (%llu MiB), page cache%s\n", label, (unsigned long long)n,
-           (unsigned long long)mib, getenv("TFREC_MMAP") ? ", TFREC_MMAP set" : "");
+    double blk = (double)n / best_blk;
+    printf("  %s records, %llu of them (%llu MiB), page cache%s%s\n", label, (unsigned long long)n,
+           (unsigned long long)mib, getenv("TFREC_MMAP") ? ", TFREC_MMAP=" : "",
+           getenv("TFREC_MMAP") ? getenv("TFREC_MMAP") : "");
     printf("    sequential tfrec_reader_next        %12.0f records/s\n", seq);
     printf("    shuffled tfrec_random_reader_read   %12.0f records/s\n", rnd);
     printf("    shuffled tfrec_dataset, 2 threads   %12.0f records/s\n", ds);
-    printf("    => random/sequential %.2fx  (target >= 0.50x)\n", rnd / seq);
+    printf("    block-shuffled tfrec_dataset (%d)    %12.0f records/s\n", BLOCK, blk);
+    printf("    => random/sequential %.2fx, block-shuffled dataset/sequential %.2fx  (target >= "
+           "0.50x)\n",
+           rnd / seq, blk / seq);
     const char *m = getenv("TFREC_MMAP");
-    printf("RATIO dataset_random_vs_sequential_%s%s %.2f 0.5\n", label,
-           m && !strcmp(m, "1") ? "_mapped" : "", rnd / seq);
+    const char *tag = m && !strcmp(m, "1") ? "_mapped" : m && !strcmp(m, "0") ? "_pread" : "";
+    printf("RATIO dataset_random_vs_sequential_%s%s %.2f 0.5\n", label, tag, rnd / seq);
+    printf("RATIO dataset_block_shuffle_vs_sequential_%s%s %.2f 0.5\n", label, tag, blk / seq);
+    if (rec == 1024 && !m) { /* the order's quality: once, it does not depend on the I/O */
+        dataset(path, n, 0, order);
+        quality("global shuffle", order, n);
+        dataset(path, n, BLOCK, order);
+        char what[80];
+        snprintf(what, sizeof what, "block shuffle %d, buffer %d", BLOCK, 16 * BLOCK);
+        quality(what, order, n);
+        plain_buffer(order, n, 16 * BLOCK);
+        snprintf(what, sizeof what, "plain shuffle buffer %d", 16 * BLOCK);
+        quality(what, order, n);
+    }
+    free(order);
     remove(path);
     snprintf(path + strlen(path), sizeof path - strlen(path), ".idx");
     remove(path);

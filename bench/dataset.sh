@@ -12,8 +12,8 @@ mib=${1:-$mib}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tfrec-bench-dataset.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 "$BUILD/bench/dataset" "$dir" "$mib"
-# The same with files mapped (opt-in, as for the sequential reader).
-TFREC_MMAP=1 "$BUILD/bench/dataset" "$dir" "$mib"
+# The same with pread() for random access (TFREC_MMAP=0; mapping is the default).
+TFREC_MMAP=0 "$BUILD/bench/dataset" "$dir" "$mib"
 
 # tfrec index vs tfrec verify: 1 KiB records, best of 3 each, interleaved.
 f=$dir/v.tfrecord

@@ -142,9 +142,11 @@ typedef struct tfrec_dataset_options {
      * alone). */
     tfrec_open_source_fn open_source;
     void *open_ctx;
-    /* Local files: [0] pread(), or a mapping when TFREC_MMAP=1 was set at
-     * the first open of the process; 1: map (saves a system call per
-     * record; see docs/datasets.md); -1: pread() whatever the environment. */
+    /* Local files: [0] a mapping for files of small records (16 KiB or
+     * less on average) and pread() for others, unless TFREC_MMAP was set
+     * at the first open of the process (1: always map, 0: never); 1: map
+     * (saves a system call per record; see docs/datasets.md); -1: pread()
+     * whatever the environment. */
     int use_mmap;
     /* (since 1.1) The file system the files and their NAME.idx are opened
      * through [NULL: tfrec_fs_default(): local paths and every registered
@@ -160,6 +162,15 @@ typedef struct tfrec_dataset_options {
      * CLUSTER_SPEC, RANK/WORLD_SIZE, the Indexed Job; docs/training.md);
      * shard_index and num_shards must then be 0. */
     int shard_auto;
+    /* (since 1.1) With shuffle: [0] a global shuffle; N > 1: a block
+     * shuffle: the records of each file cut into blocks of N consecutive
+     * records, the blocks permuted, and that sequence passed through a
+     * shuffle buffer of shuffle_buffer records [0 = 16 N]. Reads stay near
+     * each other (faster from the page cache); the order is still a
+     * permutation that depends on (seed, epoch) alone. Its quality against
+     * a plain shuffle buffer is measured in docs/datasets.md. */
+    uint32_t shuffle_block;
+    uint32_t shuffle_buffer;
 } tfrec_dataset_options;
 
 #define TFREC_DATASET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_dataset_options)

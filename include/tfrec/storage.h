@@ -66,7 +66,9 @@ typedef struct tfrec_storage_options {
     uint32_t retry_deadline_ms;
     /* Sequential read-ahead of a source (0: 8 MiB). */
     size_t read_ahead_bytes;
-    /* Ranged requests in flight for a large source (0: 4; 1 = serial). */
+    /* Ranged requests in flight for a large part of an object or one read
+     * at random (0: 4; 1 = serial). A source read from its offset to the
+     * end is one streamed request (docs/storage-client.md). */
     unsigned parallel_reads;
     /* Resumable upload chunk, a multiple of 256 KiB (0: 16 MiB). Objects
      * closed below this size are sent in one request. */

@@ -28,6 +28,11 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * blocks of block_records would make each block a fresh multi-megabyte
  * allocation, and read-ahead coarse. */
 #define BLOCK_BYTES (1u << 20)
+/* The same for files of other file systems (gs://): each run of a block
+ * is one ranged read there, and every request pays the server's
+ * first-byte latency, so larger blocks make fewer requests
+ * (bench/RESULTS.md, "gs:// sequential reads"). */
+#define REMOTE_BLOCK_BYTES (8u << 20)
 
 typedef struct ds_block {
     uint8_t *bytes;  /* framed records, back to back */
@@ -63,6 +68,7 @@ struct tfrec_dataset {
     tfrec_index **ix;
     size_t nfiles;
     uint64_t *cum;
+    uint64_t block_bytes_max; /* BLOCK_BYTES, or REMOTE_BLOCK_BYTES */
 
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
@@ -283,6 +289,12 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (o.use_mmap < -1 || o.use_mmap > 1)
         return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: use_mmap must be -1, 0 or 1, not %d",
                           o.use_mmap);
+    if ((o.shuffle_block || o.shuffle_buffer) && !o.shuffle)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "dataset: shuffle_block and shuffle_buffer need shuffle");
+    if (o.shuffle_buffer && o.shuffle_block < 2)
+        return tfrec_fail(NULL, TFREC_E_INVALID,
+                          "dataset: shuffle_buffer needs a shuffle_block of 2 or more");
     if (!o.num_threads)
         o.num_threads = DEFAULT_THREADS;
     if (o.num_threads > MAX_THREADS)
@@ -326,6 +338,11 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
         }
         ds->cum[f + 1] = ds->cum[f] + ds->ix[f]->n;
     }
+    ds->block_bytes_max = BLOCK_BYTES;
+    tfrec_fs t;
+    if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
+        t.open_source != tfrec_fs_local()->open_source)
+        ds->block_bytes_max = REMOTE_BLOCK_BYTES;
     ds->nworkers = o.num_threads;
     *out = ds;
     return TFREC_OK;
@@ -349,8 +366,16 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 {
     if (!ds)
         return tfrec_fail(NULL, TFREC_E_INVALID, "tfrec_dataset_start_epoch: NULL dataset");
-    ds_plan_in in = { ds->cum, ds->nfiles,        ds->o.shuffle,    ds->o.seed,
-                      epoch,   ds->o.shard_index, ds->o.num_shards, ds->o.block_records };
+    ds_plan_in in = { ds->cum,
+                      ds->nfiles,
+                      ds->o.shuffle,
+                      ds->o.seed,
+                      epoch,
+                      ds->o.shard_index,
+                      ds->o.num_shards,
+                      ds->o.block_records,
+                      ds->o.shuffle_block,
+                      ds->o.shuffle_buffer };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
     if (tfrec_ds_plan(&in, &items, &nitems) < 0 ||
         !(starts = malloc((nitems + 1) * sizeof *starts))) {
@@ -358,12 +383,15 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
         return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
-    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES. */
+    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES.
+     * In order on another file system, blocks are cut by bytes alone: a
+     * run of consecutive records is one request there, however many. */
+    int whole_runs = !ds->o.shuffle && ds->block_bytes_max == REMOTE_BLOCK_BYTES;
     for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
         if (n == 0)
             starts[nblocks++] = i;
         bytes += block_bytes(ds, &items[i], 1);
-        if (++n == ds->o.block_records || bytes >= BLOCK_BYTES)
+        if ((++n == ds->o.block_records && !whole_runs) || bytes >= ds->block_bytes_max)
             n = 0, bytes = 0;
     }
     starts[nblocks] = nitems;

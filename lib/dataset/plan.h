@@ -14,6 +14,10 @@ typedef struct ds_plan_in {
     uint64_t seed, epoch;
     uint32_t shard_index, num_shards;
     uint32_t block; /* interleave block (records) */
+    /* With shuffle: 0 or 1, a global shuffle; more, a block shuffle of
+     * blocks of shuffle_block consecutive records of a file, then a
+     * shuffle buffer of shuffle_buffer records over that sequence. */
+    uint32_t shuffle_block, shuffle_buffer;
 } ds_plan_in;
 
 /* [lo, hi) of a sequence of total items for shard i of n: sizes differ by

@@ -32,14 +32,25 @@ struct tfrec_random_reader {
     tfrec_err err;
 };
 
-/* Mapping follows the sequential reader's rule (TFREC_MMAP=1 opts in): it
- * saves the system call per record, but page faults can cost more than
- * that (docs/datasets.md has figures) and a file truncated while mapped
- * raises SIGBUS. Otherwise a local file is read with pread(), one system
- * call per read; any other source with its seek and read. */
-static int want_map(void)
+/* Small records of a local file are read through a mapping unless
+ * TFREC_MMAP=0 or use_mmap = -1: a record is then a pointer, no system
+ * call, where pread() costs one per run of records (several times a 1 KiB
+ * record's own work). Large records are read with pread() unless
+ * TFREC_MMAP=1 or use_mmap = 1: the kernel copies them through its own
+ * mapping, where first touches of ours fault page by page (110 KiB
+ * records: pread() several times faster; bench/RESULTS.md, "Local
+ * shuffled reads"). A file truncated while mapped raises SIGBUS. Where
+ * the mapping fails (pipes, file systems that cannot map) a local file is
+ * read with pread(); any other source with its seek and read. */
+#define MAP_MEAN_RECORD_MAX (16u << 10)
+
+static int want_map(const tfrec_index *ix)
 {
-    return tfrec_io_mmap_default();
+    if (tfrec_io_mmap_default())
+        return 1;
+    uint64_t n = tfrec_index_records(ix);
+    return tfrec_io_mmap_random_default() && n &&
+           tfrec_index_data_size(ix) / n <= MAP_MEAN_RECORD_MAX;
 }
 
 static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
@@ -161,10 +172,11 @@ int tfrec_random_reader_open_shared(tfrec_random_reader **out, const tfrec_io *s
     const uint8_t *p;
     uint64_t n;
     r->fd = tfrec_io_source_fd(&r->io);
-    if ((use_mmap > 0 || (use_mmap == 0 && want_map())) &&
+    if ((use_mmap > 0 || (use_mmap == 0 && want_map(ix))) &&
         tfrec_io_source_map(&r->io, &p, &n) == 0) {
         r->map = p;
         r->map_len = n;
+        /* No read-ahead around each fault (the sequential reader's advice). */
     } else if (r->fd < 0 && !r->io.seek) {
         tfrec_random_reader_free(r);
         return tfrec_fail(NULL, TFREC_E_UNSUPPORTED,

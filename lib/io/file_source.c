@@ -186,17 +186,24 @@ int tfrec_io_source_fd(const tfrec_io *io)
     return s->fd;
 }
 
-static int mmap_default;
+static int mmap_setting = -1;
 static pthread_once_t mmap_once = PTHREAD_ONCE_INIT;
 
 static void read_mmap_env(void)
 {
     char on[8];
-    mmap_default = tfrec_cfg(TFREC_CFG_MMAP, on, sizeof on) > 0 && strcmp(on, "1") == 0;
+    if (tfrec_cfg(TFREC_CFG_MMAP, on, sizeof on) > 0)
+        mmap_setting = strcmp(on, "1") == 0;
 }
 
 int tfrec_io_mmap_default(void)
 {
     pthread_once(&mmap_once, read_mmap_env);
-    return mmap_default;
+    return mmap_setting > 0;
+}
+
+int tfrec_io_mmap_random_default(void)
+{
+    pthread_once(&mmap_once, read_mmap_env);
+    return mmap_setting != 0;
 }

@@ -25,6 +25,9 @@ int tfrec_io_source_fd(const tfrec_io *io);
 /* Whether readers map by default: TFREC_MMAP=1 in the environment, read
  * once, at the first call in the process. */
 int tfrec_io_mmap_default(void);
+/* Whether random access through an index may map a file of small
+ * records: unless TFREC_MMAP=0 (lib/dataset/random_reader.c decides). */
+int tfrec_io_mmap_random_default(void);
 
 /* write / read slots of transports that only go one way, so callers never
  * meet a NULL function pointer. */

@@ -6,10 +6,20 @@
  * generation. (A metadata request costs a round trip per object, and some
  * servers hash the whole object to answer it.)
  *
- * The object is read as a queue of blocks, each one ranged GET, up to
- * parallel_reads of them in flight on one curl multi handle: the head block
- * is the one the caller is reading, the others are the read-ahead. A block
- * whose transfer breaks resumes at the byte it reached. Bytes handed out in
+ * The object is read as a queue of blocks: the head block is the one the
+ * caller is reading, the others are the read-ahead. How they are filled
+ * depends on the access:
+ * - streamed (a whole object opened for reading from its start): one
+ *   open-ended GET whose body fills the blocks in order, paused while they
+ *   are all full; a cut connection resumes with a Range from the byte
+ *   reached. Each request pays the server's first-byte latency, so a
+ *   sequential reader makes one (bench/RESULTS.md, "gs:// sequential
+ *   reads").
+ * - ranged (a slice, or a streamed source after a second seek outside its
+ *   window, i.e. random access): each block is one ranged GET, up to
+ *   parallel_reads of them in flight on one curl multi handle; a block
+ *   whose transfer breaks resumes at the byte it reached.
+ * Bytes handed out in
  * order from offset 0 feed a running CRC32C that is checked against the
  * object's when the last byte goes out (from x-goog-hash, else from the
  * metadata of the generation read: one request at the end). */
@@ -42,6 +52,7 @@ typedef struct block {
     int checked;     /* this attempt's reply headers were checked */
     int abort_rc;    /* why on_body stopped the transfer */
     gcs_retry retry; /* started when the block is scheduled */
+    size_t mark;     /* got when this attempt started */
 } block;
 
 struct gcs_source {
@@ -70,6 +81,16 @@ struct gcs_source {
     unsigned in_flight;
     uint32_t crc_run;
     uint64_t crc_pos; /* bytes [0, crc_pos) went into crc_run */
+    /* Streamed: xfer is the one GET; its off is where its bytes start and
+     * off + got the next byte it delivers. A body piece that did not fit
+     * in the blocks waits in spill (at most one piece; the transfer is
+     * paused while it waits). */
+    int stream;
+    block xfer;
+    char *spill;
+    size_t spill_len, spill_cap;
+    int paused;
+    unsigned far_seeks;
     gcs_source_stats stats;
     tfrec_err err;
 };
@@ -137,47 +158,56 @@ static int learn_object(gcs_source *s, block *b)
     int rc = set_view(s, size);
     if (rc < 0)
         return rc;
-    if (b->len > s->size)
-        b->len = (size_t)s->size;
-    s->next_off = b->len;
+    block *b0 = slot(s, 0);
+    if (b0->len > s->size)
+        b0->len = (size_t)s->size;
+    s->next_off = b0->len;
+    if (s->stream)
+        s->xfer.len = (size_t)(s->size - s->xfer.off);
     s->probing = 0;
     return TFREC_OK;
+}
+
+/* The first body bytes of an attempt: its headers are in. 0, or the
+ * transfer is to stop (b->abort_rc says why). */
+static int check_reply(gcs_source *s, block *b)
+{
+    b->checked = 1;
+    uint64_t want = s->base + b->off + b->got;
+    const gcs_resp *r = &b->resp;
+    if (s->probing && (b->abort_rc = learn_object(s, b)) < 0)
+        return -1;
+    if (r->goog_generation[0] && s->generation &&
+        strtoll(r->goog_generation, NULL, 10) != s->generation) {
+        b->abort_rc = tfrec_fail(&s->err, TFREC_E_STATE,
+                                 "%s: the object was replaced while being read (generation "
+                                 "%s, opened %" PRId64 ")",
+                                 s->name, r->goog_generation, s->generation);
+        return -1;
+    }
+    if (r->status == 206) {
+        uint64_t a, z, total;
+        if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 || a != want) {
+            b->abort_rc = tfrec_fail(&s->err, TFREC_E_PARSE,
+                                     "%s: asked for bytes from %" PRIu64 ", the server sent '%s'",
+                                     s->name, want, r->content_range);
+            return -1;
+        }
+    } else {
+        b->skip = want; /* the whole object came back */
+    }
+    if (!s->has_crc && !s->partial && r->goog_hash[0] &&
+        tfrec_gcs_hash_header_crc(r->goog_hash, &s->crc) == 0)
+        s->has_crc = 1;
+    return 0;
 }
 
 static size_t block_body(void *ctx, const char *p, size_t n)
 {
     block *b = ctx;
     gcs_source *s = b->src;
-    if (!b->checked) {
-        b->checked = 1;
-        uint64_t want = s->base + b->off + b->got;
-        const gcs_resp *r = &b->resp;
-        if (s->probing && (b->abort_rc = learn_object(s, b)) < 0)
-            return 0;
-        if (r->goog_generation[0] && s->generation &&
-            strtoll(r->goog_generation, NULL, 10) != s->generation) {
-            b->abort_rc = tfrec_fail(&s->err, TFREC_E_STATE,
-                                     "%s: the object was replaced while being read (generation "
-                                     "%s, opened %" PRId64 ")",
-                                     s->name, r->goog_generation, s->generation);
-            return 0;
-        }
-        if (r->status == 206) {
-            uint64_t a, z, total;
-            if (tfrec_gcs_parse_content_range(r->content_range, &a, &z, &total) != 0 || a != want) {
-                b->abort_rc =
-                    tfrec_fail(&s->err, TFREC_E_PARSE,
-                               "%s: asked for bytes from %" PRIu64 ", the server sent '%s'",
-                               s->name, want, r->content_range);
-                return 0;
-            }
-        } else {
-            b->skip = want; /* the whole object came back */
-        }
-        if (!s->has_crc && !s->partial && r->goog_hash[0] &&
-            tfrec_gcs_hash_header_crc(r->goog_hash, &s->crc) == 0)
-            s->has_crc = 1;
-    }
+    if (!b->checked && check_reply(s, b) < 0)
+        return 0;
     size_t total = n;
     if (b->skip) {
         size_t drop = b->skip < n ? (size_t)b->skip : n;
@@ -201,17 +231,115 @@ static size_t block_body(void *ctx, const char *p, size_t n)
     return total;
 }
 
+static int assign_blocks(gcs_source *s);
+
+/* The window of the queue: bytes [window_start, next_off) have blocks. */
+static uint64_t window_start(gcs_source *s)
+{
+    return s->count ? slot(s, 0)->off : s->next_off;
+}
+
+/* Streamed bytes into the blocks, in order: what lies before the window
+ * (blocks dropped by a seek) is dropped too. Bytes taken. */
+static size_t stream_fill(gcs_source *s, const char *p, size_t n)
+{
+    block *x = &s->xfer;
+    size_t took = 0;
+    while (took < n) {
+        uint64_t fp = x->off + x->got;
+        if (fp >= s->size) { /* past the view: nothing there to fill */
+            took = n;
+            break;
+        }
+        uint64_t w = window_start(s);
+        size_t k;
+        if (fp < w) {
+            k = w - fp < n - took ? (size_t)(w - fp) : n - took;
+        } else {
+            if (fp >= s->next_off && (assign_blocks(s) < 0 || fp >= s->next_off))
+                break; /* no free slot (or no memory: the piece waits) */
+            block *b = slot(s, 0);
+            for (unsigned i = 1; fp >= b->off + b->len; i++)
+                b = slot(s, i);
+            k = b->len - b->got < n - took ? b->len - b->got : n - took;
+            memcpy(b->buf + b->got, p + took, k);
+            b->got += k;
+            if (b->got == b->len)
+                b->done = 1;
+        }
+        x->got += k;
+        took += k;
+    }
+    return took;
+}
+
+/* The spill into blocks freed since; the transfer goes on once it is empty. */
+static void stream_drain(gcs_source *s)
+{
+    if (s->spill_len) {
+        size_t k = stream_fill(s, s->spill, s->spill_len);
+        memmove(s->spill, s->spill + k, s->spill_len - k);
+        s->spill_len -= k;
+    }
+    if (!s->spill_len && s->paused && s->xfer.active) {
+        s->paused = 0;
+        curl_easy_pause(s->xfer.easy, CURLPAUSE_CONT); /* may call stream_body */
+    }
+}
+
+static size_t stream_body(void *ctx, const char *p, size_t n)
+{
+    block *x = ctx;
+    gcs_source *s = x->src;
+    if (!x->checked && check_reply(s, x) < 0)
+        return 0;
+    if (s->spill_len) {
+        stream_drain(s);
+        if (s->spill_len) {
+            s->paused = 1;
+            return CURL_WRITEFUNC_PAUSE; /* delivered again on unpause */
+        }
+    }
+    size_t total = n;
+    if (x->skip) {
+        size_t drop = x->skip < n ? (size_t)x->skip : n;
+        x->skip -= drop;
+        p += drop;
+        n -= drop;
+    }
+    size_t k = stream_fill(s, p, n);
+    if (k < n) {
+        if (s->spill_cap < n - k) {
+            char *q = realloc(s->spill, n - k);
+            if (!q) {
+                x->abort_rc = tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
+                return 0;
+            }
+            s->spill = q;
+            s->spill_cap = n - k;
+        }
+        memcpy(s->spill, p + k, n - k);
+        s->spill_len = n - k;
+    }
+    return total;
+}
+
 /* Start (or restart) the transfer of b's missing bytes. */
 static int start(gcs_source *s, block *b, int force_refresh)
 {
-    snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-%" PRIu64,
-             s->base + b->off + b->got, s->base + b->off + b->len - 1);
+    int streamed = b == &s->xfer;
+    if (streamed)
+        snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-", s->base + b->off + b->got);
+    else
+        snprintf(b->range, sizeof b->range, "Range: bytes=%" PRIu64 "-%" PRIu64,
+                 s->base + b->off + b->got, s->base + b->off + b->len - 1);
+    b->mark = b->got;
     b->headers[0] = b->range;
     b->headers[1] = NULL;
     b->call = (gcs_call){ .method = "GET",
                           .url = s->url,
                           .headers = b->headers,
-                          .on_body = block_body,
+                          .on_body = streamed ? stream_body : block_body,
                           .body_ctx = b,
                           .what = s->name,
                           .permission = "storage.objects.get" };
@@ -245,6 +373,8 @@ static int start(gcs_source *s, block *b, int force_refresh)
 
 static void stop(gcs_source *s, block *b)
 {
+    if (b == &s->xfer)
+        s->paused = 0;
     if (b->active) {
         curl_multi_remove_handle(s->multi, b->easy);
         b->active = 0;
@@ -261,9 +391,14 @@ static void reset_queue(gcs_source *s)
         stop(s, slot(s, i));
     s->count = 0;
     s->next_off = s->pos;
+    stop(s, &s->xfer);
+    s->xfer.off = s->pos;
+    s->xfer.got = 0;
+    s->spill_len = 0;
 }
 
-static int schedule(gcs_source *s)
+/* Blocks for the free slots; ranged: each one's request starts. */
+static int assign_blocks(gcs_source *s)
 {
     /* While probing, the size is not known: block 0 only. */
     while (s->count < s->nblocks && s->next_off < s->size && !(s->probing && s->count)) {
@@ -275,14 +410,29 @@ static int schedule(gcs_source *s)
         b->done = b->refreshed = 0;
         if (!b->buf && !(b->buf = malloc(s->block_size)))
             return tfrec_fail(&s->err, TFREC_E_NOMEM, "%s: out of memory", s->name);
-        tfrec_gcs_retry_start(s->st, &b->retry);
         s->count++;
         s->next_off += b->len;
-        int rc = start(s, b, 0);
-        if (rc < 0)
-            return rc;
+        if (!s->stream) {
+            tfrec_gcs_retry_start(s->st, &b->retry);
+            int rc = start(s, b, 0);
+            if (rc < 0)
+                return rc;
+        }
     }
     return TFREC_OK;
+}
+
+static int schedule(gcs_source *s)
+{
+    int rc = assign_blocks(s);
+    block *x = &s->xfer;
+    if (rc == 0 && s->stream && !x->active && x->off + x->got + s->spill_len < s->size) {
+        x->len = (size_t)(s->size - x->off);
+        tfrec_gcs_retry_start(s->st, &x->retry);
+        x->refreshed = 0;
+        rc = start(s, x, 0);
+    }
+    return rc;
 }
 
 /* A transfer ended: done, retried, resumed, or a failure. */
@@ -301,8 +451,10 @@ static int finished(gcs_source *s, block *b, CURLcode c)
         if (rc < 0)
             return rc;
     }
+    /* A streamed piece that waits in the spill was received. */
+    size_t spilled = b == &s->xfer ? s->spill_len : 0;
     if (c == CURLE_OK && st >= 200 && st < 300) {
-        if (b->got == b->len) {
+        if (b->got + spilled == b->len) {
             b->done = 1;
             return TFREC_OK;
         }
@@ -322,6 +474,11 @@ static int finished(gcs_source *s, block *b, CURLcode c)
                               ": the object was replaced or deleted while being read",
                               s->name, s->generation, s->base + b->off + b->got);
         return tfrec_gcs_status_error(s->st, &s->err, &b->call, &b->resp);
+    }
+    if (b == &s->xfer) {
+        s->spill_len = 0; /* asked for again from off + got */
+        if (b->got > b->mark)
+            tfrec_gcs_retry_start(s->st, &b->retry); /* it made progress: a fresh budget */
     }
     if (tfrec_gcs_curl_retryable(c) && tfrec_gcs_retry_wait(s->st, &b->retry) == 0) {
         if (b->got)
@@ -468,6 +625,8 @@ static ptrdiff_t src_read(void *ctx, void *buf, size_t n)
         stop(s, h); /* complete; its end-of-transfer may not have been seen */
         s->head = (s->head + 1) % s->nblocks;
         s->count--;
+        if (s->stream)
+            stream_drain(s);
     }
     if (s->crc_pos == s->size && !s->partial && !s->st->opts.no_checksum && !s->stats.crc_checked) {
         if (!s->has_crc && (rc = crc_from_metadata(s)) < 0) {
@@ -495,7 +654,14 @@ static int src_seek(void *ctx, uint64_t off)
             s->head = (s->head + 1) % s->nblocks;
             s->count--;
         }
+        if (s->stream)
+            stream_drain(s);
     } else {
+        /* A streamed source restarts its GET at the new position once (a
+         * reader of one part of a file); a second time it is read at
+         * random: ranged blocks from then on. */
+        if (s->stream && off < s->size && ++s->far_seeks > 1)
+            s->stream = 0;
         reset_queue(s);
     }
     return TFREC_OK;
@@ -510,14 +676,15 @@ static int src_close(void *ctx, int commit)
 {
     (void)commit;
     gcs_source *s = ctx;
-    for (unsigned i = 0; i < s->nblocks; i++) {
-        block *b = &s->blocks[i];
+    for (unsigned i = 0; i <= s->nblocks; i++) {
+        block *b = i < s->nblocks ? &s->blocks[i] : &s->xfer;
         stop(s, b);
         if (b->easy)
             curl_easy_cleanup(b->easy);
         tfrec_gcs_resp_free(&b->resp);
         free(b->buf);
     }
+    free(s->spill);
     if (s->multi)
         curl_multi_cleanup(s->multi);
     free(s->blocks);
@@ -570,6 +737,12 @@ int tfrec_gcs_open_source_range(tfrec_storage *st, tfrec_io *io, const char *nam
     unsigned par = st->opts.parallel_reads ? st->opts.parallel_reads : 4;
     if (par > 64)
         par = 64;
+    /* To the end of the object: streamed. Its read-ahead is cut into at
+     * least 4 blocks so that the GET goes on while the caller reads one. */
+    s->stream = length == UINT64_MAX;
+    if (s->stream && par < 4)
+        par = 4;
+    s->xfer.src = s;
     s->block_size = ahead / par;
     if (s->block_size < (64u << 10))
         s->block_size = 64u << 10;

@@ -65,7 +65,8 @@ class _DatasetOptions(_Sized):
                 ("block_records", c_uint32), ("index_policy", c_int),
                 ("max_record_size", c_uint64), ("open_source", c_void_p),
                 ("open_ctx", c_void_p), ("use_mmap", c_int), ("fs", c_void_p),
-                ("shard_auto", c_int)]
+                ("shard_auto", c_int), ("shuffle_block", c_uint32),
+                ("shuffle_buffer", c_uint32)]
 
 
 def index_file(path):
@@ -187,7 +188,11 @@ class Dataset(Closing):
     block_records: records per read unit, and the interleave block of each
     file when not shuffled; index: "auto" (a fresh FILE.idx or a scan),
     "require" (no scan) or "scan" (ignore FILE.idx); use_mmap: True maps
-    local files, False reads them with pread(), None lets TFREC_MMAP decide;
+    local files, False reads them with pread(), None maps files of small records
+    and reads others with pread() unless TFREC_MMAP says otherwise;
+    shuffle_block=N (N > 1, with shuffle): a block shuffle of N consecutive
+    records per block, then a shuffle buffer of shuffle_buffer records
+    (0: 16 N), faster from the page cache than the global shuffle;
     parse=True yields Example dicts ({key: [values]}) instead of bytes;
     features={key: FixedLenFeature | VarLenFeature} yields {key: numpy
     array} (tfrec.parse_example); batch_size=B yields lists of B items, or
@@ -213,13 +218,15 @@ class Dataset(Closing):
     def __init__(self, files, shuffle=False, seed=0, shard=(0, 1), num_parallel_reads=2,
                  parse=False, prefetch_bytes=64 << 20, block_records=64, index="auto",
                  max_record_size=None, use_mmap=None, compression_type=None, batch_size=None,
-                 drop_remainder=False, features=None):
+                 drop_remainder=False, features=None, shuffle_block=0,
+                 shuffle_buffer=0):
         self._args = dict(files=files, shuffle=shuffle, seed=seed, shard=shard,
                           num_parallel_reads=num_parallel_reads, parse=parse,
                           prefetch_bytes=prefetch_bytes, block_records=block_records,
                           index=index, max_record_size=max_record_size, use_mmap=use_mmap,
                           compression_type=compression_type, batch_size=batch_size,
-                          drop_remainder=drop_remainder, features=features)
+                          drop_remainder=drop_remainder, features=features,
+                          shuffle_block=shuffle_block, shuffle_buffer=shuffle_buffer)
         self.files = _expand(files)
         self._shard = resolve_shard(shard, split_workers=False)
         # Split among DataLoader workers only a Dataset copied into them: one
@@ -248,6 +255,9 @@ class Dataset(Closing):
             _check_spec(features)
             if parse:
                 raise ValueError("parse=True and features= are exclusive")
+        for name, v in (("shuffle_block", shuffle_block), ("shuffle_buffer", shuffle_buffer)):
+            if not isinstance(v, int) or not 0 <= v < 1 << 32:
+                raise ValueError("%s must be an integer in [0, 2**32), not %r" % (name, v))
         self.parse = parse
         self.features = features
         self.batch_size = batch_size
@@ -258,7 +268,8 @@ class Dataset(Closing):
                           block_records=_args.size(block_records, "block_records") or 0,
                           index_policy=_POLICY[index],
                           max_record_size=_args.size(max_record_size, "max_record_size") or 0,
-                          use_mmap={None: 0, True: 1, False: -1}[use_mmap])
+                          use_mmap={None: 0, True: 1, False: -1}[use_mmap],
+                          shuffle_block=shuffle_block, shuffle_buffer=shuffle_buffer)
         self._max_record_size = max_record_size
         self._epoch = 0
         self._pid = os.getpid()

@@ -130,6 +130,8 @@ def read_bytes(name):
     rc = lib.tfrec_storage_open_source(_DEFAULT, byref(io), _args.path(name, "name"))
     if rc < 0:
         raise open_error(rc)
+    # string_at copies the n bytes read; buf.raw[:n] would copy the whole
+    # buffer first, and a streamed source returns whatever has arrived.
     chunks, buf = [], ctypes.create_string_buffer(1 << 20)
     try:
         while True:
@@ -138,7 +140,7 @@ def read_bytes(name):
                 raise error_for(n, io.errmsg(io.ctx) if io.errmsg else None)
             if n == 0:
                 return b"".join(chunks)
-            chunks.append(buf.raw[:n])
+            chunks.append(ctypes.string_at(buf, n))
     finally:
         io.close(io.ctx, 0)
 

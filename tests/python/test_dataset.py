@@ -147,6 +147,23 @@ def test_shuffle_reproducible_and_new_per_epoch(tfrec, tmp_path):
     assert e0 != sorted(e0)
 
 
+def test_block_shuffle_every_record_once_and_seeded(tfrec, tmp_path):
+    counts = [40, 3, 0, 17]
+    paths = make_files(tmp_path, counts)
+    every = sorted((f, r) for f, c in enumerate(counts) for r in range(c))
+    a = tfrec.Dataset(paths, shuffle=True, seed=3, shuffle_block=4, shuffle_buffer=6)
+    e0, e1 = [key(r) for r in a], [key(r) for r in a]
+    assert sorted(e0) == every and sorted(e1) == every and e0 != e1
+    b = tfrec.Dataset(paths, shuffle=True, seed=3, shuffle_block=4, shuffle_buffer=6,
+                      num_parallel_reads=3, block_records=7)
+    assert [key(r) for r in b] == e0
+    assert [key(r) for r in tfrec.Dataset(paths, shuffle=True, seed=3)] != e0
+    with pytest.raises(ValueError):
+        tfrec.Dataset(paths, shuffle_block=4)  # needs shuffle
+    with pytest.raises(ValueError):
+        tfrec.Dataset(paths, shuffle=True, shuffle_block=1 << 32)
+
+
 def test_parse_yields_example_dicts(tfrec, tmp_path):
     p = str(tmp_path / "ex.tfrecord")
     with tfrec.TFRecordWriter(p) as w:

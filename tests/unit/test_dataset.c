@@ -415,14 +415,18 @@ static void test_shards_are_disjoint_and_cover_everything(void)
         uint64_t total = 0;
         for (size_t f = 0; f < l->nfiles; f++)
             total += l->counts[f];
-        for (int shuffle = 0; shuffle < 2; shuffle++)
+        for (int shuffle = 0; shuffle < 3; shuffle++) /* in order, global, block */
             for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
                 static uint8_t seen[6][128];
                 memset(seen, 0, sizeof seen);
                 long min = -1, max = 0;
                 for (uint32_t i = 0; i < ns[ni]; i++) {
                     tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
-                    o.shuffle = shuffle;
+                    o.shuffle = shuffle > 0;
+                    if (shuffle == 2) { /* the same for every shard, as the order must be */
+                        o.shuffle_block = 2 + (uint32_t)(ni % 5);
+                        o.shuffle_buffer = ni % 2 ? 0 : 7;
+                    }
                     o.seed = 42;
                     o.shard_index = i;
                     o.num_shards = ns[ni];
@@ -537,6 +541,54 @@ static void test_shuffle_is_reproducible_and_new_each_epoch(void)
                 break;
             }
     CHECK(files_seen >= 2);
+}
+
+/* The block shuffle: a function of (seed, epoch), not of the threads; not
+ * the global shuffle's order; runs of consecutive records survive in part
+ * (blocks of 8 through a buffer of 16). Bad combinations are refused. */
+static void test_block_shuffle_is_reproducible(void)
+{
+    const layout *l = &layouts[2];
+    const char **files = make_files(l, 11, 0);
+    CHECK(files);
+    static uint64_t a[256], b[256], c[256], g[256];
+    tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+    o.shuffle = 1;
+    o.seed = 7;
+    tfrec_dataset *ds;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
+    CHECK_EQ(read_epoch(ds, 0, NULL, g, 256), 198);
+    tfrec_dataset_free(ds);
+    o.shuffle_block = 8;
+    o.shuffle_buffer = 16;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
+    CHECK_EQ(read_epoch(ds, 0, NULL, a, 256), 198);
+    CHECK_EQ(read_epoch(ds, 1, NULL, b, 256), 198);
+    tfrec_dataset_free(ds);
+    o.num_threads = 5;
+    o.block_records = 3;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
+    CHECK_EQ(read_epoch(ds, 0, NULL, c, 256), 198);
+    tfrec_dataset_free(ds);
+    CHECK(!memcmp(a, c, 198 * sizeof *a));
+    CHECK(memcmp(a, b, 198 * sizeof *a) != 0);
+    CHECK(memcmp(a, g, 198 * sizeof *a) != 0);
+    /* Each output's nearest neighbours in the input are closer than in a
+     * global shuffle: sum of |key distance| between outputs i and i+1. */
+    uint64_t da = 0, dg = 0;
+    for (size_t i = 0; i + 1 < 198; i++) {
+        da += a[i] > a[i + 1] ? a[i] - a[i + 1] : a[i + 1] - a[i];
+        dg += g[i] > g[i + 1] ? g[i] - g[i + 1] : g[i + 1] - g[i];
+    }
+    CHECKF(da < dg, "neighbour distance %llu block, %llu global", (unsigned long long)da,
+           (unsigned long long)dg);
+    tfrec_dataset_options bad = TFREC_DATASET_OPTIONS_INIT;
+    bad.shuffle_block = 4; /* without shuffle */
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &bad), TFREC_E_INVALID);
+    bad.shuffle = 1;
+    bad.shuffle_block = 0;
+    bad.shuffle_buffer = 10; /* a buffer without blocks */
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &bad), TFREC_E_INVALID);
 }
 
 static void test_interleave_order_without_shuffle(void)
@@ -692,7 +744,7 @@ TESTS(TEST(test_writer_index_matches_tfrec_index_file),
       TEST(test_shards_are_disjoint_and_cover_everything),
       TEST(test_shard_auto_follows_the_task_identity),
       TEST(test_shuffle_is_reproducible_and_new_each_epoch),
-      TEST(test_interleave_order_without_shuffle),
+      TEST(test_block_shuffle_is_reproducible), TEST(test_interleave_order_without_shuffle),
       TEST(test_budget_smaller_than_a_record_still_progresses),
       TEST(test_dataset_reports_corrupt_records_and_bad_options),
       TEST(test_dataset_through_a_caller_opener))

@@ -136,6 +136,16 @@ static int get_object(tfrec_storage *st, const char *name, char **out, size_t *l
     return got < 0 ? (int)got : TFREC_OK;
 }
 
+/* All of a range source into buf; bytes read or a negative code. */
+static ptrdiff_t read_all(tfrec_io *io, char *buf, size_t cap)
+{
+    size_t n = 0;
+    ptrdiff_t got;
+    while (n < cap && (got = io->read(io->ctx, buf + n, cap - n)) > 0)
+        n += (size_t)got;
+    return got < 0 ? got : (ptrdiff_t)n;
+}
+
 /* ------------------------------------------------------------ round trips */
 
 static void test_records_every_compression_and_size(void)
@@ -304,12 +314,23 @@ static void test_ranged_parallel_reads_and_seek(void)
     char *back, msg[512];
     size_t len;
     gcs_source_stats ss;
+    /* Read from the start to the end: one streamed GET. */
     CHECKF(get_object(st, name, &back, &len, 70000, &ss, msg, sizeof msg) == TFREC_OK, "%s", msg);
     CHECK(len == size && memcmp(back, data, size) == 0);
     free(back);
+    CHECKF(ss.requests == 1, "%lu requests", ss.requests);
+    CHECK(ss.crc_checked);
+    /* A slice: ranged blocks, several in flight. */
+    tfrec_io rio = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_source_range(st, &rio, name, 0, size), TFREC_OK);
+    back = malloc(size);
+    CHECK_EQ(read_all(&rio, back, size), (ptrdiff_t)size);
+    CHECK(memcmp(back, data, size) == 0);
+    free(back);
+    tfrec_gcs_source_stats(rio.ctx, &ss);
+    rio.close(rio.ctx, 0);
     CHECKF(ss.max_in_flight >= 2, "at most %u ranges in flight", ss.max_in_flight);
     CHECKF(ss.requests >= 13, "%lu requests for 13 ranges", ss.requests);
-    CHECK(ss.crc_checked);
 
     /* Seeks: back, forward past the read-ahead, to the end. */
     tfrec_io io = TFREC_IO_INIT;
@@ -394,12 +415,14 @@ static void test_open_needs_no_metadata_request(void)
     gcs_source_stats ss;
     tfrec_gcs_source_stats(io.ctx, &ss);
     CHECK(ss.crc_checked);
-    CHECK_EQ(ss.requests, 3);
+    CHECK_EQ(ss.requests, 1); /* read from start to end: streamed */
     io.close(io.ctx, 0);
 
     /* Replaced after the open: the later ranges ask for the generation the
-     * open saw, and its loss is an error, not a mix of two objects. */
-    CHECK_EQ(tfrec_storage_open_source(st, &io, name), TFREC_OK);
+     * open saw, and its loss is an error, not a mix of two objects. (A
+     * slice, read in ranged blocks; a streamed read resumes the same way,
+     * test_sequential_read_is_one_get.) */
+    CHECK_EQ(tfrec_storage_open_source_range(st, &io, name, 0, size), TFREC_OK);
     char *other = malloc(size);
     CHECK(other != NULL);
     harness_random(other, size, 8);
@@ -422,16 +445,6 @@ static void test_open_needs_no_metadata_request(void)
     free(back);
     free(data);
     tfrec_storage_free(st);
-}
-
-/* All of a range source into buf; bytes read or a negative code. */
-static ptrdiff_t read_all(tfrec_io *io, char *buf, size_t cap)
-{
-    size_t n = 0;
-    ptrdiff_t got;
-    while (n < cap && (got = io->read(io->ctx, buf + n, cap - n)) > 0)
-        n += (size_t)got;
-    return got < 0 ? got : (ptrdiff_t)n;
 }
 
 static void test_ranges_of_an_object_and_a_file(void)
@@ -572,6 +585,75 @@ static void test_broken_download_resumes_where_it_stopped(void)
     CHECKF(log && strstr(log, "bytes=300000-") && strstr(log, "bytes=600000-"), "log: %.400s",
            log ? log : "");
     free(log);
+    free(data);
+    tfrec_storage_free(st);
+}
+
+/* GETs of the object's media in the server's log since the last reset. */
+static int media_gets(void)
+{
+    char *log = NULL;
+    int n = -1;
+    if (admin("/log", NULL, &log) == 200 && log)
+        for (const char *p = log, *q; (q = strstr(p, "alt=media")); p = q + 1)
+            n = n < 0 ? 1 : n + 1;
+    free(log);
+    return n < 0 ? 0 : n;
+}
+
+/* A 64 MiB object read from start to end with the default options: one
+ * open-ended GET (ranged blocks of 2 MiB took 32), and a cut connection
+ * resumes from the byte reached with the same bytes in the end. */
+static void test_sequential_read_is_one_get(void)
+{
+    size_t size = 64 * 1024 * KIB;
+    char *data = malloc(size), *back = NULL, msg[512];
+    CHECK(data != NULL);
+    harness_random(data, size, 64);
+    tfrec_storage *st = client(0, 0, 0);
+    CHECK(st != NULL);
+    tfrec_storage_set_backoff_ms(st, 1);
+    const char *name = BUCKET "/seq/64mib.bin";
+    CHECK_EQ(put_object(st, name, data, size, 4 * 1024 * KIB, NULL), TFREC_OK);
+    size_t len;
+    gcs_source_stats ss;
+
+    CHECK_EQ(admin("/reset", "{\"objects\":false}", NULL), 200);
+    tfrec_io io = TFREC_IO_INIT;
+    CHECK_EQ(tfrec_storage_open_source_range(st, &io, name, 0, size), TFREC_OK);
+    back = malloc(size);
+    CHECK_EQ(read_all(&io, back, size), (ptrdiff_t)size);
+    CHECK(memcmp(back, data, size) == 0);
+    free(back);
+    io.close(io.ctx, 0);
+    CHECKF(media_gets() == 32, "%d GETs in ranged blocks", media_gets());
+
+    CHECK_EQ(admin("/reset", "{\"objects\":false}", NULL), 200);
+    CHECKF(get_object(st, name, &back, &len, 1 << 20, &ss, msg, sizeof msg) == TFREC_OK, "%s", msg);
+    CHECK(len == size && memcmp(back, data, size) == 0);
+    free(back);
+    CHECK_EQ(ss.requests, 1);
+    CHECK(ss.crc_checked);
+    CHECKF(media_gets() == 1, "%d GETs streamed", media_gets());
+
+    /* Cut after 20 MiB: the second GET asks for the rest, same generation. */
+    CHECK_EQ(admin("/reset", "{\"objects\":false}", NULL), 200);
+    CHECK_EQ(admin("/cut", "{\"direction\":\"download\",\"after\":20971520,\"path\":\"alt=media\"}",
+                   NULL),
+             200);
+    CHECKF(get_object(st, name, &back, &len, 1 << 20, &ss, msg, sizeof msg) == TFREC_OK, "%s", msg);
+    CHECK(len == size && memcmp(back, data, size) == 0);
+    free(back);
+    CHECK(nothing_pending());
+    CHECKF(ss.requests == 2 && ss.resumes == 1, "%lu requests, %lu resumes", ss.requests,
+           ss.resumes);
+    CHECK(ss.crc_checked);
+    char *log = NULL;
+    CHECK_EQ(admin("/log", NULL, &log), 200);
+    CHECKF(log && strstr(log, "bytes=20971520-\"") && strstr(log, "generation="), "log: %.600s",
+           log ? log : "");
+    free(log);
+    CHECK_EQ(tfrec_storage_remove(st, name), TFREC_OK);
     free(data);
     tfrec_storage_free(st);
 }
@@ -851,6 +933,7 @@ static const harness_test tests[] = {
     TEST(test_ranges_of_an_object_and_a_file),
     TEST(test_corrupt_object_fails_its_crc32c),
     TEST(test_broken_download_resumes_where_it_stopped),
+    TEST(test_sequential_read_is_one_get),
     TEST(test_retry_then_success),
     TEST(test_resumable_upload_in_chunks),
     TEST(test_upload_exactly_one_chunk_and_empty),
