@@ -402,7 +402,8 @@ static int load(run *r, const cli_files *files)
 
 /* Every row is a malloc'ed encoding freed once acknowledged: glibc's default
  * of giving the top of the heap back to the kernel and taking it again costs
- * page faults per batch (measured 8% of the client CPU for 110 KB rows). The
+ * page faults per batch (bench/RESULTS.md, "tfrec2bt: the heap kept, not
+ * trimmed"). The
  * heap this process keeps is bounded by its buffered bytes. */
 static void keep_heap(void)
 {
