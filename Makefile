@@ -492,7 +492,8 @@ install: all
 	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 	@if [ -d python/tfrec ]; then \
 	    install -d $(DESTDIR)$(PYTHON_SITEDIR)/tfrec && \
-	    install -m 644 python/tfrec/*.py $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
+	    install -m 644 python/tfrec/*.py python/tfrec/*.pyi python/tfrec/py.typed \
+	        $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
 
 clean:
 	rm -rf build build-asan build-core build-fuzz build-tsan $(BUILD)

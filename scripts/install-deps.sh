@@ -5,7 +5,7 @@ PKGS="build-essential binutils pkg-config zlib1g-dev libprotobuf-c-dev protobuf-
  libgrpc-dev libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libpng-dev libisal-dev
  python3 python3-pytest python3-protobuf python3-crc32c python3-pil python3-jwt python3-torch python3-cryptography
  python3-distributed python3-yaml
- python3-pip python3-setuptools python3-wheel
+ python3-pip python3-setuptools python3-wheel mypy
  golang-go golang-google-cloud-dev clang-format nginx-core
  clang libclang-rt-14-dev"
 SUDO=
