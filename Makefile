@@ -428,15 +428,18 @@ ensure-deps:
 test: ensure-deps
 	@$(MAKE) --no-print-directory test-all
 
+# Integration scripts run TEST_JOBS at a time (tests/run.sh --jobs).
+TEST_JOBS ?= 1
+
 # Every test (what `make test` runs once the dependencies are there).
 test-all: all tests
-	@tests/run.sh $(BUILD)
+	@tests/run.sh --jobs=$(TEST_JOBS) $(BUILD)
 
 # The edit loop: unit tests, then the integration scripts and Python test
 # files named in tests/fast.list (chosen by measured time, see
 # docs/testing.md). `make test` stays the full suite.
 check: all tests
-	@tests/run.sh --fast $(BUILD)
+	@tests/run.sh --fast --jobs=$(TEST_JOBS) $(BUILD)
 
 unit: tests
 	@tests/run.sh --unit-only $(BUILD)
@@ -449,7 +452,7 @@ SAN_ENV := ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0 \
 asan-test:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 OPT='-O1 -g' all tests
 	@$(SAN_ENV) TFREC_EXTRA_CFLAGS='-fsanitize=address,undefined' \
-	    tests/run.sh --no-python build-asan
+	    tests/run.sh --no-python --jobs=$(TEST_JOBS) build-asan
 
 # ThreadSanitizer over the unit tests whose code runs threads: Bigtable
 # parallel read streams and the writer's completion thread, dataset reader
@@ -525,7 +528,8 @@ install: all
 	$(if $(TOOL_BINS),install -m 644 $(COMPLETIONS) $(DESTDIR)$(BASH_COMPLETION_DIR)/)
 	@if [ -d python/tfrec ]; then \
 	    install -d $(DESTDIR)$(PYTHON_SITEDIR)/tfrec && \
-	    install -m 644 python/tfrec/*.py $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
+	    install -m 644 python/tfrec/*.py python/tfrec/*.pyi python/tfrec/py.typed \
+	        $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
 
 # Everything any configuration installs (all parts, all tools), so that an
 # uninstall run with other WITH_* switches still removes it all; then the

@@ -38,7 +38,8 @@ setup(
     version="1.1.0",  # = TFREC_VERSION_STRING (include/tfrec/version.h), checked by the tests
     description="ctypes bindings for libtfrec: TFRecord files and tf.Example without TensorFlow",
     packages=["tfrec"],
-    package_data={"tfrec": ["libtfrec*.so*"]},
+    # The type hints (PEP 561): *.pyi next to each public module, py.typed.
+    package_data={"tfrec": ["libtfrec*.so*", "*.pyi", "py.typed"]},
     python_requires=">=3.7",
     zip_safe=False,
     distclass=BinaryDistribution,

@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # Run every test: unit binaries, integration scripts, then the Python suite.
-# Usage: tests/run.sh [--unit-only | --no-python | --fast] BUILD_DIR
+# Usage: tests/run.sh [--unit-only | --no-python | --python-side |
+#                     --integration-only | --fast]
+#                     [--jobs=N] BUILD_DIR
 #   --no-python  unit and integration tests only (sanitizer builds: the
 #                Python suite would load an instrumented libtfrec.so)
+#   --python-side  what --no-python leaves out: the integration scripts
+#                that load libtfrec through Python, then the Python suite
+#                (CI runs the rest under the sanitizers)
 #   --fast       unit tests, then only the integration scripts and Python
 #                test files listed in tests/fast.list (`make check`)
 #   --only "test_a test_b"  with --unit-only: just these unit test programs
 #                (`make tsan-test`)
+#   --integration-only  the integration scripts only
+#   --jobs=N     up to N integration scripts at a time (default 1). Each
+#                works in its own temporary directory (those that rely on
+#                tfrec2bt's default progress file in the working directory
+#                cd there) on free loopback ports; scripts that run
+#                `make -C` (an install from the shared build) still run one
+#                at a time.
 # Scripts and Python test files that use an optional part of the library
 # say so with a "# needs: tfrec-image tfrec-bigtable" line; they are left
 # out (and listed) when the build has not got that part ($BUILD/parts,
@@ -15,17 +27,24 @@
 set -u
 unit_only=0
 no_python=0
+python_side=0
+integration_only=0
 fast=0
 only=
+jobs=1
 while :; do
     case "${1:-}" in
     --unit-only) unit_only=1; shift ;;
     --no-python) no_python=1; shift ;;
+    --python-side) python_side=1; shift ;;
+    --integration-only) integration_only=1; no_python=1; shift ;;
     --fast) fast=1; shift ;;
     --only) only=" $2 "; shift 2 ;;
+    --jobs=*) jobs=${1#--jobs=}; shift ;;
     *) break ;;
     esac
 done
+case "$jobs" in ''|*[!0-9]*|0) echo "--jobs takes a positive count, not '$jobs'" >&2; exit 2 ;; esac
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 export TFREC_BUILD=$(cd "$BUILD" && pwd)
@@ -72,21 +91,70 @@ tally() { # name status logfile
 }
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+logs=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$logs"' EXIT
 
-echo "== unit tests ($BUILD)"
-for t in "$BUILD"/tests/test_*; do
-    [ -x "$t" ] || continue
-    if [ -n "$only" ]; then case "$only" in *" $(basename "$t") "*) ;; *) continue ;; esac; fi
-    t0=$SECONDS
-    "$t" >"$log" 2>&1
-    st=$?
-    tally "$(basename "$t")" "$st" "$log"
-    [ "$st" -eq 0 ] || sed -n '/^FAIL\|^    /p' "$log" | head -40
-done
+# The kinds of a script that must not run alongside another of the same
+# kind: `make -C` (an install from the shared build).
+exclusive_kinds() { # script
+    grep -q 'make -C' "$1" && printf 'make '
+    return 0
+}
+
+# Run the scripts, up to $jobs at a time; tally each as it ends.
+run_scripts() { # script...
+    local pending=("$@") held=" " s k i free pid st
+    declare -A pid_of=() start_of=() kinds_of=() script_of=()
+    while [ ${#pending[@]} -gt 0 ] || [ ${#pid_of[@]} -gt 0 ]; do
+        # Start what may start: a free slot, none of its kinds held.
+        for i in "${!pending[@]}"; do
+            [ ${#pid_of[@]} -lt "$jobs" ] || break
+            s=${pending[$i]}
+            kinds_of[$s]=$(exclusive_kinds "$s")
+            free=1
+            for k in ${kinds_of[$s]}; do case "$held" in *" $k "*) free=0 ;; esac; done
+            [ "$free" -eq 1 ] || continue
+            for k in ${kinds_of[$s]}; do held="$held$k "; done
+            start_of[$s]=$SECONDS
+            timeout 1200 bash "$s" >"$logs/$(basename "$s").log" 2>&1 &
+            pid_of[$s]=$!
+            script_of[$!]=$s
+            unset "pending[$i]"
+        done
+        pending=("${pending[@]}")
+        st=0
+        wait -n -p pid "${pid_of[@]}" || st=$?
+        s=${script_of[$pid]}
+        unset "pid_of[$s]"
+        for k in ${kinds_of[$s]}; do held=${held/ $k / }; done
+        t0=${start_of[$s]}
+        tally "$(basename "$s")" "$st" "$logs/$(basename "$s").log"
+        [ "$st" -eq 0 ] || tail -40 "$logs/$(basename "$s").log"
+    done
+}
+
+run_unit_tests() {
+    echo "== unit tests ($BUILD)"
+    for t in "$BUILD"/tests/test_*; do
+        [ -x "$t" ] || continue
+        if [ -n "$only" ]; then case "$only" in *" $(basename "$t") "*) ;; *) continue ;; esac; fi
+        t0=$SECONDS
+        "$t" >"$log" 2>&1
+        st=$?
+        tally "$(basename "$t")" "$st" "$log"
+        [ "$st" -eq 0 ] || sed -n '/^FAIL\|^    /p' "$log" | head -40
+    done
+}
+
+if [ "$python_side" -eq 1 ] || [ "$integration_only" -eq 1 ]; then
+    unit_only=0
+else
+    run_unit_tests
+fi
 
 if [ "$unit_only" -eq 0 ]; then
     echo "== integration tests"
+    scripts=()
     for s in tests/integration/*.sh; do
         [ -f "$s" ] || continue
         if [ "$fast" -eq 1 ] && ! in_fast_list "integration/$(basename "$s")"; then
@@ -97,17 +165,17 @@ if [ "$unit_only" -eq 0 ]; then
             printf '%-40s not run here (loads libtfrec.so into Python)\n' "$(basename "$s")"
             continue
         fi
+        if [ "$python_side" -eq 1 ] && ! grep -q '^# needs: python-bindings' "$s"; then
+            continue
+        fi
         m=$(missing_parts "$s")
         if [ -n "$m" ]; then
             printf '%-40s not run here (needs %s, not built)\n' "$(basename "$s")" "${m% }"
             continue
         fi
-        t0=$SECONDS
-        timeout 1200 bash "$s" >"$log" 2>&1
-        st=$?
-        tally "$(basename "$s")" "$st" "$log"
-        [ "$st" -eq 0 ] || tail -40 "$log"
+        scripts+=("$s")
     done
+    [ ${#scripts[@]} -eq 0 ] || run_scripts "${scripts[@]}"
 
     if [ "$no_python" -eq 0 ] && ls tests/python/test_*.py >/dev/null 2>&1; then
         echo "== python tests"

@@ -69,7 +69,8 @@ static grpc_channel *make_channel(tfrec_bt_client *c, const char *target, int ow
     if (reading) {
         /* A fixed stream window instead of gRPC's BDP probing, which on a
          * loaded machine left long ReadRows streams waiting for the window
-         * to open (measured 2-4x slower against the emulator). */
+         * to open (bench/RESULTS.md, "Bigtable reads: a fixed HTTP/2 stream
+         * window"). */
         args[na].type = GRPC_ARG_INTEGER;
         args[na].key = GRPC_ARG_HTTP2_BDP_PROBE;
         args[na++].value.integer = 0;

@@ -8,25 +8,23 @@
 #include "crc32c/crc32c_x86.h"
 
 /* Prefetch distance of the plain folding loop. Prefetches never fault, so
- * running past the end of the buffer is harmless. 2 KiB into L1 measured a
- * few percent better than none at 1-64 KiB; 4-16 KiB or into L2 only
- * (T1/T2) were slower. */
+ * running past the end of the buffer is harmless. 2 KiB into L1 beat no
+ * prefetch, longer distances and L2-only hints (bench/RESULTS.md, "CRC32C:
+ * folding thresholds, hybrid chunks and prefetch"). */
 #define PREFETCH_AHEAD 2048
 
 /* The hybrid chunks read at four places at once (the folded part and three
  * streams 4 KiB further on), a pattern the hardware prefetchers follow
- * poorly when the data comes from memory: with no software prefetch they
- * ran at 0.55-0.67x ISA-L's sequential loop there, and with the plain
- * loop's prefetch (which leaves 1 KiB of every chunk uncovered) at
- * 0.8-1.0x. So on long input every round prefetches the next
- * CHUNK_PREFETCH_STEP bytes of the region CHUNK_PREFETCH_AHEAD bytes past
- * the chunk's start: 16 rounds of 320 bytes cover a whole 4864-byte chunk
- * at any alignment. Measured on AMD EPYC (Zen 5), 8 MiB buffers walked
- * through 256 MiB: 5-12 KiB ahead all beat ISA-L by 1.2-1.5x, 7-8 KiB
- * best (NTA hint no better, T1 worse). On data in L2 or L3 (1-2 MiB
- * buffers under load) the far prefetch measured a few percent slower than
- * the near one, so it starts at STREAM_MIN, well past any L2: shorter
- * input is more likely to be cache-resident. */
+ * poorly when the data comes from memory: without a software prefetch, or
+ * with the plain loop's (which leaves 1 KiB of every chunk uncovered), they
+ * fell behind ISA-L's sequential loop there. So on long input every round
+ * prefetches the next CHUNK_PREFETCH_STEP bytes of the region
+ * CHUNK_PREFETCH_AHEAD bytes past the chunk's start: 16 rounds of 320
+ * bytes cover a whole 4864-byte chunk at any alignment; 7-8 KiB ahead
+ * measured best. On cache-resident data the far prefetch lost to the near
+ * one, so it starts at STREAM_MIN, well past any L2: shorter input is more
+ * likely to be cache-resident (bench/RESULTS.md, "CRC32C: folding
+ * thresholds, hybrid chunks and prefetch"). */
 #define CHUNK_PREFETCH_AHEAD 8192
 #define CHUNK_PREFETCH_STEP 320
 #define STREAM_MIN ((size_t)4 << 20)
@@ -145,8 +143,9 @@ TFREC_INLINE TFREC_AVX512_CLMUL uint32_t hybrid_chunks(uint32_t reg, const uint8
 }
 
 /* Below 64 bytes the crc32 instruction (no vector set-up or reduction);
- * from 64 bytes on folding, which measured faster at every such length:
- * on 128-bit vectors up to 192 bytes (same speed for independent calls,
+ * from 64 bytes on folding, which measured faster at every such length
+ * (bench/RESULTS.md, "CRC32C: folding thresholds, hybrid chunks and
+ * prefetch"): on 128-bit vectors up to 192 bytes (same speed for independent calls,
  * less latency: no cross-lane reduction), then on 512-bit vectors, with
  * hybrid chunks first when the input holds at least one. */
 TFREC_INLINE TFREC_AVX512_CLMUL uint32_t avx512_fold(uint32_t reg, const uint8_t *p, size_t n)

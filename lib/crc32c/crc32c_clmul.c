@@ -6,7 +6,8 @@
 
 /* Below 64 bytes one stream of crc32 instructions; from 64 bytes on
  * folding, which measured faster than the three-stream crc32 path at every
- * such length (bench/crc32c, Sapphire Rapids). AUTO's choice on CPUs with
+ * such length (bench/RESULTS.md, "CRC32C: folding thresholds, hybrid chunks
+ * and prefetch"). AUTO's choice on CPUs with
  * PCLMULQDQ but not VPCLMULQDQ. */
 TFREC_SSE42_CLMUL uint32_t tfrec_crc32c_clmul_extend(uint32_t crc, const uint8_t *p, size_t n)
 {

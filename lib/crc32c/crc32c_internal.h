@@ -33,8 +33,8 @@ typedef uint32_t (*tfrec_crc32c_fn)(uint32_t crc, const uint8_t *p, size_t n);
  * with VPCLMULQDQ while the crc32 unit takes WORDS 8-byte words in each of
  * three streams, so both units work at once. Layout: [fold: 256*ROUNDS
  * bytes][stream 0][stream 1][stream 2], each stream 8*WORDS*ROUNDS bytes.
- * Measured on Sapphire Rapids: WORDS=2 adds ~9% at 64 KiB over folding
- * alone (1 and 4 words lose, 3 gains little); ROUNDS 16-32 are alike. */
+ * WORDS=2 and ROUNDS=16 measured best (bench/RESULTS.md, "CRC32C: folding
+ * thresholds, hybrid chunks and prefetch"). */
 #define TFREC_CRC32C_HYB_ROUNDS 16
 #define TFREC_CRC32C_HYB_FOLD (256 * TFREC_CRC32C_HYB_ROUNDS)
 #define TFREC_CRC32C_HYB_WORDS 2

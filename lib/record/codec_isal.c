@@ -1,11 +1,11 @@
-/* ISA-L (igzip) backend: several times faster than zlib at both ends, and
- * its streams are ordinary zlib/gzip streams any inflater reads.
+/* ISA-L (igzip) backend: faster than zlib at both ends, and its streams are
+ * ordinary zlib/gzip streams any inflater reads.
  *
- * Level mapping. igzip has levels 0..3, all much faster than zlib's. Level 0
- * is skipped: measured here it is no faster than level 1 and it expands
- * incompressible data (JPEG payloads) by ~20%. Level 1 compresses about as
- * well as zlib level 1 at 5-20x zlib level 6's speed; 2 and 3 gain under 1%
- * of size for up to 4x the time. zlib's 1..9 scale is folded onto it as
+ * Level mapping. igzip has levels 0..3. Level 0 is skipped: it is no faster
+ * than level 1 and expands incompressible data (JPEG payloads). Level 1
+ * compresses about as well as zlib level 1, much faster than zlib level 6;
+ * 2 and 3 gain little size for much more time (bench/RESULTS.md, "ISA-L
+ * deflate levels"). zlib's 1..9 scale is folded onto it as
  *     zlib 1-6 -> igzip 1,   7-8 -> igzip 2,   9 -> igzip 3
  * so the default (6, TensorFlow's Z_DEFAULT_COMPRESSION) gets igzip 1.
  * tfrec_set_deflate_backend("zlib") (or TFREC_DEFLATE=zlib) gets zlib and its

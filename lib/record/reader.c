@@ -77,8 +77,9 @@ int tfrec_reader_fill(tfrec_reader *r, size_t need)
  * not wait for them one page at a time. */
 static void prefetch_ahead(tfrec_reader *r, size_t total)
 {
-    /* Measured on 1 KiB records: 8 KiB ahead is best (+20%); a long
-     * record's own lines are left to the hardware prefetcher. */
+    /* 8 KiB ahead measured best (bench/RESULTS.md, "Reader prefetch
+     * distance: 8 KiB"); a long record's own lines are left to the hardware
+     * prefetcher. */
     enum { DIST = 8192 };
     size_t goal = r->start + DIST + (total < DIST ? total : DIST);
     if (goal > r->end)

@@ -9,8 +9,8 @@
 #include "util/struct_size.h"
 
 /* An uncompressed file is read into the buffer one read() per fill: 1 MiB
- * reads measured 10-13% less CPU than 256 KiB ones (bench/record_buffer.py,
- * bench/results/python.md). An inflater's buffers keep 256 KiB. */
+ * reads cost less CPU than smaller ones (bench/RESULTS.md, "Record buffers:
+ * 1 MiB reads and writes"). An inflater's buffers keep 256 KiB. */
 enum { DEFAULT_BUFFER = 1024 * 1024, DEFAULT_INFLATE_BUFFER = 256 * 1024, MIN_BUFFER = 64 };
 #define DEFAULT_MAX_RECORD (1ull << 30)
 

@@ -16,9 +16,8 @@
 #include "util/struct_size.h"
 
 /* Uncompressed output goes to the sink one buffer per write(): 1 MiB writes
- * measured 11-17% less CPU than 256 KiB ones for 1 KiB records and 30-38%
- * less for 110 KiB ones, nearly all of it in the kernel
- * (bench/record_buffer.py, bench/results/python.md).
+ * cost less CPU (in the kernel) than smaller ones (bench/RESULTS.md,
+ * "Record buffers: 1 MiB reads and writes").
  * The deflater keeps 256 KiB: its chunks are that size anyway. */
 enum {
     DEFAULT_BUFFER = 1024 * 1024,

@@ -223,111 +223,182 @@ static int read_ext(tfrec_tar *t, uint64_t at, uint64_t size, tfrec_err *err)
     return TFREC_OK;
 }
 
+/* What extended headers said about the member that follows them. */
+struct pending {
+    int have_name, have_size;
+    uint64_t size;
+};
+
+/* The 512-byte header at t->pos into h, or a failure naming what is
+ * missing there. */
+static int read_header(tfrec_tar *t, uint8_t *h, tfrec_err *err)
+{
+    uint64_t at = t->pos;
+    if (at > t->end) /* cannot happen: every advance is checked */
+        return fail_at(t, err, TFREC_E_TRUNCATED, t->end, "truncated archive");
+    if (at == t->end)
+        return fail_at(t, err, TFREC_E_TRUNCATED, at,
+                       t->members || at != t->base ? "truncated archive: no end-of-archive marker"
+                                                   : "not a tar archive: empty");
+    if (t->end - at < BLOCK)
+        return fail_at(t, err, TFREC_E_TRUNCATED, at, "truncated archive: header cut");
+    if (tfrec_tar_pread(t, h, BLOCK, at))
+        return fail_at(t, err, TFREC_E_IO, at, strerror(errno));
+    return TFREC_OK;
+}
+
+/* A zero block ends the archive, unless extended headers announced a
+ * member that never came. */
+static int end_of_archive(tfrec_tar *t, const struct pending *p, uint64_t at, tfrec_err *err)
+{
+    if (p->have_name || p->have_size)
+        return fail_at(t, err, TFREC_E_PARSE, at, "extended header without a member");
+    t->done = 1;
+    return 0;
+}
+
+/* Magic and checksum of a header; *posix tells ustar and pax (which have
+ * a name prefix field) from GNU. */
+static int check_header(tfrec_tar *t, const uint8_t *h, uint64_t at, int *posix, tfrec_err *err)
+{
+    *posix = !memcmp(h + 257,
+                     "ustar\0"
+                     "00",
+                     8);
+    int gnu = !memcmp(h + 257, "ustar  \0", 8);
+    if (!*posix && !gnu)
+        return fail_at(t, err, TFREC_E_PARSE, at,
+                       at == t->base ? "not a tar archive (no ustar header)"
+                                     : "not a ustar, pax or GNU tar header");
+    if (!checksum_ok(h))
+        return fail_at(t, err, TFREC_E_PARSE, at, "bad header checksum");
+    return TFREC_OK;
+}
+
+static int is_extended(char type)
+{
+    return type == 'x' || type == 'g' || type == 'L' || type == 'K';
+}
+
+/* An extended header (pax 'x' and 'g', GNU 'L' and 'K'): read its data,
+ * keep what it says about the next member (pax path and size, GNU long
+ * name) and step past it. */
+static int take_extended(tfrec_tar *t, char type, uint64_t at, uint64_t size, struct pending *p,
+                         tfrec_err *err)
+{
+    int rc = read_ext(t, at, size, err);
+    if (rc)
+        return rc;
+    if (type == 'x')
+        rc = parse_pax(t, (size_t)size, &p->have_name, &p->size, &p->have_size, at, err);
+    else if (type == 'L') {
+        size_t n = strnlen(t->ext, (size_t)size);
+        rc = set_name(t, t->ext, n, err);
+        p->have_name = 1;
+    }
+    if (rc)
+        return rc;
+    t->pos = at + BLOCK + padded(size);
+    return TFREC_OK;
+}
+
+/* The header's own name: prefix/name for POSIX headers, name for GNU. */
+static int set_header_name(tfrec_tar *t, const uint8_t *h, int posix, tfrec_err *err)
+{
+    size_t nl = strnlen((const char *)h, 100);
+    size_t pl = posix ? strnlen((const char *)h + 345, 155) : 0;
+    char buf[100 + 155 + 2];
+    size_t k = 0;
+    if (pl) {
+        memcpy(buf, h + 345, pl);
+        k = pl;
+        buf[k++] = '/';
+    }
+    memcpy(buf + k, h, nl);
+    return set_name(t, buf, k + nl, err);
+}
+
+static int member_kind(char type)
+{
+    if (type == '0' || type == '\0' || type == '7')
+        return TFREC_TAR_FILE;
+    if (type == '5')
+        return TFREC_TAR_DIR;
+    if (type == '1' || type == '2')
+        return TFREC_TAR_LINK;
+    return TFREC_TAR_OTHER;
+}
+
+/* The data must lie inside the archive, its padding included. */
+static int check_data_fits(tfrec_tar *t, uint64_t at, uint64_t size, tfrec_err *err)
+{
+    uint64_t left = t->end - (at + BLOCK);
+    if (size <= left && padded(size) <= left)
+        return TFREC_OK;
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "truncated archive or absurd size: member '%.200s' declares %llu bytes but "
+             "%llu remain",
+             t->name, (unsigned long long)size, (unsigned long long)left);
+    return fail_at(t, err, TFREC_E_TRUNCATED, at, msg);
+}
+
+/* A member's header at `at` (its extended headers, if any, from `first`
+ * on): its name, type and data, checked, into *e. */
+static int take_member(tfrec_tar *t, const uint8_t *h, int posix, uint64_t at, uint64_t first,
+                       uint64_t size, const struct pending *p, tfrec_tar_entry *e, tfrec_err *err)
+{
+    char type = (char)h[156];
+    if (type == 'S' || type == 'M' || type == 'V')
+        return fail_at(t, err, TFREC_E_PARSE, at,
+                       "unsupported GNU member type (sparse or multi-volume)");
+    if (p->have_size)
+        size = p->size;
+    if (!p->have_name && set_header_name(t, h, posix, err))
+        return TFREC_E_NOMEM;
+    if (!t->name[0])
+        return fail_at(t, err, TFREC_E_PARSE, at, "member with an empty name");
+    int kind = member_kind(type);
+    /* Links and directories carry no data whatever their size field says. */
+    if (kind == TFREC_TAR_LINK || kind == TFREC_TAR_DIR || (type >= '3' && type <= '6'))
+        size = 0;
+    int rc = check_data_fits(t, at, size, err);
+    if (rc)
+        return rc;
+    t->pos = at + BLOCK + padded(size);
+    t->members++;
+    e->name = t->name;
+    e->type = kind;
+    e->size = size;
+    e->offset = at + BLOCK;
+    e->header = first - t->base;
+    return 1;
+}
+
 int tfrec_tar_next(tfrec_tar *t, tfrec_tar_entry *e, tfrec_err *err)
 {
     if (t->done)
         return t->done > 0 ? 0 : tfrec_fail(err, t->done, "tar reader already failed");
-    int have_name = 0, have_size = 0;
-    uint64_t pax_size = 0, first = t->pos;
+    struct pending p = { 0, 0, 0 };
+    uint64_t first = t->pos;
     for (;;) {
-        uint64_t at = t->pos;
+        uint64_t at = t->pos, size;
         uint8_t h[BLOCK];
-        if (at > t->end) /* cannot happen: every advance is checked */
-            return fail_at(t, err, TFREC_E_TRUNCATED, t->end, "truncated archive");
-        if (at == t->end)
-            return fail_at(t, err, TFREC_E_TRUNCATED, at,
-                           t->members || at != t->base
-                               ? "truncated archive: no end-of-archive marker"
-                               : "not a tar archive: empty");
-        if (t->end - at < BLOCK)
-            return fail_at(t, err, TFREC_E_TRUNCATED, at, "truncated archive: header cut");
-        if (tfrec_tar_pread(t, h, BLOCK, at))
-            return fail_at(t, err, TFREC_E_IO, at, strerror(errno));
-        if (is_zero(h)) {
-            if (have_name || have_size)
-                return fail_at(t, err, TFREC_E_PARSE, at, "extended header without a member");
-            t->done = 1;
-            return 0;
-        }
-        int posix = !memcmp(h + 257,
-                            "ustar\0"
-                            "00",
-                            8);
-        int gnu = !memcmp(h + 257, "ustar  \0", 8);
-        if (!posix && !gnu)
-            return fail_at(t, err, TFREC_E_PARSE, at,
-                           at == t->base ? "not a tar archive (no ustar header)"
-                                         : "not a ustar, pax or GNU tar header");
-        if (!checksum_ok(h))
-            return fail_at(t, err, TFREC_E_PARSE, at, "bad header checksum");
-        uint64_t size;
+        int posix, rc = read_header(t, h, err);
+        if (rc)
+            return rc;
+        if (is_zero(h))
+            return end_of_archive(t, &p, at, err);
+        rc = check_header(t, h, at, &posix, err);
+        if (rc)
+            return rc;
         if (parse_num(h + 124, 12, &size) || size > ((uint64_t)1 << 62))
             return fail_at(t, err, TFREC_E_PARSE, at, "bad size field");
-        char type = (char)h[156];
-        if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
-            int rc = read_ext(t, at, size, err);
-            if (rc)
-                return rc;
-            if (type == 'x')
-                rc = parse_pax(t, (size_t)size, &have_name, &pax_size, &have_size, at, err);
-            else if (type == 'L') {
-                size_t n = strnlen(t->ext, (size_t)size);
-                rc = set_name(t, t->ext, n, err);
-                have_name = 1;
-            }
-            if (rc)
-                return rc;
-            t->pos = at + BLOCK + padded(size);
-            continue;
-        }
-        if (type == 'S' || type == 'M' || type == 'V')
-            return fail_at(t, err, TFREC_E_PARSE, at,
-                           "unsupported GNU member type (sparse or multi-volume)");
-        if (have_size)
-            size = pax_size;
-        if (!have_name) {
-            size_t nl = strnlen((const char *)h, 100);
-            size_t pl = posix ? strnlen((const char *)h + 345, 155) : 0;
-            char buf[100 + 155 + 2];
-            size_t k = 0;
-            if (pl) {
-                memcpy(buf, h + 345, pl);
-                k = pl;
-                buf[k++] = '/';
-            }
-            memcpy(buf + k, h, nl);
-            if (set_name(t, buf, k + nl, err))
-                return TFREC_E_NOMEM;
-        }
-        if (!t->name[0])
-            return fail_at(t, err, TFREC_E_PARSE, at, "member with an empty name");
-        int kind = TFREC_TAR_OTHER;
-        if (type == '0' || type == '\0' || type == '7')
-            kind = TFREC_TAR_FILE;
-        else if (type == '5')
-            kind = TFREC_TAR_DIR;
-        else if (type == '1' || type == '2')
-            kind = TFREC_TAR_LINK;
-        /* Links and directories carry no data whatever their size field says. */
-        if (kind == TFREC_TAR_LINK || kind == TFREC_TAR_DIR || (type >= '3' && type <= '6'))
-            size = 0;
-        uint64_t data = at + BLOCK, left = t->end - data;
-        if (size > left || padded(size) > left) {
-            char msg[300];
-            snprintf(msg, sizeof msg,
-                     "truncated archive or absurd size: member '%.200s' declares %llu bytes but "
-                     "%llu remain",
-                     t->name, (unsigned long long)size, (unsigned long long)left);
-            return fail_at(t, err, TFREC_E_TRUNCATED, at, msg);
-        }
-        t->pos = data + padded(size);
-        t->members++;
-        e->name = t->name;
-        e->type = kind;
-        e->size = size;
-        e->offset = data;
-        e->header = first - t->base;
-        return 1;
+        if (!is_extended((char)h[156]))
+            return take_member(t, h, posix, at, first, size, &p, e, err);
+        rc = take_extended(t, (char)h[156], at, size, &p, err);
+        if (rc)
+            return rc;
     }
 }
 

@@ -3,7 +3,7 @@
     with tfrec.bigtable.Writer("my-project", "my-instance", "imagenet") as w:
         w.write_tfrecords("/data/train-*", row_prefix="train_",
                           progress=lambda p: print(p.next_index))
-    stats = w.stats               # rows_acked, requests, retried_entries, ...
+    stats = w.stats()             # rows_acked, requests, retried_entries, ...
 
     for row in tfrec.bigtable.Reader("my-project", "my-instance", "imagenet",
                                      prefix=b"train_"):
@@ -19,6 +19,7 @@ happens inside its calls, which release the GIL.
 
 import glob as _glob
 import os
+import warnings
 from collections import namedtuple
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64,
                     c_size_t, c_uint32, c_uint64, c_void_p, cast, create_string_buffer,
@@ -29,6 +30,7 @@ from . import _constants as C
 from ._closing import Closing, Committing
 from ._handles import BtClientHandle, BtPlanHandle, BtReaderHandle, BtWriterHandle
 from ._lib import _Sized, _proto, lib
+from ._stats import TypedDict, stats_method
 from .errors import BigtableError, error_for
 from .record import _compression_code
 
@@ -49,6 +51,34 @@ class _WriterOptions(_Sized):
                 ("retry_initial_ms", c_int64), ("retry_max_ms", c_int64),
                 ("retry_multiplier", c_double), ("retry_timeout_ms", c_int64),
                 ("stop_timeout_ms", c_int64), ("connections", c_int)]
+
+
+class WriterStats(TypedDict):
+    """Writer.stats(): rows put, acknowledged and given up on, bytes
+    acknowledged, MutateRows requests, entries retried, streams failed,
+    batches split, and how many rows from the first are all acknowledged."""
+    rows_put: int
+    rows_acked: int
+    rows_failed: int
+    bytes_acked: int
+    requests: int
+    retried_entries: int
+    stream_failures: int
+    splits: int
+    acked_prefix: int
+
+
+class ReadStats(TypedDict):
+    """Reader.stats() and Dataset.stats(): rows and bytes read, row ranges
+    and key samples of the plan, ReadRows streams opened, resumed after a
+    failure, and times a stream paused for the consumer."""
+    rows: int
+    bytes: int
+    ranges: int
+    samples: int
+    streams: int
+    resumed: int
+    paused: int
 
 
 _STAT_FIELDS = ("rows_put", "rows_acked", "rows_failed", "bytes_acked", "requests",
@@ -341,7 +371,7 @@ class Writer(Committing):
     """
 
     _h = None  # until __init__ succeeds: __del__ needs it
-    stats = None
+    _final_stats = None  # stats() after close()
     load_stats = None
 
     def __init__(self, project, instance, table, family="tfexample", column="example", *,
@@ -361,7 +391,7 @@ class Writer(Committing):
         self._client = _Client(project, instance, endpoint, admin_endpoint, app_profile_id,
                                rpc_timeout_ms, credentials_file, ca_bundle_file, tls)
         self._h = None
-        self.stats = None
+        self._final_stats = None
         self.load_stats = None
         try:
             self._client.ensure_table(table, family, create_table)
@@ -474,10 +504,25 @@ class Writer(Committing):
         if rc < 0:
             self._fail(rc)
 
-    def get_stats(self):
+    @stats_method
+    def stats(self):
+        """The writer's figures as a WriterStats dict (rows_put, rows_acked,
+        rows_failed, bytes_acked, requests, retried_entries, ...): so far
+        while open, the final ones after close() ({} after abandon())."""
+        if self._h is None:
+            return dict(self._final_stats or {})
+        return self._live_stats()
+
+    def _live_stats(self):
         s = _WriterStats()
         lib.tfrec_bt_writer_stats_get(self._handle(), byref(s))
         return {n: getattr(s, n) for n in _STAT_FIELDS}
+
+    def get_stats(self):
+        """Deprecated: use stats() (this one raises ValueError once closed)."""
+        warnings.warn("Writer.get_stats() is deprecated: use stats()", DeprecationWarning,
+                      stacklevel=2)
+        return self._live_stats()
 
     def failed_rows(self):
         """Rows given up on, in put order."""
@@ -498,17 +543,17 @@ class Writer(Committing):
         (rows_put, rows_acked, rows_failed, bytes_acked, requests, ...).
         Raises BigtableError (with .stats and .failed_rows) if any row failed."""
         if self._h is None:
-            return self.stats
+            return self._final_stats
         h = self._h
         try:
             rc = lib.tfrec_bt_writer_close(h)
-            self.stats = self.get_stats()
+            self._final_stats = self._live_stats()
             if rc < 0:
                 err = error_for(rc, lib.tfrec_bt_writer_errmsg(h), cls=BigtableError)
-                err.stats = self.stats
+                err.stats = dict(self._final_stats)
                 err.failed_rows = self.failed_rows()
                 raise err
-            return self.stats
+            return dict(self._final_stats)
         finally:
             self._h = None
             lib.tfrec_bt_writer_free(h)
@@ -909,9 +954,11 @@ class Reader(Closing):
                               _cell_labels(c)))
         return Row(string_at(row.key, row.key_len), cells, row.range)
 
-    @property
+    @stats_method
     def stats(self):
-        """rows, bytes, ranges, samples, streams, resumed, paused (a dict)."""
+        """The scan's figures as a ReadStats dict (rows, bytes, ranges,
+        samples, streams, resumed, paused): so far, or the final ones once
+        the scan ended or was closed."""
         if self._h is None:
             return dict(self._stats or {})
         st = _ReadStats()
@@ -925,7 +972,7 @@ class Reader(Closing):
 
     def _release(self):
         if self._h is not None:
-            self._stats = self.stats
+            self._stats = self.stats()
             lib.tfrec_bt_reader_free(self._h)
             self._h = None
             self._client.close()
@@ -973,7 +1020,12 @@ class Dataset:
         self._column = _b(column, "column")
         if not self._family or not self._column:
             raise ValueError("Dataset needs a family and a column")
-        self.stats = {}
+        self._last_stats = {}
+
+    @stats_method
+    def stats(self):
+        """The last finished pass's ReadStats dict ({} before the first)."""
+        return dict(self._last_stats)
 
     def __iter__(self):
         from .example import Example
@@ -983,7 +1035,7 @@ class Dataset:
                 if v is None:
                     continue
                 yield Example.parse(v).to_dict() if self._parse else v
-            self.stats = r.stats
+            self._last_stats = r.stats()
 
 
 _MISSING_CELL = {"error": 0, "skip": 1}
@@ -1093,4 +1145,4 @@ def check_export(parts, plan=None):
 
 __all__ = ["Writer", "Reader", "Dataset", "Row", "Cell", "FailedRow", "LoadProgress", "row_key",
            "key_width", "SplitPlan", "plan", "export", "check_export", "export_output_name",
-           "export_part_name"]
+           "export_part_name", "WriterStats", "ReadStats"]

@@ -239,7 +239,7 @@ def load_task(project, instance, table, source_glob, row_prefix, num_records, lo
     with bigtable.Writer(project, instance, table, **writer_opts) as w:
         w.write_tfrecords(source_glob, row_prefix=row_prefix, num_records=num_records,
                           task_index=index, num_tasks=count, progress=progress, **load_opts)
-    return {"task_index": index, "num_tasks": count, "load": w.load_stats, "writer": w.stats}
+    return {"task_index": index, "num_tasks": count, "load": w.load_stats, "writer": w.stats()}
 
 
 # Per-task figures that mean nothing summed (each task's own position),

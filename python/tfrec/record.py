@@ -23,6 +23,7 @@ from . import _constants as C
 from ._closing import Closing, Committing
 from ._handles import ReaderHandle, RecordBatchHandle, WriterHandle
 from ._lib import _Sized, lib
+from ._stats import TypedDict
 from .errors import error_for, open_error
 
 _OK, _END = C.TFREC_OK, C.TFREC_END
@@ -103,6 +104,15 @@ class _ReaderOptions(_Sized):
                 ("buffer_size", c_size_t), ("max_record_size", c_uint64),
                 ("skip_corrupt", ctypes.c_int), ("use_mmap", ctypes.c_int),
                 ("fs", ctypes.c_void_p)]
+
+
+class ReaderStats(TypedDict):
+    """TFRecordReader.stats(): records and payload bytes read so far, and
+    the corrupt regions (and their bytes) skipped with skip_corrupt."""
+    records: int
+    bytes: int
+    skipped_regions: int
+    skipped_bytes: int
 
 
 class _ReaderStats(_Sized):
@@ -592,4 +602,4 @@ def verify(path, compression="auto"):
         lib.tfrec_reader_free(h)
 
 
-__all__ = ["TFRecordReader", "TFRecordWriter", "count", "verify", "VerifyResult"]
+__all__ = ["TFRecordReader", "TFRecordWriter", "count", "verify", "VerifyResult", "ReaderStats"]

@@ -86,7 +86,7 @@ def test_write_tfrecords_read_back_with_cbt(tfrec, bigtable_emulator, tmp_path):
     with tfrec.bigtable.Writer(PROJECT, INSTANCE, "loaded", create_table=True,
                                batch_rows=7) as w:
         assert w.write_tfrecords(str(tmp_path / "train-*"), row_prefix="train_") == 60
-    stats = w.stats
+    stats = w.stats()
     assert stats["rows_acked"] == 60 and stats["rows_failed"] == 0
     assert stats["requests"] >= 60 // 7  # batch_rows was honoured
     rows = cbt_rows(bigtable_emulator, "loaded")
@@ -208,11 +208,11 @@ def test_closed_bigtable_objects_raise_value_error(tfrec, bigtable_emulator):
     w.put(b"k", b"v")
     stats = w.close()
     assert stats["rows_acked"] == 1
-    for call in (lambda: w.put(b"k2", b"v"), w.flush, w.get_stats, w.failed_rows,
+    for call in (lambda: w.put(b"k2", b"v"), w.flush, w.failed_rows,
                  lambda: w.project):
         with pytest.raises(ValueError, match="closed"):
             call()
-    assert w.close() == stats  # closing twice returns the final stats
+    assert w.close() == stats == w.stats()  # closing twice returns the final stats
     r = tfrec.bigtable.Reader(PROJECT, INSTANCE, "closed")
     assert [row.key for row in r] == [b"k"]
     with pytest.raises(StopIteration):  # a scan that ended stays ended

@@ -34,7 +34,7 @@ ALL = [b"k%03d" % i for i in range(ROWS)]
 def test_parallel_scans_in_key_order(tfrec, emulator):
     r = tfrec.bigtable.Reader(PROJECT, INSTANCE, "t", prefix=b"k", parallel_scans=4)
     assert keys(r) == ALL
-    st = r.stats
+    st = r.stats()
     # the emulator samples ~1% of the keys at random: a range may be empty
     # (and then needs no stream), but there are always 4 of them
     assert st["ranges"] == 4 and st["rows"] == ROWS and st["streams"] >= 1
@@ -87,6 +87,6 @@ def test_dataset_epochs_and_bytes(tfrec, emulator):
     first = list(ds)
     assert len(first) == ROWS and list(ds) == first  # a new pass each time
     assert tfrec.Example.parse(first[7]).to_dict()["i"] == [7]
-    assert ds.stats["rows"] == ROWS
+    assert ds.stats()["rows"] == ROWS
     with pytest.raises(ValueError, match="latest cell"):
         tfrec.bigtable.Dataset(PROJECT, INSTANCE, "t", all_versions=True)

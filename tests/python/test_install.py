@@ -155,3 +155,17 @@ def test_a_library_that_does_not_load_gets_an_exact_fix(installed, tmp_path):
     assert out.returncode != 0
     assert "%s exists but does not load" % (broken / "libtfrec.so.1") in out.stderr, out.stderr
     assert "ldd %s" % (broken / "libtfrec.so.1") in out.stderr
+
+
+def test_type_hints_are_installed(installed):
+    """pip and make install ship the stubs and py.typed (PEP 561)."""
+    site, prefix, _ = installed
+    src = os.path.join(PYTHON_DIR, "tfrec")
+    stubs = sorted(f for f in os.listdir(src) if f.endswith(".pyi") or f == "py.typed")
+    assert "py.typed" in stubs and "record.pyi" in stubs
+    assert sorted(f for f in os.listdir(site / "tfrec")
+                  if f.endswith(".pyi") or f == "py.typed") == stubs
+    made = [os.path.join(d, "tfrec") for d, dirs, _ in os.walk(prefix)
+            if "tfrec" in dirs and os.path.exists(os.path.join(d, "tfrec", "_lib.py"))]
+    assert len(made) == 1
+    assert sorted(f for f in os.listdir(made[0]) if f.endswith(".pyi") or f == "py.typed") == stubs
