@@ -466,7 +466,7 @@ first_failed=$(sed -n 's/.*not written: row k_\([0-9]*\) (record \([0-9]*\)).*/\
 # "X of Y rows not written": the .failed file lists exactly X rows, and X
 # plus the rows acknowledged is every row handed to the writer (Y)
 nfailed=$(wc -l <"$PROG.failed" 2>/dev/null || echo 0)
-acked=$(sed -n 's/^tfrec2bt: \([0-9]*\) rows .*/\1/p' "$T/kill.err")
+acked=$(sed -n 's/^[0-9T:Z-]* \{0,1\}tfrec2bt: \([0-9]*\) rows .*/\1/p' "$T/kill.err")
 X=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) rows not written.*/\1/p' "$T/kill.err")
 Y=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) rows not written.*/\2/p' "$T/kill.err")
 if [ $st -eq 3 ] && [ -n "$N" ] && [ "$N" -gt 0 ] && [ "$N" -lt 2000 ] &&
@@ -498,7 +498,7 @@ st=$?
 if [ $st -eq 2 ] && grep -q "was written for row_prefix k_, not row_prefix other_" "$T/err"; then
     pass resume_refuses_foreign_progress_file
 else fail resume_refuses_foreign_progress_file "exit $st: $(head -c 300 "$T/err")"; fi
-wrote=$(sed -n 's/^tfrec2bt: \([0-9]*\) rows .*/\1/p' "$T/resume.err")
+wrote=$(sed -n 's/^[0-9T:Z-]* \{0,1\}tfrec2bt: \([0-9]*\) rows .*/\1/p' "$T/resume.err")
 if [ "$wrote" = $((2000 - N)) ] && grep -q "next_index 2000" "$PROG"; then
     pass resume_skips_acknowledged_rows
 else fail resume_skips_acknowledged_rows "resume wrote '$wrote' rows, expected $((2000 - N))"; fi

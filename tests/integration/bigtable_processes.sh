@@ -49,7 +49,7 @@ if [ $st -eq 0 ] && [ $ok = 1 ] &&
    $CHECK verify "$T/three.dump" "$T/d/manifest.txt" train_ 0 0 $N >"$T/v" &&
    cmp -s "$T/one.keys" "$T/three.keys" &&
    [ "$(grep -c "rows (.* MB) written to three by 3 processes" "$T/w3/err")" = 1 ] &&
-   grep -q "^tfrec2bt: $N rows" "$T/w3/err" && ! grep -q "task .* of 3" "$T/w3/err" &&
+   grep -q "^[0-9T:Z-]* \{0,1\}tfrec2bt: $N rows" "$T/w3/err" && ! grep -q "task .* of 3" "$T/w3/err" &&
    [ ! -e "$T/w3/tfrec2bt-i-three-train_.progress" ]; then
     pass three_processes_every_row_once_same_keys_one_summary_task_progress_files
 else fail three_processes_every_row_once_same_keys_one_summary_task_progress_files "exit $st ok=$ok: $(cat "$T/w3/err" "$T/v" | head -c 800; ls "$T/w3")"; fi

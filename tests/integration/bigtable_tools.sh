@@ -160,9 +160,9 @@ wait_for_index "$PROG3" 300
 kill -STOP "$EMU"
 wait_exit $LOADER 60
 kill -CONT "$EMU"
-acked=$(sed -n 's/^tfrec2bt: \([0-9]*\) rows (.*written to.*/\1/p' "$T/down.err")
-X=$(sed -n 's/^tfrec2bt: \([0-9]*\) of \([0-9]*\) rows not written:.*/\1/p' "$T/down.err")
-Y=$(sed -n 's/^tfrec2bt: \([0-9]*\) of \([0-9]*\) rows not written:.*/\2/p' "$T/down.err")
+acked=$(sed -n 's/^[0-9T:Z-]* \{0,1\}tfrec2bt: \([0-9]*\) rows (.*written to.*/\1/p' "$T/down.err")
+X=$(sed -n 's/^[0-9T:Z-]* \{0,1\}tfrec2bt: \([0-9]*\) of \([0-9]*\) rows not written:.*/\1/p' "$T/down.err")
+Y=$(sed -n 's/^[0-9T:Z-]* \{0,1\}tfrec2bt: \([0-9]*\) of \([0-9]*\) rows not written:.*/\2/p' "$T/down.err")
 listed=$(wc -l <"$PROG3.failed" 2>/dev/null || echo 0)
 bt read t1 prefix=down_ >"$T/down.dump"
 $CHECK keys "$T/down.dump" | sort >"$T/present"
@@ -220,7 +220,7 @@ creds() {
         --source_glob="$T/small/data-00000-*" --quiet --progress_file="$T/creds.progress" \
         >"$T/out" 2>"$T/err"
     st=$?
-    if [ $st -ne 0 ] && [ $st -ne 124 ] && head -1 "$T/err" | grep -q "^tfrec2bt: $want" &&
+    if [ $st -ne 0 ] && [ $st -ne 124 ] && head -1 "$T/err" | grep -q "^[0-9T:Z-]* \{0,1\}tfrec2bt: $want" &&
        [ "$(grpc_log_lines "$T/err")" = 0 ]; then
         pass "$name"
     else fail "$name" "exit $st: $(head -c 500 "$T/err")"; fi
@@ -266,7 +266,7 @@ st=$?
 "$BUILD/bin/tfrec" cat --framed "$T/back.gz" >"$T/back.tfrecord" 2>/dev/null
 if [ $st -eq 0 ] && [ "$(head -c 2 "$T/back.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] &&
    $CHECK verify-tfrecord "$T/back.tfrecord" "$T/small/manifest.txt" 0 2000 >"$T/v" &&
-   grep -qE "^bt2tfrec: 2000 rows \([0-9.]+ MB\) read from t1 into $T/back.gz in [0-9.]+ s: [0-9]+ rows/s, [0-9.]+ MB/s$" "$T/err"; then
+   grep -qE "^([0-9T:Z-]+ )?bt2tfrec: 2000 rows \([0-9.]+ MB\) read from t1 into $T/back.gz in [0-9.]+ s: [0-9]+ rows/s, [0-9.]+ MB/s$" "$T/err"; then
     pass bt2tfrec_gzip_output_and_summary_units
 else fail bt2tfrec_gzip_output_and_summary_units "exit $st: $(cat "$T/err" "$T/v" | head -c 400)"; fi
 b2t --output="$T/back.z" --compression=ZLIB --quiet >"$T/out" 2>"$T/err"

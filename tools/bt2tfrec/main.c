@@ -306,25 +306,23 @@ int main(int argc, char **argv)
             st = EXIT_USAGE;
         } else if (!f.write_plan && f.num_shards > 1 && !f.split_plan && !f.split_keys_path &&
                    !f.split_keys) {
-            fprintf(stderr,
-                    "bt2tfrec: task %d of %d: a split export needs the same split plan in "
+            cli_log("task %d of %d: a split export needs the same split plan in "
                     "every task, or tasks that each ask SampleRowKeys may lose or repeat rows.\n"
                     "Make one plan:  bt2tfrec --write_split_plan=PLAN --num_shards=%d "
                     "--bigtable_instance=%s --bigtable_table=%s --row_prefix='%s'\n"
                     "then give every task --split_plan=PLAN (or --split_keys_file=FILE for a "
-                    "table loaded by tfrec2bt; --split_keys=sample accepts the risk).\n",
+                    "table loaded by tfrec2bt; --split_keys=sample accepts the risk).",
                     f.shard_index, f.num_shards, f.num_shards, f.instance, f.table, f.prefix);
             st = EXIT_USAGE;
         } else if (f.write_plan) {
             st = write_plan(&f);
         } else {
             if (f.split_keys && f.num_shards > 1)
-                fprintf(stderr,
-                        "bt2tfrec: warning: --split_keys=sample: task %d of %d cuts the "
-                        "rows at its own SampleRowKeys answer; tasks that get different "
-                        "answers lose or repeat rows without an error (use "
-                        "--split_plan)\n",
-                        f.shard_index, f.num_shards);
+                cli_warn("--split_keys=sample: task %d of %d cuts the "
+                         "rows at its own SampleRowKeys answer; tasks that get different "
+                         "answers lose or repeat rows without an error (use "
+                         "--split_plan)",
+                         f.shard_index, f.num_shards);
             cli_catch_interrupts();
             cli_on_interrupt(stop_reader);
             st = run(&f);
@@ -341,7 +339,7 @@ static int check_output(const char *path)
     struct stat sb;
     if (strcmp(path, "-") != 0 && !cli_is_remote(path) && stat(path, &sb) == 0 &&
         S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "bt2tfrec: --output=%s is a directory; name the file to write\n", path);
+        cli_log("--output=%s is a directory; name the file to write", path);
         return EXIT_IO;
     }
     return EXIT_OK;
@@ -358,7 +356,7 @@ static int read_split_keys(const char *path, split_keys *sk)
 {
     FILE *fp = cli_fopen_read(path); /* any name of the file system layer */
     if (!fp) {
-        fprintf(stderr, "bt2tfrec: --split_keys_file=%s: %s\n", path, strerror(errno));
+        cli_log("--split_keys_file=%s: %s", path, strerror(errno));
         return EXIT_IO;
     }
     char *line = NULL;
@@ -389,7 +387,7 @@ static int read_split_keys(const char *path, split_keys *sk)
         sk->lens[sk->n++] = (size_t)n;
     }
     if (ferror(fp) || status) {
-        fprintf(stderr, "bt2tfrec: could not read --split_keys_file=%s\n", path);
+        cli_log("could not read --split_keys_file=%s", path);
         status = EXIT_IO;
     }
     free(line);
@@ -430,7 +428,7 @@ static int source_open(const bt2_flags *f, source *s)
     if (f->split_plan) {
         int rc = tfrec_bt_plan_read(&s->plan, NULL, f->split_plan);
         if (rc) {
-            fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
+            cli_log("--split_plan: %s", tfrec_last_errmsg());
             return rc == TFREC_E_PARSE ? EXIT_USAGE : cli_exit_for(rc);
         }
     }
@@ -440,7 +438,7 @@ static int source_open(const bt2_flags *f, source *s)
     cli_bt_conn_apply(&f->conn, &co);
     int rc = tfrec_bt_client_open(&s->client, &co);
     if (rc) {
-        fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
+        cli_log("%s%s", tfrec_last_errmsg(),
                 rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
         return cli_exit_for(rc);
     }
@@ -473,12 +471,11 @@ static int write_plan(const bt2_flags *f)
         if (!rc)
             rc = tfrec_bt_plan_write(p, NULL, f->write_plan);
         if (rc) {
-            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+            cli_log("%s", tfrec_last_errmsg());
             status = cli_exit_for(rc);
         } else if (!f->quiet) {
-            fprintf(stderr,
-                    "bt2tfrec: split plan %08x for %zu shards of %s written to %s; give "
-                    "every task --split_plan=%s\n",
+            cli_log("split plan %08x for %zu shards of %s written to %s; give "
+                    "every task --split_plan=%s",
                     (unsigned)tfrec_bt_plan_id(p), tfrec_bt_plan_num_shards(p),
                     tfrec_bt_plan_table(p), f->write_plan, f->write_plan);
         }
@@ -508,25 +505,25 @@ static int merge_parts(const bt2_flags *f)
     int rc = cli_files_expand(&parts, &arg, 1, &unmatched);
     int status = EXIT_OK;
     if (rc) {
-        fprintf(stderr, "bt2tfrec: --merge_parts=%s: no part file matches %s\n", pat, arg);
+        cli_log("--merge_parts=%s: no part file matches %s", pat, arg);
         free(arg);
         return EXIT_DATA;
     }
     tfrec_bt_plan *plan = NULL;
     if (f->split_plan && (rc = tfrec_bt_plan_read(&plan, NULL, f->split_plan))) {
-        fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
+        cli_log("--split_plan: %s", tfrec_last_errmsg());
         status = EXIT_USAGE;
     }
     tfrec_bt_export_check_result res = TFREC_BT_EXPORT_CHECK_RESULT_INIT;
     if (!status) {
         rc = tfrec_bt_export_check(NULL, (const char *const *)parts.paths, parts.n, plan, &res);
         if (rc == TFREC_E_STATE) {
-            fprintf(stderr, "bt2tfrec: the export is not complete: %llu problem%s\n%s",
+            cli_log("the export is not complete: %llu problem%s%s%s",
                     (unsigned long long)res.problems, res.problems == 1 ? "" : "s",
-                    res.report ? res.report : "");
+                    res.report ? "\n" : "", res.report ? res.report : "");
             status = EXIT_DATA;
         } else if (rc) {
-            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+            cli_log("%s", tfrec_last_errmsg());
             status = rc == TFREC_E_PARSE ? EXIT_DATA : cli_exit_for(rc);
         } else {
             printf("%llu tasks, %llu rows, %llu bytes, %llu outputs: every row once, every "
@@ -590,38 +587,36 @@ static int run(const bt2_flags *f)
     int rc = tfrec_bt_export(s.client, f->table, f->output, &s.ro, &eo, &st);
     cli_progress_finish(&pc.prog);
     if (rc && cli_interrupted) {
-        fprintf(stderr, "bt2tfrec: interrupted after %llu rows\n", (unsigned long long)st.rows);
-        fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", name);
+        cli_log("interrupted after %llu rows", (unsigned long long)st.rows);
+        cli_log("removed the partial output; %s was not written", name);
         status = EXIT_INTERRUPTED;
     } else if (rc) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+        cli_log("%s", tfrec_last_errmsg());
         status = rc == TFREC_E_NOT_FOUND && strstr(tfrec_last_errmsg(), " cell") ? EXIT_DATA
                                                                                  : cli_exit_for(rc);
     }
     if (!status && st.rows == 0)
-        fprintf(stderr, "bt2tfrec: warning: no row of table %s %s%s%s; %s holds no records\n",
-                f->table, *f->prefix ? "has a key starting with '" : "was found",
-                *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", name);
+        cli_warn("no row of table %s %s%s%s; %s holds no records", f->table,
+                 *f->prefix ? "has a key starting with '" : "was found",
+                 *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", name);
     if (!status && st.rows_skipped)
-        fprintf(stderr, "bt2tfrec: skipped %llu rows without a %s:%s cell\n",
-                (unsigned long long)st.rows_skipped, f->family, f->column);
+        cli_log("skipped %llu rows without a %s:%s cell", (unsigned long long)st.rows_skipped,
+                f->family, f->column);
     if (!status && !f->quiet) {
         double secs = cli_now() - t0;
         char where[64];
         snprintf(where, sizeof where, "%llu files", (unsigned long long)st.outputs);
         /* the same figures and units as tfrec2bt's summary */
-        fprintf(stderr,
-                "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
-                "%.1f MB/s\n",
+        cli_log("%llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
+                "%.1f MB/s",
                 (unsigned long long)st.rows, (double)st.bytes / 1e6, f->table,
                 st.outputs > 1 ? where : name, secs, secs > 0 ? (double)st.rows / secs : 0,
                 secs > 0 ? (double)st.bytes / 1e6 / secs : 0);
         if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
             /* Not "streams": a range with no rows needs no call, a resumed or
              * paused one another (--help says the same). */
-            fprintf(stderr,
-                    "bt2tfrec: %llu ranges (task %d of %d) read concurrently, %llu ReadRows "
-                    "calls, %llu resumed\n",
+            cli_log("%llu ranges (task %d of %d) read concurrently, %llu ReadRows "
+                    "calls, %llu resumed",
                     (unsigned long long)st.ranges, f->shard_index, f->num_shards,
                     (unsigned long long)st.streams, (unsigned long long)st.resumed);
     }

@@ -243,10 +243,9 @@ static void list_rejected(const tfrec_imagenet_result *r, uint64_t rejected)
     const char *path, *reason;
     size_t i = 0;
     for (; i < 20 && tfrec_imagenet_result_rejected(r, i, &path, &reason) == TFREC_OK; i++)
-        fprintf(stderr, "  rejected %s: %s\n", path, reason);
+        cli_log("  rejected %s: %s", path, reason);
     if (rejected > i)
-        fprintf(stderr, "  ... and %" PRIu64 " more rejected images (see the manifest)\n",
-                rejected - i);
+        cli_log("  ... and %" PRIu64 " more rejected images (see the manifest)", rejected - i);
 }
 
 static void summary_ok(const cli *c, const tfrec_imagenet_counts *n)

@@ -10,6 +10,7 @@
 #include "../common/files.h"
 #include "../common/flag_types.h"
 #include "../common/flags.h"
+#include "../common/log.h"
 #include "../common/signals.h"
 #include "tfrec/tfrec.h"
 

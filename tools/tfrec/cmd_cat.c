@@ -29,7 +29,7 @@ static int emit_one(void *ctx, const cli_record *rec)
     case OUT_FRAMED: {
         int rc = tfrec_writer_write(s->w, rec->data, rec->len);
         if (rc) {
-            fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s->w));
+            cli_log("%s", tfrec_writer_errmsg(s->w));
             return EXIT_IO;
         }
         break;
@@ -56,7 +56,7 @@ static int run(void *ctx, const cli_files *files)
         wo.compression = TFREC_COMPRESSION_NONE;
         int rc = tfrec_writer_open(&s->w, "-", &wo);
         if (rc) {
-            fprintf(stderr, "tfrec: %s\n", tfrec_last_errmsg());
+            cli_log("%s", tfrec_last_errmsg());
             return EXIT_IO;
         }
     }
@@ -72,7 +72,7 @@ static int run(void *ctx, const cli_files *files)
         /* Standard output cannot be taken back, so close (not abort) even
          * after an input error: what was written stays well-formed. */
         if (tfrec_writer_close(s->w)) {
-            fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s->w));
+            cli_log("%s", tfrec_writer_errmsg(s->w));
             status = cli_worst(status, EXIT_IO);
         }
         tfrec_writer_free(s->w);

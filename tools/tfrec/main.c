@@ -76,14 +76,14 @@ int main(int argc, char **argv)
         if (cli_edit_distance(cmd, commands[i].name) <= 2)
             near = commands[i].name;
     if (cmd[0] == '-')
-        fprintf(stderr,
-                "tfrec: %s before the command: flags go after it "
-                "(tfrec COMMAND [FLAGS] FILE...)\n",
+        cli_log("%s before the command: flags go after it (tfrec COMMAND [FLAGS] FILE...)\n"
+                "Try 'tfrec --help' for more information.",
                 cmd);
     else if (near)
-        fprintf(stderr, "tfrec: unknown command '%s' (did you mean '%s'?)\n", cmd, near);
+        cli_log("unknown command '%s' (did you mean '%s'?)\n"
+                "Try 'tfrec --help' for more information.",
+                cmd, near);
     else
-        fprintf(stderr, "tfrec: unknown command '%s'\n", cmd);
-    fprintf(stderr, "Try 'tfrec --help' for more information.\n");
+        cli_log("unknown command '%s'\nTry 'tfrec --help' for more information.", cmd);
     return EXIT_USAGE;
 }

@@ -59,8 +59,7 @@ static void exec_child(char **argv, int report_fd, pid_t parent)
     if (fd < 0 || setenv(T2B_REPORT_FD_ENV, num, 1) != 0)
         _exit(EXIT_IO);
     execv("/proc/self/exe", argv);
-    fprintf(stderr, "tfrec2bt: cannot run a --processes child (/proc/self/exe): %s\n",
-            strerror(errno));
+    cli_log("cannot run a --processes child (/proc/self/exe): %s", strerror(errno));
     _exit(EXIT_IO);
 }
 
@@ -86,7 +85,7 @@ static int start_child(child *c, int argc, char **argv, int i, int n, const char
     args[k] = NULL;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        fprintf(stderr, "tfrec2bt: --processes: pipe: %s\n", strerror(errno));
+        cli_log("--processes: pipe: %s", strerror(errno));
         return -1;
     }
     pid_t parent = getpid();
@@ -96,7 +95,7 @@ static int start_child(child *c, int argc, char **argv, int i, int n, const char
         exec_child(args, fds[1], parent);
     close(fds[1]);
     if (c->pid < 0) {
-        fprintf(stderr, "tfrec2bt: --processes: fork: %s\n", strerror(errno));
+        cli_log("--processes: fork: %s", strerror(errno));
         close(fds[0]);
         return -1;
     }
@@ -169,7 +168,7 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
     int n = f->processes;
     child *kids = calloc((size_t)n, sizeof *kids);
     if (!kids) {
-        fprintf(stderr, "tfrec2bt: out of memory\n");
+        cli_log("out of memory");
         return EXIT_IO;
     }
     cli_progress prog;
@@ -229,26 +228,24 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
         failed_calls += c->failed_calls;
         splits += c->splits;
         if (c->signal)
-            fprintf(stderr, "tfrec2bt: task %d of %d (process %d) was killed by signal %d\n", i, n,
-                    (int)c->pid, c->signal);
+            cli_log("task %d of %d (process %d) was killed by signal %d", i, n, (int)c->pid,
+                    c->signal);
         else if (c->status != EXIT_OK && !(interrupted && c->status == EXIT_INTERRUPTED))
-            fprintf(stderr,
-                    "tfrec2bt: task %d of %d (process %d) failed with exit status %d; its "
-                    "messages are above\n",
+            cli_log("task %d of %d (process %d) failed with exit status %d; its "
+                    "messages are above",
                     i, n, (int)c->pid, c->status);
         status = cli_worst(status, c->status);
     }
     double secs = cli_progress_elapsed(&prog);
     if (!f->quiet || status != EXIT_OK || interrupted)
-        fprintf(stderr,
-                "tfrec2bt: %" PRIu64 " rows (%.1f MB) written to %s by %d processes in %.2f s: "
+        cli_log("%" PRIu64 " rows (%.1f MB) written to %s by %d processes in %.2f s: "
                 "%.0f rows/s, %.1f MB/s; %" PRIu64 " requests, %" PRIu64
-                " retried entries, %" PRIu64 " failed calls, %" PRIu64 " splits\n",
+                " retried entries, %" PRIu64 " failed calls, %" PRIu64 " splits",
                 rows, (double)bytes / 1e6, f->table, n, secs, secs > 0 ? (double)rows / secs : 0,
                 secs > 0 ? (double)bytes / 1e6 / secs : 0, requests, retried, failed_calls, splits);
     if (status != EXIT_OK || interrupted) {
         if (interrupted)
-            fprintf(stderr, "tfrec2bt: interrupted; every task saved its resume point\n");
+            cli_log("interrupted; every task saved its resume point");
         t2b_print_resume_command(argc, argv, progress_base, NULL, 0);
     }
     free(kids);

@@ -8,6 +8,7 @@
 
 #include "../common/bt_conn.h"
 #include "../common/flags.h"
+#include "../common/log.h"
 #include "../common/task.h"
 
 typedef struct t2b_flags {
