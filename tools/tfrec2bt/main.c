@@ -34,6 +34,8 @@ typedef struct run {
     uint64_t last_saved; /* next_index last written to the progress file */
     int64_t timestamp;   /* of the cells: kept across resumes */
     int child_report;    /* a --processes child: fd of the report to the parent, else 0 */
+    int progress_made;   /* this run wrote the progress file (none was there before) */
+    int total_known;     /* the progress line's total is set (or told to the parent) */
 } run;
 
 /* The writer a signal stops: set once it is open, read by the handler. */
@@ -44,11 +46,27 @@ static void stop_writer(void)
     tfrec_bt_writer_stop(stoppable);
 }
 
+/* The rows of a split load's share still to write, once the load has
+ * counted the records (no --num_records): the progress line's total. */
+static void learn_share_total(run *r, const tfrec_bt_load_stats *st)
+{
+    if (r->total_known || st->total_source == TFREC_BT_TOTAL_NONE)
+        return;
+    r->total_known = 1;
+    uint64_t begin = st->share_begin;
+    if (r->f.start_index > begin)
+        begin = r->f.start_index < st->share_end ? r->f.start_index : st->share_end;
+    r->prog.total = st->share_end - begin;
+    if (r->child_report)
+        dprintf(r->child_report, "total %llu\n", (unsigned long long)r->prog.total);
+}
+
 /* Progress display, resume point and interruption, a few times a second. */
 static int on_progress(void *ctx, const tfrec_bt_load_progress *p)
 {
     run *r = ctx;
     const tfrec_bt_load_stats *st = p->stats;
+    learn_share_total(r, st);
     if (r->writer) {
         cli_progress_update(&r->prog, st->rows_acked, st->bytes_acked);
         if (r->child_report)
@@ -116,7 +134,7 @@ static int open_bigtable(run *r)
     wo.max_inflight = r->f.max_inflight;
     wo.connections = r->f.connections;
     wo.batch_bytes = (size_t)r->f.batch_bytes;
-    wo.batch_rows = (size_t)r->f.batch_rows;
+    wo.batch_rows = t2b_batch_rows(&r->f);
     wo.retry_timeout_ms = r->f.retry_timeout_s > 0 ? (int64_t)(r->f.retry_timeout_s * 1000) : -1;
     wo.stop_timeout_ms = r->f.stop_timeout_s > 0 ? (int64_t)(r->f.stop_timeout_s * 1000) : -1;
     /* --timestamp_micros, else a resumed run's first timestamp, else now */
@@ -245,6 +263,27 @@ static void warn_num_records(const run *r, const tfrec_bt_load_stats *st)
                  (unsigned long long)r->f.num_records);
 }
 
+/* A complete load needs no resume point: a load of its own removes its
+ * progress file. A task of a split load run by hand (or by a job) keeps
+ * it, so that the task re-run with --resume has nothing left to do, and
+ * says where it is; a --processes child's file is removed by its parent
+ * once every task is done. */
+static void done_with_progress_file(const run *r)
+{
+    if (r->child_report)
+        return;
+    if (r->f.task.count > 1) {
+        if (!r->f.quiet)
+            cli_log("task %lld of %lld complete; its progress file %s stays (a re-run with "
+                    "--resume has nothing left to do; remove it once the whole load is done)",
+                    (long long)r->f.task.index, (long long)r->f.task.count, r->progress_path);
+        return;
+    }
+    if (unlink(r->progress_path) != 0 && errno != ENOENT)
+        cli_warn("the load is complete but its progress file %s could not be removed: %s",
+                 r->progress_path, strerror(errno));
+}
+
 /* After the load: summary, failures, how to continue; the exit status. */
 static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *st)
 {
@@ -270,8 +309,11 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
                 (unsigned long long)st->rows_acked, (unsigned long long)st->bytes_acked,
                 (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
                 (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits);
+    /* An interrupted --processes child says nothing more: its parent prints
+     * the one summary and the one command for every task. */
+    int silent = r->child_report && interrupted;
     double secs = st->seconds;
-    if (!f->quiet || wrc || lrc || interrupted)
+    if (!silent && (!f->quiet || wrc || lrc || interrupted))
         cli_log("%llu rows (%.1f MB) written to %s in %.2f s: %.0f rows/s, %.1f MB/s; "
                 "%llu requests, %llu retried entries, %llu failed calls, %llu splits%s",
                 (unsigned long long)st->rows_acked, (double)st->bytes_acked / 1e6, f->table, secs,
@@ -280,7 +322,7 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
                 (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
                 (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits,
                 st->records_skipped > st->share_begin ? " (earlier records skipped)" : "");
-    if (wrc || lrc || interrupted) {
+    if (!silent && (wrc || lrc || interrupted)) {
         cli_log("%severy record below %llu is acknowledged (%s %s)",
                 interrupted ? "interrupted; " : "", (unsigned long long)st->next_index,
                 saved ? "saved in" : "could not save it in", r->progress_path);
@@ -297,7 +339,11 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
     if (interrupted)
         return EXIT_INTERRUPTED;
     int status = cli_worst(cli_exit_for(lrc), cli_exit_for(wrc));
-    return saved ? status : cli_worst(status, EXIT_IO);
+    if (!saved)
+        return cli_worst(status, EXIT_IO);
+    if (status == EXIT_OK)
+        done_with_progress_file(r);
+    return status;
 }
 
 static int load(run *r, const cli_files *files)
@@ -332,6 +378,7 @@ static int load(run *r, const cli_files *files)
     }
     r->last_saved = f->start_index;
     if (!f->dry_run) {
+        r->progress_made = access(r->progress_path, F_OK) != 0;
         /* A resume point that cannot be saved would make a failure or an
          * interruption unrecoverable: find out before loading anything. */
         if (t2b_progress_write(r->progress_path, f->start_index, r->timestamp, f) != 0) {
@@ -341,8 +388,12 @@ static int load(run *r, const cli_files *files)
             return EXIT_IO;
         }
         int st = open_bigtable(r);
-        if (st != EXIT_OK)
+        if (st != EXIT_OK) {
+            /* nothing was loaded: a resume point of this run's own is no use */
+            if (r->progress_made)
+                unlink(r->progress_path);
             return st;
+        }
         t2b_progress_write(r->progress_path, f->start_index, r->timestamp, f);
     }
     tfrec_bt_load_options lo = TFREC_BT_LOAD_OPTIONS_INIT;
@@ -371,7 +422,12 @@ static int load(run *r, const cli_files *files)
                     "--num_records)",
                     (long long)f->task.index, (long long)f->task.count, files->n);
     }
+    if (!total && f->task.count <= 1)
+        total = t2b_total_from_indexes(f, files);
     cli_progress_start(&r->prog, "rows", total, f->quiet || f->dry_run);
+    r->total_known = total != 0;
+    if (total && r->child_report)
+        dprintf(r->child_report, "total %llu\n", (unsigned long long)total);
     tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
     int lrc = tfrec_bt_load(r->writer, (const char *const *)files->paths, files->n, &lo, &st);
     char lmsg[1024];

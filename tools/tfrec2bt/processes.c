@@ -29,6 +29,8 @@ typedef struct child {
     int status; /* exit status once reaped, -1 before */
     int signal; /* the signal that ended it, 0 if it exited */
     int done;   /* its final "done" line arrived */
+    int total_known;
+    uint64_t total; /* rows of its share to write, once it knows */
     uint64_t rows, bytes, requests, retried, failed_calls, splits;
     char line[256];
     size_t len;
@@ -107,7 +109,10 @@ static int start_child(child *c, int argc, char **argv, int i, int n, const char
 static void parse_line(child *c, const char *line)
 {
     unsigned long long v[6];
-    if (sscanf(line, "progress %llu %llu", &v[0], &v[1]) == 2) {
+    if (sscanf(line, "total %llu", &v[0]) == 1) {
+        c->total = v[0];
+        c->total_known = 1;
+    } else if (sscanf(line, "progress %llu %llu", &v[0], &v[1]) == 2) {
         c->rows = v[0];
         c->bytes = v[1];
     } else if (sscanf(line, "done %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
@@ -142,6 +147,30 @@ static void read_reports(child *c)
         } else if (c->len + 1 < sizeof c->line) {
             c->line[c->len++] = buf[i];
         }
+    }
+}
+
+/* The rows of the whole load once every task has said its share's. */
+static uint64_t known_total(const child *kids, int started, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (i >= started || !kids[i].total_known)
+            return 0;
+        sum += kids[i].total;
+    }
+    return sum;
+}
+
+/* Every task finished: the load is complete, no resume point is needed. */
+static void remove_progress_files(const char *base, int n)
+{
+    char path[4100];
+    for (int i = 0; i < n; i++) {
+        t2b_task_progress_path(path, sizeof path, base, i, n);
+        if (unlink(path) != 0 && errno != ENOENT)
+            cli_warn("the load is complete but its progress file %s could not be removed: %s", path,
+                     strerror(errno));
     }
 }
 
@@ -212,6 +241,8 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
             rows += kids[i].rows;
             bytes += kids[i].bytes;
         }
+        if (!prog.total)
+            prog.total = known_total(kids, started, n);
         cli_progress_update(&prog, rows, bytes);
     }
     for (int i = 0; i < started; i++)
@@ -244,10 +275,13 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
                 rows, (double)bytes / 1e6, f->table, n, secs, secs > 0 ? (double)rows / secs : 0,
                 secs > 0 ? (double)bytes / 1e6 / secs : 0, requests, retried, failed_calls, splits);
     if (status != EXIT_OK || interrupted) {
-        if (interrupted)
-            cli_log("interrupted; every task saved its resume point");
+        char first[4100];
+        t2b_task_progress_path(first, sizeof first, progress_base, 0, n);
+        cli_log("%severy task saved its resume point (%s and the other tasks' files beside it)",
+                interrupted ? "interrupted; " : "", first);
         t2b_print_resume_command(argc, argv, progress_base, NULL, 0);
-    }
+    } else if (started == n)
+        remove_progress_files(progress_base, n);
     free(kids);
     if (interrupted)
         return EXIT_INTERRUPTED;
