@@ -95,14 +95,6 @@ void cli_log(const char *fmt, ...)
     va_end(ap);
 }
 
-void cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    cli_vlog_as(cli_log_name, fmt, ap);
-    va_end(ap);
-}
-
 void cli_warn(const char *fmt, ...)
 {
     char name[160];

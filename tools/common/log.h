@@ -25,9 +25,6 @@ extern const char *cli_log_name;
 void cli_log(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* "TOOL: warning: message": something the user should know, the run goes on. */
 void cli_warn(const char *fmt, ...) CLI_PRINTF(1, 2);
-/* "TOOL: message" for the error that ends the run (same form as cli_log;
- * named for the reader of the calling code). */
-void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* The same line under another name ("tfrec count" for a subcommand's usage
  * error). */
 void cli_log_as(const char *name, const char *fmt, ...) CLI_PRINTF(2, 3);
