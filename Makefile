@@ -14,8 +14,14 @@
 #                   a time; fails on a finding
 #   make bench      benchmarks (print ratios against peers)
 #   make demo       the end-to-end pipeline on generated sample data
-#   make install    PREFIX=/usr/local DESTDIR= (every part built, with its .pc)
+#   make install    PREFIX=/usr/local DESTDIR= (every part built, with its .pc;
+#                   the tools with their man pages and bash completions)
+#   make uninstall  PREFIX=... DESTDIR=...: remove what `make install` put there
+#   make python-wheel
+#                   a wheel of the Python package with the shared libraries
+#                   inside (build/dist/), for pip install into a venv
 #   make deps       install the Debian packages the build and tests need
+#                   (the lists in deps/: build.txt, test.txt, runtime.txt)
 #   make V=1        print every command line (the default prints one short
 #                   line per step: `CC lib/record/reader.o`)
 #   make WERROR=1   warnings are errors (CI; not the default, so that a newer
@@ -35,6 +41,10 @@ SOVERSION := $(firstword $(subst ., ,$(VERSION)))
 BUILD     ?= build
 PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib
+MANDIR    ?= $(PREFIX)/share/man
+# bash-completion loads completions/<command> from the share/ directories of
+# XDG_DATA_DIRS (/usr/local/share and /usr/share by default).
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 # Where Debian's python3 looks: /usr/lib/python3/dist-packages for /usr,
 # <prefix>/lib/python3.X/dist-packages otherwise. Either way three levels
 # below LIBDIR, where python/tfrec/_lib.py looks for libtfrec.so.
@@ -224,11 +234,15 @@ BENCHES    := $(patsubst bench/%.c,%,$(sort $(wildcard bench/*.c)))
 BENCHES    := $(foreach b,$(BENCHES),$(if $(call built,$(call bench_part,$(b))),$(b)))
 BENCH_BINS := $(BENCHES:%=$(BUILD)/bench/%)
 
-.PHONY: all lib tools tests benches fuzzers fuzz test test-all check unit asan-test tsan-test bench demo install deps ensure-deps clean FORCE
-all: lib tools
+.PHONY: all lib tools helpdocs tests benches fuzzers fuzz test test-all check unit asan-test tsan-test bench demo install uninstall python-wheel deps ensure-deps clean FORCE
+all: lib tools helpdocs
 
 lib: $(foreach p,$(PARTS),$(BUILD)/lib$(p).a $(BUILD)/lib$(p).so.$(VERSION) $(BUILD)/$(p).pc) $(BUILD)/parts
 tools: $(TOOL_BINS)
+# Man pages and bash completions, generated from each tool's --helpfull.
+MAN_PAGES   := $(TOOLS:%=$(BUILD)/man/%.1)
+COMPLETIONS := $(TOOLS:%=$(BUILD)/completions/%)
+helpdocs: $(MAN_PAGES) $(COMPLETIONS)
 tests: $(TEST_BINS) $(TEST_TOOL_BINS)
 benches: $(BENCH_BINS)
 fuzzers: $(FUZZ_BINS)
@@ -390,6 +404,18 @@ $(BUILD)/tests/test_cxx_headers: tests/unit/cxx_headers.cpp $(BUILD)/obj/tests/u
 	$(call say,CXX,$@)
 	$(Q)$(CXX) -std=c++11 -Wall -Wextra -pedantic $(OPT) $(SAN_FLAGS) -Iinclude -Itests/unit -o $@ $^ $(call libs_of,tfrec)
 
+# ------------------------------------------------------------------ help
+# A tool's man page and bash completion come from its own --helpfull
+# (scripts/helpdoc.sh), so they cannot drift from the flags it accepts.
+$(BUILD)/man/%.1: $(BUILD)/bin/% scripts/helpdoc.sh
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)scripts/helpdoc.sh man $< $(VERSION) > $@.tmp && mv $@.tmp $@
+$(BUILD)/completions/%: $(BUILD)/bin/% scripts/helpdoc.sh
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)scripts/helpdoc.sh completion $< > $@.tmp && mv $@.tmp $@
+
 # ------------------------------------------------------------------ run
 # `test` and `demo` first make sure the Debian packages are there, then
 # re-enter make so the pkg-config results above are computed afresh.
@@ -486,13 +512,52 @@ ln -sf lib$(1).so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/lib$(1).so
 $(call pc_subst,$(1)) $(1).pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$(1).pc
 
 endef
+# The tools link their parts statically (see "programs" above): they need
+# no libtfrec*.so at run time, so they start from any PREFIX without
+# LD_LIBRARY_PATH or an rpath; a part's .so finds the parts it requires
+# beside itself ($ORIGIN).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/tfrec $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	$(foreach p,$(PARTS),$(call install_part,$(p)))
 	$(if $(TOOL_BINS),install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/)
+	$(if $(TOOL_BINS),install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASH_COMPLETION_DIR))
+	$(if $(TOOL_BINS),install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/)
+	$(if $(TOOL_BINS),install -m 644 $(COMPLETIONS) $(DESTDIR)$(BASH_COMPLETION_DIR)/)
 	@if [ -d python/tfrec ]; then \
 	    install -d $(DESTDIR)$(PYTHON_SITEDIR)/tfrec && \
 	    install -m 644 python/tfrec/*.py $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/; fi
+
+# Everything any configuration installs (all parts, all tools), so that an
+# uninstall run with other WITH_* switches still removes it all; then the
+# directories that are the project's own, when empty.
+ALL_TOOLS := $(filter-out common,$(notdir $(wildcard tools/*)))
+INSTALLED_FILES = \
+    $(addprefix $(PREFIX)/include/tfrec/,$(notdir $(wildcard include/tfrec/*.h))) \
+    $(foreach p,$(ALL_PARTS),$(addprefix $(LIBDIR)/lib$(p),.a .so .so.$(SOVERSION) .so.$(VERSION)) \
+        $(LIBDIR)/pkgconfig/$(p).pc) \
+    $(foreach t,$(ALL_TOOLS),$(PREFIX)/bin/$(t) $(MANDIR)/man1/$(t).1 $(BASH_COMPLETION_DIR)/$(t)) \
+    $(addprefix $(PYTHON_SITEDIR)/tfrec/,$(notdir $(wildcard python/tfrec/*.py)))
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
+	rm -rf $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/__pycache__
+	-rmdir $(DESTDIR)$(PREFIX)/include/tfrec $(DESTDIR)$(PYTHON_SITEDIR)/tfrec 2>/dev/null
+
+# The Python package with the shared libraries of every built part copied
+# inside (tfrec/_lib.py finds them there first), as a wheel in
+# $(BUILD)/dist/: `pip install $(BUILD)/dist/tfrec-*.whl` into a venv needs
+# no make install, TFREC_LIBRARY or LD_LIBRARY_PATH. Built offline with
+# Debian's python3-setuptools and python3-wheel; the wheel is tagged for
+# this Python and platform, since it holds this machine's binaries.
+WHEEL_SRC := $(BUILD)/python-wheel
+python-wheel: lib
+	rm -rf $(WHEEL_SRC) $(BUILD)/dist
+	mkdir -p $(WHEEL_SRC) $(BUILD)/dist
+	cp -r python/setup.py python/tfrec $(WHEEL_SRC)/
+	rm -rf $(WHEEL_SRC)/tfrec/__pycache__ $(WHEEL_SRC)/tfrec/libtfrec*.so*
+	$(foreach p,$(PARTS),cp $(BUILD)/lib$(p).so.$(VERSION) $(WHEEL_SRC)/tfrec/lib$(p).so.$(SOVERSION) &&) true
+	cd $(WHEEL_SRC) && PIP_DISABLE_PIP_VERSION_CHECK=1 /usr/bin/python3 -m pip wheel --no-index \
+	    --no-build-isolation --no-deps -q -w $(abspath $(BUILD)/dist) .
+	@ls $(BUILD)/dist/*.whl
 
 clean:
 	rm -rf build build-asan build-core build-fuzz build-tsan $(BUILD)

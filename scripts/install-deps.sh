@@ -1,13 +1,11 @@
 #!/bin/sh
-# Install the Debian packages libtfrec needs to build, test and benchmark.
+# Install the Debian packages libtfrec needs to build, test and benchmark:
+# the lists deps/build.txt, deps/test.txt and deps/runtime.txt (one package
+# a line, '#' comments; docker/Dockerfile installs build.txt in its build
+# stage and runtime.txt in the image).
 set -e
-PKGS="build-essential binutils pkg-config zlib1g-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
- libgrpc-dev libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libpng-dev libisal-dev
- python3 python3-pytest python3-protobuf python3-crc32c python3-pil python3-jwt python3-torch python3-cryptography
- python3-distributed python3-yaml
- python3-pip python3-setuptools python3-wheel
- golang-go golang-google-cloud-dev clang-format nginx-core
- clang libclang-rt-14-dev"
+DEPS="$(dirname "$0")/../deps"
+PKGS=$(sed 's/#.*//' "$DEPS/build.txt" "$DEPS/test.txt" "$DEPS/runtime.txt" | tr -s ' \n' '\n' | grep . | sort -u)
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 # One dpkg query for all: packages not listed as installed are missing.

@@ -46,14 +46,19 @@ typedef struct tfrec_storage_options {
     /* Base URL of the JSON API, e.g. "http://127.0.0.1:9199". NULL: the
      * STORAGE_EMULATOR_HOST environment variable ("http://" assumed when it
      * has no scheme; no credentials are sent to an emulator), else
+     * CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE (gcloud's form,
+     * "https://HOST/storage/v1/", is accepted), else
      * https://storage.googleapis.com. Credentials go only to https://
-     * endpoints. */
+     * endpoints; plain http:// only to a loopback host (localhost,
+     * 127.0.0.0/8, ::1), the rule Bigtable endpoints follow too. */
     const char *endpoint;
     /* Credentials file (service-account key or authorized_user). NULL:
      * GOOGLE_APPLICATION_CREDENTIALS, then gcloud's application-default
      * credentials, then the GCE metadata server. */
     const char *credentials_file;
-    /* Billing project for requester-pays buckets (NULL: none). */
+    /* Billing (quota) project: sent as userProject on every request
+     * (requester-pays buckets) and as x-goog-user-project. NULL:
+     * TFREC_USER_PROJECT, else none. */
     const char *user_project;
     /* 1: send no credentials (public buckets, emulators). */
     int anonymous;
@@ -68,6 +73,10 @@ typedef struct tfrec_storage_options {
     size_t upload_chunk_bytes;
     /* 1: skip the CRC32C check of whole-object reads and uploads. */
     int no_checksum;
+    /* (since 1.1) PEM file of the CAs to trust for https:// endpoints
+     * (private CAs, TLS-inspecting proxies). NULL: TFREC_CA_BUNDLE, else
+     * libcurl's built-in bundle. */
+    const char *ca_bundle_file;
 } tfrec_storage_options;
 
 #define TFREC_STORAGE_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_storage_options)

@@ -132,7 +132,7 @@ const char *tfrec_bt_auth_hint(tfrec_bt_client *c, int code, const char *details
     else if (code == BT_UNAVAILABLE && details && tfrec_bt_is_tls_failure(details))
         snprintf(buf, cap,
                  " (the TLS handshake failed: the server's certificate is not trusted%s; give "
-                 "the CA that issued it with ca_bundle_file or TFREC_CA_BUNDLE)",
+                 "the CA that issued it with --ca_bundle (ca_bundle_file, TFREC_CA_BUNDLE))",
                  c && c->ca_pem ? " by the CA bundle given" : " by the system's roots");
     return buf;
 }

@@ -46,17 +46,6 @@ static int kcmp(const bt_key *a, const bt_key *b)
     return tfrec_bt_key_cmp(a->p, a->n, b->p, b->n);
 }
 
-static int same_set(const bt_rowset *a, const bt_rowset *b)
-{
-    if (a->n != b->n)
-        return 0;
-    for (size_t i = 0; i < a->n; i++)
-        if (kcmp(&a->ranges[i].start, &b->ranges[i].start) ||
-            kcmp(&a->ranges[i].end, &b->ranges[i].end))
-            return 0;
-    return 1;
-}
-
 /* The plan id most parts ran (the given plan's when there is one). */
 static uint32_t majority_id(const check *k)
 {
@@ -79,7 +68,7 @@ static void check_tasks(check *k)
     for (size_t i = 0; i < k->n; i++) {
         bt_part *p = &k->parts[i];
         if (strcmp(p->table, k->ref->table) != 0 || p->shards != k->shards ||
-            !same_set(&p->set, &k->ref->set)) {
+            !tfrec_bt_rowset_equal(&p->set, &k->ref->set)) {
             problem(k,
                     "task %zu of %zu (%s): made for table %s, %zu shards and another row set "
                     "than the others (%s, %zu shards): it belongs to another export; remove "

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "bigtable/load_share.h"
+#include "fs/fs_internal.h"
 #include "tfrec/bigtable_load.h"
 #include "tfrec/record.h"
 #include "tfrec/task.h"
@@ -105,7 +106,7 @@ static int load_file(load *l, size_t fi, const char *path, uint64_t *idx, uint64
     ro.compression = o->compression;
     ro.max_record_size = o->max_record_size;
     tfrec_reader *rd;
-    int rc = tfrec_bt_load_open_reader(o, &rd, path, &ro);
+    int rc = tfrec_fs_reader_open(o->fs, &rd, path, &ro);
     if (rc)
         return rc; /* the reader's message names the file */
     const char *prefix = o->row_prefix ? o->row_prefix : "";
@@ -179,7 +180,7 @@ static int more_records(const load *l, const char *const *files, size_t from, si
         tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
         ro.compression = l->o.compression;
         tfrec_reader *rd;
-        if (tfrec_bt_load_open_reader(&l->o, &rd, files[i], &ro))
+        if (tfrec_fs_reader_open(l->o.fs, &rd, files[i], &ro))
             return 1; /* unreadable, but there */
         const uint8_t *data;
         size_t len;
@@ -239,6 +240,17 @@ int tfrec_bt_load(tfrec_bt_writer *w, const char *const *files, size_t nfiles,
         rc = tfrec_fail(NULL, TFREC_E_INVALID, "max_rows_per_sec must not be negative");
     if (rc)
         return rc;
+    /* The deprecated open_source becomes a file system, the one shim of
+     * lib/fs/opener.c (still taking precedence over fs): below, every file
+     * and index is read through l.o.fs alone. */
+    tfrec_fs_opener shim;
+    if (l.o.open_source) {
+        memset(&shim, 0, sizeof shim);
+        shim.ctx = l.o.open_ctx;
+        shim.open_io = l.o.open_source;
+        l.o.fs = tfrec_fs_opener_make(&shim);
+        l.o.open_source = NULL;
+    }
     if (l.o.progress_interval == 0)
         l.o.progress_interval = 0.25;
     l.w = w;

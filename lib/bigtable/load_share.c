@@ -7,57 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/index_format.h"
 #include "tfrec/dataset.h"
 #include "tfrec/fs.h"
 #include "util/errors.h"
-
-int tfrec_bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
-                              const tfrec_reader_options *ro)
-{
-    if (!o->open_source)
-        return tfrec_fs_reader_open(o->fs, rd, path, ro);
-    tfrec_io io = TFREC_IO_INIT;
-    int rc = o->open_source(o->open_ctx, &io, path);
-    return rc < 0 ? rc : tfrec_reader_open_io(rd, &io, path, ro);
-}
-
-/* An object behind the deprecated open_source (gs://...): its index is NAME.idx beside it,
- * fresh when its records tile the data's size exactly (no modification
- * times to compare). */
-static int remote_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
-{
-    char *iname = tfrec_idx_name(name);
-    tfrec_io d = TFREC_IO_INIT, i = TFREC_IO_INIT;
-    if (!iname || o->open_source(o->open_ctx, &i, iname) < 0) {
-        free(iname);
-        return TFREC_E_NOT_FOUND; /* none (or unreachable: reading the data will say) */
-    }
-    int64_t size = -1;
-    if (o->open_source(o->open_ctx, &d, name) >= 0) {
-        size = d.size ? d.size(d.ctx) : -1;
-        d.close(d.ctx, 0);
-    }
-    tfrec_index *ix = NULL;
-    int rc = size < 0 ? (i.close(i.ctx, 0), TFREC_E_NOT_FOUND)
-                      : tfrec_index_load_io(&ix, &i, iname, size);
-    free(iname);
-    if (rc != TFREC_OK)
-        return rc;
-    if (tfrec_index_data_size(ix) != (uint64_t)size)
-        rc = TFREC_E_NOT_FOUND; /* stale */
-    else
-        *n = tfrec_index_records(ix);
-    tfrec_index_free(ix);
-    return rc;
-}
 
 int tfrec_bt_load_index_count(const tfrec_bt_load_options *o, const char *name, uint64_t *n)
 {
     if (!strcmp(name, "-") || o->compression > TFREC_COMPRESSION_NONE)
         return TFREC_E_NOT_FOUND;
-    if (o->open_source && strstr(name, "://"))
-        return remote_index_count(o, name, n);
     tfrec_index *ix = NULL;
     int rc = tfrec_fs_index_load_fresh(o->fs, &ix, name);
     if (rc == TFREC_OK) {
@@ -97,7 +54,7 @@ int tfrec_bt_load_file_count(const tfrec_bt_load_options *o, const char *name, s
     ro.compression = o->compression;
     ro.max_record_size = o->max_record_size;
     tfrec_reader *rd;
-    rc = tfrec_bt_load_open_reader(o, &rd, name, &ro);
+    rc = tfrec_fs_reader_open(o->fs, &rd, name, &ro);
     if (rc)
         return rc; /* the reader's message names the file */
     const uint8_t *data;

@@ -1,5 +1,8 @@
 /* Splitting a load into tasks: record counts of the input files (from
- * fresh indexes, or by reading) and the share of one task. */
+ * fresh indexes, or by reading) and the share of one task. Every input
+ * (and its index) is read through o->fs: tfrec_bt_load has made the
+ * deprecated open_source that file system (the shim of lib/fs/opener.c)
+ * before calling these. */
 #ifndef TFREC_BIGTABLE_LOAD_SHARE_H
 #define TFREC_BIGTABLE_LOAD_SHARE_H
 
@@ -11,10 +14,6 @@
 
 /* Unknown count in a counts array. */
 #define BT_COUNT_UNKNOWN UINT64_MAX
-
-/* A reader of one input, through o->open_source when set. */
-int tfrec_bt_load_open_reader(const tfrec_bt_load_options *o, tfrec_reader **rd, const char *path,
-                              const tfrec_reader_options *ro);
 
 /* The record count of name from a fresh index (name.idx), without reading
  * the data: TFREC_OK; TFREC_E_NOT_FOUND when there is none or it is stale

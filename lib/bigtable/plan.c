@@ -147,17 +147,6 @@ int tfrec_bt_plan_piece(const tfrec_bt_plan *p, size_t i, bt_rowset *out)
     return tfrec_bt_rowset_slice(out, &p->set, lo, hi);
 }
 
-static int same_rowset(const bt_rowset *a, const bt_rowset *b)
-{
-    if (a->is_keys != b->is_keys || a->n != b->n)
-        return 0;
-    for (size_t i = 0; i < a->n; i++)
-        if (kcmp(&a->ranges[i].start, &b->ranges[i].start) ||
-            kcmp(&a->ranges[i].end, &b->ranges[i].end))
-            return 0;
-    return 1;
-}
-
 static void show_set(const bt_rowset *s, char *buf, size_t cap)
 {
     char a[80], b[80];
@@ -181,7 +170,7 @@ int tfrec_bt_plan_check(const tfrec_bt_plan *p, const char *table_name, const bt
     if (set->is_keys)
         return tfrec_fail(err, TFREC_E_INVALID,
                           "a split plan cuts ranges; this read is a key list (split by count)");
-    if (!same_rowset(&p->set, set)) {
+    if (!tfrec_bt_rowset_equal(&p->set, set)) {
         char want[200], got[200];
         show_set(&p->set, want, sizeof want);
         show_set(set, got, sizeof got);

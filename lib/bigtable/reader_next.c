@@ -264,6 +264,10 @@ static int pump(tfrec_bt_reader *r, int64_t wake)
     if (ev.kind == BT_EV_DONE)
         return on_done(r, s, &ev, r->last_event_ms);
     r->reached = 1; /* a message: the server is there */
+    /* ...and took the call's token: a stream resumed later on a token
+     * revoked meanwhile may refresh again (once per run of refusals). */
+    if (s->auth_epoch == r->ra.epoch)
+        tfrec_bt_reauth_passed(&r->ra);
     if (q_push(s, &ev)) {
         tfrec_bt_event_release(&ev);
         return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");

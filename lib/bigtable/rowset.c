@@ -18,6 +18,18 @@ static int kcmp(const bt_key *a, const bt_key *b)
     return tfrec_bt_key_cmp(a->p, a->n, b->p, b->n);
 }
 
+int tfrec_bt_rowset_equal(const bt_rowset *a, const bt_rowset *b)
+{
+    if (a->is_keys != b->is_keys || a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->is_keys ? kcmp(&a->keys[i], &b->keys[i]) != 0
+                       : kcmp(&a->ranges[i].start, &b->ranges[i].start) != 0 ||
+                             kcmp(&a->ranges[i].end, &b->ranges[i].end) != 0)
+            return 0;
+    return 1;
+}
+
 /* Copy p[0..n) followed by `extra` zero bytes (1: the key's successor). */
 static int key_set(bt_key *k, const void *p, size_t n, size_t extra)
 {

@@ -37,6 +37,10 @@ typedef struct bt_rowset {
 /* memcmp order, shorter first on a common prefix. */
 int tfrec_bt_key_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
 
+/* Whether a and b are the same set (both in normal form: the same ranges,
+ * or the same keys). */
+int tfrec_bt_rowset_equal(const bt_rowset *a, const bt_rowset *b);
+
 /* The row set read options describe (prefix, start/end, ranges, keys).
  * TFREC_E_INVALID (err says why) for a contradiction, e.g. keys and ranges. */
 int tfrec_bt_rowset_from_options(bt_rowset *out, const tfrec_bt_read_options *o, tfrec_err *err);

@@ -70,6 +70,19 @@ static int64_t promote_due(tfrec_bt_writer *w)
     return next;
 }
 
+/* Nothing in flight: sleep until the next backed-off row is due (next from
+ * promote_due), a second at most so a stop request is noticed. */
+static void sleep_until(int64_t next)
+{
+    int64_t wait = next - tfrec_bt_now_ms();
+    if (wait > 1000)
+        wait = 1000;
+    if (wait > 0) {
+        struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* ------------------------------------------------------------ calls */
 
 static void call_free(wcall *c)
@@ -429,13 +442,7 @@ int tfrec_bt_writer_put_cells(tfrec_bt_writer *w, const void *key, size_t key_le
         if (!w->inflight && !w->q_head) {
             if (!w->backoff)
                 break;
-            int64_t wait = next - tfrec_bt_now_ms();
-            if (wait > 1000)
-                wait = 1000; /* notice a stop request */
-            if (wait > 0) {
-                struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
-                nanosleep(&ts, NULL);
-            }
+            sleep_until(next);
             continue;
         }
         pump(w, next < tfrec_bt_now_ms() + 1000 ? next : tfrec_bt_now_ms() + 1000);
@@ -481,13 +488,7 @@ int tfrec_bt_writer_flush(tfrec_bt_writer *w)
         if (w->q_head && w->inflight < w->o.max_inflight)
             continue;
         if (!w->inflight) {
-            int64_t wait = next - tfrec_bt_now_ms();
-            if (wait > 1000)
-                wait = 1000; /* notice a stop request */
-            if (wait > 0) {
-                struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
-                nanosleep(&ts, NULL);
-            }
+            sleep_until(next);
             promote_due(w);
             continue;
         }

@@ -59,9 +59,12 @@ static int probe_metadata(tfrec_gauth_cred *c, const tfrec_gauth_tuning *t, char
         while (n && (r.body[n - 1] == '\n' || r.body[n - 1] == '\r' || r.body[n - 1] == ' '))
             n--;
         if (n == 0 || n >= sizeof c->account || memchr(r.body, '\n', n))
-            snprintf(c->account, sizeof c->account, "GCE default service account");
+            snprintf(c->account, sizeof c->account,
+                     "the metadata server's default service account");
         else
-            snprintf(c->account, sizeof c->account, "%.*s", (int)n, r.body);
+            snprintf(c->account, sizeof c->account,
+                     "%.*s (the metadata server's default service account)",
+                     (int)(n < sizeof c->account - 60 ? n : sizeof c->account - 60), r.body);
         c->kind = TFREC_GAUTH_CRED_METADATA;
         c->metadata_host = strdup(host);
         size_t on = strlen(host) + 40;

@@ -124,7 +124,10 @@ static int load_user(tfrec_gauth_cred *c, const tfrec_gauth_json *j, const char 
         (rc = dup_field(&c->refresh_token, j, "refresh_token", 1, path, type, err, errcap)) < 0)
         return rc;
     c->kind = TFREC_GAUTH_CRED_USER;
-    snprintf(c->account, sizeof c->account, "user credentials");
+    /* The OAuth client id tells which login made them (gcloud's own, or an
+     * application's); the refresh token is a secret and stays out. */
+    snprintf(c->account, sizeof c->account, "user credentials (OAuth client %.*s)",
+             (int)(sizeof c->account - 40), c->client_id);
     return TFREC_OK;
 }
 

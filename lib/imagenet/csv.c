@@ -49,16 +49,7 @@ static int split_fields(char *line, char **f)
 
 static char *resolve(const char *base, const char *path)
 {
-    if (path[0] == '/' || !base)
-        return strdup(path);
-    size_t lb = strlen(base), lp = strlen(path);
-    char *s = malloc(lb + lp + 2);
-    if (s) {
-        memcpy(s, base, lb);
-        s[lb] = '/';
-        memcpy(s + lb + 1, path, lp + 1);
-    }
-    return s;
+    return path[0] == '/' || !base ? strdup(path) : tfrec_in_join(base, path);
 }
 
 int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
@@ -68,14 +59,7 @@ int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
     int rc = tfrec_in_read_lines(NULL, csv, 0, &lines, err);
     if (rc)
         return rc;
-    char *base = o->o.raw_data_dir ? strdup(o->o.raw_data_dir) : strdup(csv);
-    if (base && !o->o.raw_data_dir) {
-        char *slash = strrchr(base, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            strcpy(base, ".");
-    }
+    char *base = o->o.raw_data_dir ? strdup(o->o.raw_data_dir) : tfrec_in_dirname(csv);
     for (size_t i = 0; i < lines.n && !rc; i++) {
         char *f[CSV_MAX_FIELDS];
         int nf = split_fields(lines.v[i], f);
@@ -107,8 +91,7 @@ int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
             break;
         }
-        const char *slash = strrchr(it.path, '/');
-        it.name = slash ? slash + 1 : it.path;
+        it.name = tfrec_in_basename(it.path);
         struct stat st;
         if (stat(it.path, &st) != 0 || !S_ISREG(st.st_mode)) {
             rc = tfrec_fail(err, TFREC_E_NOT_FOUND, "%s line %zu: %s is not a readable file", csv,

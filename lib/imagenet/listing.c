@@ -330,7 +330,7 @@ static int parse(in_plan *p, const in_opts *o, const char *path, char *text, siz
             if (!safe_rel(rel))
                 return BAD(lineno, "path %s is not a plain path below the input directory", path,
                            lineno, rel);
-            if (!tfrec_in_ext_ok(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel, o))
+            if (!tfrec_in_ext_ok(tfrec_in_basename(rel), o))
                 return BAD(lineno, "%s has an extension this run does not accept (%s)", path,
                            lineno, rel, o->o.extensions);
             /* The scans' order, strictly: nothing listed twice. */
@@ -341,7 +341,7 @@ static int parse(in_plan *p, const in_opts *o, const char *path, char *text, siz
             it.path = tfrec_in_plan_own(p, tfrec_in_join(o->o.raw_data_dir, rel));
             if (!it.path)
                 return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-            it.name = strrchr(it.path, '/') ? strrchr(it.path, '/') + 1 : it.path;
+            it.name = tfrec_in_basename(it.path);
             if (!syn || strcmp(syn, a + 1) != 0)
                 syn = tfrec_in_plan_strdup(p, a + 1);
             if (!syn)

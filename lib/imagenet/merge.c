@@ -91,19 +91,9 @@ static int add_part_name(void *ctx, const char *name, const tfrec_fs_info *info)
 static int list_parts(merge *m, tfrec_strlist *names)
 {
     const char *dir = m->o.output_dir;
-    size_t dl = strlen(dir);
-    while (dl > 1 && dir[dl - 1] == '/')
-        dl--;
-    char *pat = malloc(2 * dl + 64);
+    char *pat = tfrec_in_pattern_under(dir, IN_PART_PREFIX "*-of-*.json");
     if (!pat)
         return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
-    size_t n = 0;
-    for (size_t i = 0; i < dl; i++) {
-        if (strchr("*?[]\\", dir[i]))
-            pat[n++] = '\\';
-        pat[n++] = dir[i];
-    }
-    snprintf(pat + n, 64, "/" IN_PART_PREFIX "*-of-*.json");
     part_names l = { m, names, 0 };
     int rc = tfrec_fs_list(m->rfs, pat, add_part_name, &l);
     free(pat);
@@ -187,10 +177,9 @@ static int load_part(merge *m, const char *name)
                           "or status is not ok)",
                           name);
     /* A part copied under another task's name would hide that task. */
-    char want[64];
-    snprintf(want, sizeof want, IN_PART_PREFIX "%05llu-of-%05llu.json",
-             (unsigned long long)p->index, (unsigned long long)p->count);
-    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    char want[IN_PART_NAME_MAX];
+    tfrec_in_part_name(want, p->index, p->count);
+    const char *base = tfrec_in_basename(name);
     if (strcmp(base, want) != 0)
         return tfrec_fail(&m->res->err, TFREC_E_STATE,
                           "%s holds the part of task %llu of %llu, which is named %s", name,
@@ -225,7 +214,7 @@ static int list_local(merge *m, tfrec_strlist *names)
         if (n <= pl + 5 || strncmp(e->d_name, IN_PART_PREFIX, pl) != 0 ||
             strcmp(e->d_name + n - 5, ".json") != 0 || !strstr(e->d_name, "-of-"))
             continue;
-        char *full = tfrec_in_path2(m->o.output_dir, e->d_name);
+        char *full = tfrec_in_join(m->o.output_dir, e->d_name);
         if (!full || !tfrec_strlist_take(names, full))
             rc = tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
     }
@@ -340,7 +329,7 @@ static int check_shards(merge *m)
                                   p->name, file);
             if (tfrec_strlist_add(&m->files, file))
                 return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
-            char *path = tfrec_in_path2(m->o.output_dir, file);
+            char *path = tfrec_in_join(m->o.output_dir, file);
             if (!path)
                 return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
             uint64_t want_crc = 0;
@@ -510,7 +499,7 @@ static int run(merge *m, const tfrec_imagenet_merge_options *opts, char **manife
         return tfrec_fail(&m->res->err, TFREC_E_INVALID, "merging needs the output directory");
     *manifest = m->o.manifest_path && *m->o.manifest_path
                     ? strdup(m->o.manifest_path)
-                    : tfrec_in_path2(m->o.output_dir, "manifest.json");
+                    : tfrec_in_join(m->o.output_dir, "manifest.json");
     if (!*manifest)
         return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
     resolve_fs(m);

@@ -2,6 +2,7 @@
  * reported before anything is scanned or written. */
 #include "imagenet/run.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -86,13 +87,9 @@ static int resolve_io(in_opts *o, tfrec_err *err)
     return reachable(x->fs, "manifest", x->manifest_path, err);
 }
 
-int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err)
+/* What the request names: a layout, an output, callbacks that go together. */
+static int check_request(const tfrec_imagenet_options *x, tfrec_err *err)
 {
-    memset(o, 0, sizeof *o);
-    int rc = TFREC_STRUCT_IN(tfrec_imagenet_options, &o->o, in, err);
-    if (rc)
-        return rc;
-    tfrec_imagenet_options *x = &o->o;
     if (x->layout < TFREC_LAYOUT_IMAGENET || x->layout > TFREC_LAYOUT_CSV)
         return tfrec_fail(err, TFREC_E_INVALID, "unknown input layout %d", x->layout);
     if (!x->output_dir || !*x->output_dir)
@@ -102,8 +99,13 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
         return tfrec_fail(err, TFREC_E_INVALID, "list_input needs open_input");
     if (x->open_input_range && !x->open_input)
         return tfrec_fail(err, TFREC_E_INVALID, "open_input_range needs open_input");
-    if ((rc = resolve_io(o, err)))
-        return rc;
+    return TFREC_OK;
+}
+
+/* The input: one of a tree, tarballs or a CSV file, readable where it is. */
+static int check_input(const in_opts *o, tfrec_err *err)
+{
+    const tfrec_imagenet_options *x = &o->o;
     if (o->in_read && x->layout == TFREC_LAYOUT_CSV)
         return tfrec_fail(err, TFREC_E_UNSUPPORTED,
                           "input through a file system other than the local one (e.g. gs://) is "
@@ -139,41 +141,73 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
         return tfrec_fail(err, TFREC_E_INVALID,
                           "task_index %u must be below num_tasks %u (at most %u tasks)",
                           x->task_index, x->num_tasks, TFREC_TASK_MAX);
-    if (!x->train_shards)
-        x->train_shards = IN_DEFAULT_TRAIN_SHARDS;
-    if (!x->validation_shards)
-        x->validation_shards = IN_DEFAULT_VALIDATION_SHARDS;
-    if (x->train_shards < 1 || x->train_shards > IN_MAX_SHARDS || x->validation_shards < 1 ||
-        x->validation_shards > IN_MAX_SHARDS)
-        return tfrec_fail(err, TFREC_E_INVALID, "shard counts must be in 1..%d", IN_MAX_SHARDS);
-    if (!x->num_threads) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        x->num_threads = n > 0 ? (int)(n < IN_MAX_THREADS ? n : IN_MAX_THREADS) : 1;
+    return TFREC_OK;
+}
+
+#define IN_STR_(x) #x
+#define IN_STR(x) IN_STR_(x)
+
+/* An int option: the value 0 (or given) stands for, the range it must then
+ * be in, and the message of one outside (%d: the value). */
+typedef struct int_rule {
+    size_t offset; /* in tfrec_imagenet_options */
+    int given, dflt, lo, hi;
+    const char *msg;
+} int_rule;
+
+#define IN_RULE(field, given, dflt, lo, hi, msg)                          \
+    {                                                                     \
+        offsetof(tfrec_imagenet_options, field), given, dflt, lo, hi, msg \
     }
-    if (x->num_threads < 1 || x->num_threads > IN_MAX_THREADS)
-        return tfrec_fail(err, TFREC_E_INVALID, "num_threads must be in 1..%d", IN_MAX_THREADS);
-    if (!x->verify)
-        x->verify = TFREC_VERIFY_HEADER;
-    if (x->verify < TFREC_VERIFY_HEADER || x->verify > TFREC_VERIFY_FULL)
-        return tfrec_fail(err, TFREC_E_INVALID, "unknown verify level %d", x->verify);
-    if (x->on_error != TFREC_ON_ERROR_STOP && x->on_error != TFREC_ON_ERROR_SKIP)
-        return tfrec_fail(err, TFREC_E_INVALID, "unknown on_error mode %d", x->on_error);
-    if (!x->quality)
-        x->quality = 100;
-    if (x->quality < 1 || x->quality > 100)
-        return tfrec_fail(err, TFREC_E_INVALID, "quality must be in 1..100");
-    if (x->compression == TFREC_COMPRESSION_AUTO)
-        x->compression = TFREC_COMPRESSION_NONE;
-    if (x->compression < TFREC_COMPRESSION_NONE || x->compression > TFREC_COMPRESSION_GZIP)
-        return tfrec_fail(err, TFREC_E_INVALID, "unknown compression %d", x->compression);
+
+static const int_rule int_rules[] = {
+    IN_RULE(train_shards, 0, IN_DEFAULT_TRAIN_SHARDS, 1, IN_MAX_SHARDS,
+            "shard counts must be in 1.." IN_STR(IN_MAX_SHARDS)),
+    IN_RULE(validation_shards, 0, IN_DEFAULT_VALIDATION_SHARDS, 1, IN_MAX_SHARDS,
+            "shard counts must be in 1.." IN_STR(IN_MAX_SHARDS)),
+    IN_RULE(num_threads, 0, 0, 1, IN_MAX_THREADS, /* 0: online CPUs, set first */
+            "num_threads must be in 1.." IN_STR(IN_MAX_THREADS)),
+    IN_RULE(verify, 0, TFREC_VERIFY_HEADER, TFREC_VERIFY_HEADER, TFREC_VERIFY_FULL,
+            "unknown verify level %d"),
+    IN_RULE(on_error, 0, TFREC_ON_ERROR_STOP, TFREC_ON_ERROR_STOP, TFREC_ON_ERROR_SKIP,
+            "unknown on_error mode %d"),
+    IN_RULE(quality, 0, 100, 1, 100, "quality must be in 1..100"),
+    IN_RULE(compression, TFREC_COMPRESSION_AUTO, TFREC_COMPRESSION_NONE, TFREC_COMPRESSION_NONE,
+            TFREC_COMPRESSION_GZIP, "unknown compression %d"),
+};
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)(n < IN_MAX_THREADS ? n : IN_MAX_THREADS) : 1;
+}
+
+static int apply_defaults(tfrec_imagenet_options *x, tfrec_err *err)
+{
+    if (!x->num_threads)
+        x->num_threads = online_cpus();
+    for (size_t i = 0; i < sizeof int_rules / sizeof *int_rules; i++) {
+        const int_rule *r = &int_rules[i];
+        int *v = (int *)(void *)((char *)x + r->offset);
+        if (*v == r->given)
+            *v = r->dflt;
+        if (*v < r->lo || *v > r->hi)
+            return tfrec_fail(err, TFREC_E_INVALID, r->msg, *v);
+    }
     if (!x->max_image_pixels)
         x->max_image_pixels = TFREC_IMAGE_DEFAULT_MAX_PIXELS;
     if (!x->max_inflight_bytes)
         x->max_inflight_bytes = IN_DEFAULT_INFLIGHT;
     if (!x->extensions || !*x->extensions)
         x->extensions = "jpeg,jpg";
-    /* Split the extension list once; entries may carry a leading dot. */
-    char *copy = strdup(x->extensions);
+    return TFREC_OK;
+}
+
+/* Split the extension list once; entries may carry a leading dot. */
+static int split_extensions(in_opts *o, tfrec_err *err)
+{
+    const char *list = o->o.extensions;
+    char *copy = strdup(list);
     if (!copy)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     size_t cap = 1;
@@ -186,8 +220,25 @@ int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec
     for (char *save, *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
         o->exts[o->nexts++] = tok[0] == '.' ? tok + 1 : tok;
     if (o->nexts == 0)
-        return tfrec_fail(err, TFREC_E_INVALID, "no extensions in \"%s\"", x->extensions);
+        return tfrec_fail(err, TFREC_E_INVALID, "no extensions in \"%s\"", list);
     return TFREC_OK;
+}
+
+int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err)
+{
+    memset(o, 0, sizeof *o);
+    int rc = TFREC_STRUCT_IN(tfrec_imagenet_options, &o->o, in, err);
+    if (!rc)
+        rc = check_request(&o->o, err);
+    if (!rc)
+        rc = resolve_io(o, err);
+    if (!rc)
+        rc = check_input(o, err);
+    if (!rc)
+        rc = apply_defaults(&o->o, err);
+    if (!rc)
+        rc = split_extensions(o, err);
+    return rc;
 }
 
 void tfrec_in_free_options(in_opts *o)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "fs/fs_internal.h"
+#include "imagenet/paths.h"
 #include "tfrec/imagenet.h"
 #include "util/errors.h"
 #include "util/strlist.h"
@@ -127,15 +128,11 @@ int tfrec_in_scan_csv(in_plan *p, const in_opts *o, tfrec_err *err);
 /* scan_listed.c: the same two trees through o->in_fs's list. */
 int tfrec_in_scan_imagenet_listed(in_plan *p, const in_opts *o, tfrec_err *err);
 int tfrec_in_scan_folders_listed(in_plan *p, const in_opts *o, tfrec_err *err);
-/* "a/b" (no doubled '/'), malloc'ed; NULL when out of memory. */
-char *tfrec_in_join(const char *a, const char *b);
 /* scan_tar.c: the ImageNet layout from the official tarballs (train: a
  * tar of per-synset tars; validation: a flat tar), by a pass over their
  * headers. Non-zero when the options or raw_data_dir ask for it. */
 int tfrec_in_wants_tars(const in_opts *o);
 int tfrec_in_scan_tars(in_plan *p, const in_opts *o, tfrec_err *err);
-/* Extension filter of the scans. */
-int tfrec_in_ext_ok(const char *name, const in_opts *o);
 /* Byte-wise sorted names in dir: its subdirectories (want_dirs) or its
  * regular files whose extension is accepted. names starts empty. */
 int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_strlist *names,

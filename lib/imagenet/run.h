@@ -1,5 +1,6 @@
-/* Internal: state of one conversion run, shared by convert.c (threads and
- * shard writing) and manifest.c (the JSON report). */
+/* Internal: state of one conversion run, shared by convert.c (the run's
+ * modes), pool.c (threads and shard writing), manifest.c (the JSON report)
+ * and result.c (what the caller reads). */
 #ifndef TFREC_IMAGENET_RUN_H
 #define TFREC_IMAGENET_RUN_H
 
@@ -30,16 +31,21 @@ struct tfrec_imagenet_result {
 int tfrec_in_notes_add(in_notes *l, const char *path, const char *what);
 void tfrec_in_notes_free(in_notes *l);
 
+/* pool.c: convert the plan's share, writing its shards into staging (a
+ * local directory) or, when staging is NULL, to their destination through
+ * o->out_fs. rejected (what the scan left out) moves into the run and
+ * comes back with its rejections; fixed receives the images normalised. */
+int tfrec_in_run_pool(const in_opts *o, in_plan *p, const char *staging, tfrec_imagenet_result *res,
+                      in_notes *fixed, in_notes *rejected);
+/* Seconds on the monotonic clock. */
+double tfrec_in_now_s(void);
+
 /* options.c: defaults applied, everything validated. */
 int tfrec_in_resolve_options(const tfrec_imagenet_options *in, in_opts *o, tfrec_err *err);
 void tfrec_in_free_options(in_opts *o);
 
 /* staging.c */
 int tfrec_in_mkdir_p(const char *path, tfrec_err *err);
-char *tfrec_in_path2(const char *dir, const char *name); /* "dir/name", malloc'ed */
-/* The name prefix of the staging directories of one kind (the pid
- * follows): ".tfrec-staging-" (task < 0) or ".tfrec-staging-task-00003-". */
-void tfrec_in_staging_prefix(char *buf, size_t cap, long task);
 /* Remove the staging directory and everything in it. */
 void tfrec_in_discard_staging(const char *staging);
 /* Remove the staging directories of the same kind (task < 0: runs without
@@ -72,11 +78,8 @@ void tfrec_in_share_items(const in_plan *p, size_t *begin, size_t *end);
 /* 16 hex digits over the listing, the shard layout and the options that
  * change the bytes. */
 void tfrec_in_plan_fingerprint(const in_plan *p, const in_opts *o, char out[17]);
-#define IN_PART_PREFIX "manifest-task-"
 /* How manifest parts are read back (merge.c). */
 extern const tfrec_json_limits tfrec_in_part_limits;
-/* OUT/manifest-task-IIIII-of-NNNNN.json, malloc'ed. */
-char *tfrec_in_part_path(const char *out, uint32_t index, uint32_t count);
 /* The task's part, a local file or through open_sink; removed with
  * remove_output (or unlink) before a task rewrites its shards. */
 int tfrec_in_write_part(const in_opts *o, const char *json, tfrec_err *err);

@@ -14,17 +14,6 @@
 
 #include "util/ioerr.h"
 
-int tfrec_in_ext_ok(const char *name, const in_opts *o)
-{
-    const char *dot = strrchr(name, '.');
-    if (!dot)
-        return 0;
-    for (size_t i = 0; i < o->nexts; i++)
-        if (!strcasecmp(dot + 1, o->exts[i]))
-            return 1;
-    return 0;
-}
-
 int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_strlist *names,
                       tfrec_err *err)
 {
@@ -65,20 +54,6 @@ int tfrec_in_list_dir(const char *dir, const in_opts *o, int want_dirs, tfrec_st
     return TFREC_OK;
 }
 
-char *tfrec_in_join(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    char *s = malloc(la + lb + 2);
-    if (!s)
-        return NULL;
-    memcpy(s, a, la);
-    size_t p = la;
-    if (la && a[la - 1] != '/')
-        s[p++] = '/';
-    memcpy(s + p, b, lb + 1);
-    return s;
-}
-
 static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file, const char *synset,
                     tfrec_err *err)
 {
@@ -86,8 +61,7 @@ static int add_item(in_plan *p, in_split *sp, const char *dir, const char *file,
     it.path = tfrec_in_plan_own(p, tfrec_in_join(dir, file));
     if (!it.path)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-    const char *slash = strrchr(it.path, '/');
-    it.name = slash ? slash + 1 : it.path;
+    it.name = tfrec_in_basename(it.path);
     it.synset = synset;
     struct stat st;
     if (stat(it.path, &st) != 0)

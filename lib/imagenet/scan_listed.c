@@ -101,7 +101,7 @@ static int by_class_then_file(const void *pa, const void *pb)
     return strcmp(a + la, b + lb);
 }
 
-/* Everything depth components below dir, sorted. */
+/* Everything depth (1 or 2) components below dir, sorted. */
 static int list_under(const in_opts *o, const char *dir, int depth, listing *l, tfrec_err *err)
 {
     memset(l, 0, sizeof *l);
@@ -110,8 +110,7 @@ static int list_under(const in_opts *o, const char *dir, int depth, listing *l, 
     size_t dl = strlen(dir);
     while (dl > 1 && dir[dl - 1] == '/')
         dl--;
-    /* The directory's own name is quoted: it is no pattern. */
-    char *pat = malloc(2 * dl + 3 * (size_t)depth + 2);
+    char *pat = tfrec_in_pattern_under(dir, depth == 2 ? "*/*" : "*");
     l->prefix = malloc(dl + 2);
     if (!pat || !l->prefix) {
         free(pat);
@@ -121,17 +120,6 @@ static int list_under(const in_opts *o, const char *dir, int depth, listing *l, 
     l->prefix[dl] = '/';
     l->prefix[dl + 1] = '\0';
     l->plen = dl + 1;
-    size_t n = 0;
-    for (size_t i = 0; i < dl; i++) {
-        if (strchr("*?[]\\", dir[i]))
-            pat[n++] = '\\';
-        pat[n++] = dir[i];
-    }
-    for (int k = 0; k < depth; k++) {
-        pat[n++] = '/';
-        pat[n++] = '*';
-    }
-    pat[n] = '\0';
     int rc = tfrec_in_list_input(o, pat, on_entry, l);
     free(pat);
     if (l->nomem)
@@ -154,8 +142,7 @@ static int add_listed(in_plan *p, in_split *sp, const char *dir, const listed *e
     it.path = tfrec_in_plan_own(p, tfrec_in_join(dir, e->rel));
     if (!it.path)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
-    const char *slash = strrchr(it.path, '/');
-    it.name = slash + 1;
+    it.name = tfrec_in_basename(it.path);
     if (!synset) {
         const char *cut = strchr(e->rel, '/');
         char *cls = cut ? strndup(e->rel, (size_t)(cut - e->rel)) : NULL;

@@ -93,23 +93,18 @@ static int found_one(void *ctx, const char *name, uint64_t size)
  * else a stat of the one name (suffix then holds no wildcard). */
 static int input_has(const in_opts *o, const char *dir, const char *suffix)
 {
-    char path[4096];
     if (!o->in_listed) {
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, suffix);
-        return stat(path, &st) == 0;
+        char *path = tfrec_in_join(dir, suffix);
+        int found = path && stat(path, &st) == 0;
+        free(path);
+        return found;
     }
-    size_t n = 0, dl = strlen(dir);
-    while (dl > 1 && dir[dl - 1] == '/')
-        dl--;
-    for (size_t i = 0; i < dl && n + 2 < sizeof path; i++) {
-        if (strchr("*?[]\\", dir[i]))
-            path[n++] = '\\';
-        path[n++] = dir[i];
-    }
-    snprintf(path + n, sizeof path - n, "/%s", suffix);
+    char *pat = tfrec_in_pattern_under(dir, suffix);
     int found = 0;
-    (void)tfrec_in_list_input(o, path, found_one, &found);
+    if (pat)
+        (void)tfrec_in_list_input(o, pat, found_one, &found);
+    free(pat);
     return found;
 }
 

@@ -13,8 +13,6 @@
 
 #include "util/ioerr.h"
 
-#define STAGING_PREFIX ".tfrec-staging-"
-
 int tfrec_in_mkdir_p(const char *path, tfrec_err *err)
 {
     char *p = strdup(path);
@@ -39,23 +37,6 @@ int tfrec_in_mkdir_p(const char *path, tfrec_err *err)
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return tfrec_fail(err, TFREC_E_IO, "output %s is not a directory", path);
     return TFREC_OK;
-}
-
-char *tfrec_in_path2(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s/%s", dir, name);
-    return s;
-}
-
-void tfrec_in_staging_prefix(char *buf, size_t cap, long task)
-{
-    if (task < 0)
-        snprintf(buf, cap, STAGING_PREFIX);
-    else
-        snprintf(buf, cap, STAGING_PREFIX "task-%05ld-", task);
 }
 
 /* Remove the entries of directory `name` in the directory open as at (a
@@ -120,7 +101,7 @@ int tfrec_in_remove_stale(const char *out, long task, in_notes *removed, tfrec_e
         int lock = tfrec_in_staging_claim(dirfd(d), e->d_name);
         if (lock < 0)
             continue;
-        char *dir = tfrec_in_path2(out, e->d_name);
+        char *dir = tfrec_in_join(out, e->d_name);
         if (!dir)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
         else if (remove_flat_dir_at(dirfd(d), e->d_name) != 0)
@@ -166,7 +147,7 @@ static int planned(const in_plan *p, const char *rel)
 static int scan_conflicts(const char *out, const char *rel, const in_plan *p, in_notes *found,
                           tfrec_err *err)
 {
-    char *dir = *rel ? tfrec_in_path2(out, rel) : strdup(out);
+    char *dir = *rel ? tfrec_in_join(out, rel) : strdup(out);
     if (!dir)
         return tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
     DIR *d = opendir(dir);
@@ -179,8 +160,8 @@ static int scan_conflicts(const char *out, const char *rel, const in_plan *p, in
     while (!rc && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        char *r = *rel ? tfrec_in_path2(rel, e->d_name) : strdup(e->d_name);
-        char *full = r ? tfrec_in_path2(out, r) : NULL;
+        char *r = *rel ? tfrec_in_join(rel, e->d_name) : strdup(e->d_name);
+        char *full = r ? tfrec_in_join(out, r) : NULL;
         struct stat st;
         if (!r || !full)
             rc = tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
@@ -228,7 +209,7 @@ int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan 
 {
     /* The old set goes only now that the new one is complete. */
     for (size_t i = 0; replace && i < replace->n; i++) {
-        char *f = tfrec_in_path2(out, replace->v[i].path);
+        char *f = tfrec_in_join(out, replace->v[i].path);
         int bad = !f || (unlink(f) != 0 && errno != ENOENT);
         int e = errno;
         free(f);
@@ -239,7 +220,7 @@ int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan 
     for (size_t i = p->share_begin; i < p->share_end; i++) {
         const in_shard *sh = &p->shards[i];
         if (strcmp(sh->file, sh->name) != 0) { /* OUT/<split>/ */
-            char *sub = tfrec_in_path2(out, p->splits[sh->split].name);
+            char *sub = tfrec_in_join(out, p->splits[sh->split].name);
             int ok = sub && (mkdir(sub, 0777) == 0 || errno == EEXIST);
             int e = errno;
             free(sub);
@@ -247,7 +228,7 @@ int tfrec_in_commit_staging(const char *staging, const char *out, const in_plan 
                 return tfrec_fail_errno(err, TFREC_E_IO, e, out, "cannot create directory %s in it",
                                         p->splits[sh->split].name);
         }
-        char *from = tfrec_in_path2(staging, sh->name), *to = tfrec_in_path2(out, sh->file);
+        char *from = tfrec_in_join(staging, sh->name), *to = tfrec_in_join(out, sh->file);
         int ok = from && to && rename(from, to) == 0;
         int e = errno;
         free(from);

@@ -52,7 +52,7 @@ char *tfrec_in_staging_create(const char *out, long task, int *lock_fd, tfrec_er
      * the name unique across PID namespaces and hosts. */
     snprintf(name + strlen(name), sizeof name - strlen(name), "%ld-XXXXXX", (long)getpid());
     for (int attempt = 0; attempt < 16; attempt++) {
-        char *path = tfrec_in_path2(out, name);
+        char *path = tfrec_in_join(out, name);
         if (!path) {
             tfrec_fail(err, TFREC_E_NOMEM, "out of memory");
             return NULL;

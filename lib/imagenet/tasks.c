@@ -86,13 +86,6 @@ void tfrec_in_plan_fingerprint(const in_plan *p, const in_opts *o, char out[17])
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-char *tfrec_in_part_path(const char *out, uint32_t index, uint32_t count)
-{
-    char name[64];
-    snprintf(name, sizeof name, IN_PART_PREFIX "%05u-of-%05u.json", index, count);
-    return tfrec_in_path2(out, name);
-}
-
 int tfrec_in_write_part(const in_opts *o, const char *json, tfrec_err *err)
 {
     const tfrec_imagenet_options *x = &o->o;

@@ -5,10 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "storage/storage_internal.h"
 #include "util/config.h"
+#include "util/loopback.h"
 #include "util/struct_size.h"
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_storage_options)
@@ -41,12 +44,45 @@ static void share_unlock(CURL *h, curl_lock_data d, void *ud)
     pthread_mutex_unlock(&((tfrec_storage *)ud)->share_locks[d]);
 }
 
+/* gcloud names the storage endpoint with its API path
+ * ("https://HOST/storage/v1/"); requests here add that path themselves. */
+static void strip_api_path(char *ep)
+{
+    size_t n = strlen(ep);
+    while (n && ep[n - 1] == '/')
+        ep[--n] = 0;
+    static const char api[] = "/storage/v1";
+    if (n >= sizeof api - 1 && strcasecmp(ep + n - (sizeof api - 1), api) == 0)
+        ep[n - (sizeof api - 1)] = 0;
+}
+
+/* Plain text only to this machine: a token or an object sent unencrypted
+ * anywhere else could be read on the way (lib/util/loopback.c, the rule
+ * Bigtable endpoints follow). */
+static int plain_text_allowed(const char *ep)
+{
+    const char *h = ep + 7; /* past "http://" */
+    size_t len = strcspn(h, "/?#");
+    if (memchr(h, '@', len))
+        return 0;
+    const char *colon = h[0] == '[' ? memchr(h, ']', len) : memchr(h, ':', len);
+    if (colon && h[0] == '[')
+        colon++;
+    return tfrec_host_is_loopback(h, colon ? (size_t)(colon - h) : len);
+}
+
 static int set_endpoint(tfrec_storage *st, const char *ep, tfrec_err *err)
 {
-    char emu[2048];
+    char emu[2048], over[2048];
+    const char *from = "tfrec_storage_options.endpoint";
     if (!ep && tfrec_cfg(TFREC_CFG_STORAGE_EMULATOR_HOST, emu, sizeof emu) > 0) {
         ep = emu;
         st->emulator = 1;
+    }
+    if (!ep && tfrec_cfg(TFREC_CFG_STORAGE_ENDPOINT, over, sizeof over) > 0) {
+        strip_api_path(over);
+        ep = over;
+        from = "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE";
     }
     if (!ep)
         ep = "https://storage.googleapis.com";
@@ -68,6 +104,26 @@ static int set_endpoint(tfrec_storage *st, const char *ep, tfrec_err *err)
         st->endpoint[--n] = 0;
     if (strpbrk(st->endpoint, " \r\n\t"))
         return tfrec_fail(err, TFREC_E_INVALID, "Cloud Storage endpoint %s: bad URL", ep);
+    /* The emulator variable keeps its convention (any host, plain text):
+     * it names a test server on purpose. */
+    if (!st->emulator && strncasecmp(st->endpoint, "http://", 7) == 0 &&
+        !plain_text_allowed(st->endpoint))
+        return tfrec_fail(err, TFREC_E_INVALID,
+                          "Cloud Storage endpoint %s (%s): plain http:// is allowed only to "
+                          "localhost, 127.0.0.0/8 or ::1; use https://",
+                          ep, from);
+    return TFREC_OK;
+}
+
+/* *dst = a copy of the option, else of the setting, else NULL. */
+static int copy_setting(const char **dst, const char *opt, tfrec_cfg_id id)
+{
+    char buf[4096];
+    *dst = NULL;
+    if (!opt && tfrec_cfg(id, buf, sizeof buf) > 0)
+        opt = buf;
+    if (opt && *opt && !(*dst = strdup(opt)))
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
     return TFREC_OK;
 }
 
@@ -98,10 +154,25 @@ int tfrec_storage_new(tfrec_storage **out, const tfrec_storage_options *opts)
     st->opts.endpoint = NULL;
     st->opts.user_project = NULL;
     st->opts.credentials_file = NULL;
+    const char *ca_opt = st->opts.ca_bundle_file; /* NULL for a caller older than the field */
+    st->opts.ca_bundle_file = NULL;
     if ((rc = set_endpoint(st, opts ? opts->endpoint : NULL, NULL)) < 0)
         goto fail_opts;
-    if (opts && opts->user_project && !(st->opts.user_project = strdup(opts->user_project))) {
-        rc = tfrec_fail(NULL, TFREC_E_NOMEM, "out of memory");
+    if ((rc = copy_setting(&st->opts.user_project, opts ? opts->user_project : NULL,
+                           TFREC_CFG_USER_PROJECT)) < 0 ||
+        (rc = copy_setting(&st->opts.ca_bundle_file, ca_opt, TFREC_CFG_CA_BUNDLE)) < 0)
+        goto fail_opts;
+    if (st->opts.user_project && strpbrk(st->opts.user_project, "\r\n")) {
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "Cloud Storage user project: a line break in \"%s\"",
+                        st->opts.user_project);
+        goto fail_opts;
+    }
+    /* Checked here, where the name is still the caller's, rather than as a
+     * TLS failure at the first request; plain text endpoints use none. */
+    if (st->opts.ca_bundle_file && strncasecmp(st->endpoint, "https://", 8) == 0 &&
+        access(st->opts.ca_bundle_file, R_OK) != 0) {
+        rc = tfrec_fail(NULL, TFREC_E_INVALID, "Cloud Storage CA bundle %s: %s",
+                        st->opts.ca_bundle_file, strerror(errno));
         goto fail_opts;
     }
     char why[512] = "";
@@ -144,6 +215,7 @@ void tfrec_storage_free(tfrec_storage *st)
     tfrec_gauth_free(st->auth);
     free(st->endpoint);
     free((char *)st->opts.user_project);
+    free((char *)st->opts.ca_bundle_file);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&st->share_locks[i]);
     free(st);

@@ -348,6 +348,16 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
             goto nomem;
         h = n;
     }
+    if (st->opts.user_project) {
+        /* Quota and billing go to this project (userProject in the URL
+         * covers requester-pays buckets; the header, quota). */
+        char line[512];
+        snprintf(line, sizeof line, "x-goog-user-project: %s", st->opts.user_project);
+        struct curl_slist *n = curl_slist_append(h, line);
+        if (!n)
+            goto nomem;
+        h = n;
+    }
     if (!st->no_auth) {
         char *auth = NULL, why[512] = "";
         int rc = tfrec_gauth_header(st->auth, force_refresh, &auth, why, sizeof why);
@@ -387,6 +397,8 @@ int tfrec_gcs_easy_setup(tfrec_storage *st, CURL *e, const gcs_call *call, gcs_r
     curl_easy_setopt(e, CURLOPT_HEADERDATA, resp);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
     curl_easy_setopt(e, CURLOPT_SHARE, st->share);
+    if (st->opts.ca_bundle_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, st->opts.ca_bundle_file);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "libtfrec/" TFREC_VERSION_STRING);
     /* An emulator is local: a proxy from the environment would only take
      * its requests elsewhere. Real endpoints honour the usual proxy
@@ -478,12 +490,22 @@ int tfrec_gcs_status_error(tfrec_storage *st, tfrec_err *err, const gcs_call *ca
                           msg);
     case 403:
         return tfrec_fail(
-            err, TFREC_E_IO, "%s: permission denied (HTTP 403): %s lacks the permission %s%s%s",
+            err, TFREC_E_IO,
+            "%s: permission denied (HTTP 403): %s lacks the permission %s%s%s (grant it a role "
+            "holding that permission on the bucket, e.g. roles/storage.objectViewer to read, "
+            "roles/storage.objectUser to write; a requester-pays bucket also needs "
+            "--user_project; see docs/storage-auth.md)",
             call->what, st->no_auth ? "anonymous access" : tfrec_gauth_account(st->auth),
             call->permission ? call->permission : "for this request", sep, msg);
     case 401:
-        return tfrec_fail(err, TFREC_E_IO, "%s: not authenticated (HTTP 401) as %s%s%s", call->what,
-                          st->no_auth ? "anonymous" : tfrec_gauth_account(st->auth), sep, msg);
+        return tfrec_fail(err, TFREC_E_IO,
+                          "%s: not authenticated (HTTP 401) as %s%s%s (the token was refused "
+                          "also after a fresh one: check that these credentials are valid and "
+                          "not revoked, run `gcloud auth application-default login` for user "
+                          "credentials, or name others with GOOGLE_APPLICATION_CREDENTIALS; see "
+                          "docs/storage-auth.md)",
+                          call->what, st->no_auth ? "anonymous" : tfrec_gauth_account(st->auth),
+                          sep, msg);
     case 400:
         return tfrec_fail(err, TFREC_E_INVALID, "%s: bad request (HTTP 400)%s%s", call->what, sep,
                           msg);
@@ -501,6 +523,12 @@ int tfrec_gcs_net_error(tfrec_err *err, const gcs_call *call, CURLcode c, const 
 {
     char url[1024];
     tfrec_gcs_redact_url(call->url, url, sizeof url);
+    if (c == CURLE_PEER_FAILED_VERIFICATION || c == CURLE_SSL_CACERT_BADFILE)
+        return tfrec_fail(err, TFREC_E_NETWORK,
+                          "%s: %s %s: the TLS handshake failed: the server's certificate is not "
+                          "trusted (%s); give the CA that issued it with --ca_bundle "
+                          "(ca_bundle_file, TFREC_CA_BUNDLE)",
+                          call->what, call->method, url, curl_easy_strerror(c));
     return tfrec_fail(err, TFREC_E_NETWORK, "%s: %s %s: %s%s%s", call->what, call->method, url,
                       curl_easy_strerror(c), detail && *detail ? ", " : "", detail ? detail : "");
 }

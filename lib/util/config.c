@@ -39,9 +39,10 @@ static const setting table[TFREC_CFG_COUNT] = {
                               "token endpoint replacing every credentials file's token_uri "
                               "(private endpoints, tests); both parts" },
     [TFREC_CFG_CA_BUNDLE] = { "TFREC_CA_BUNDLE",
-                              "PEM file of trust roots for Bigtable's TLS (private CAs, "
-                              "TLS-inspecting proxies) [gRPC's roots]; API: "
-                              "tfrec_bt_client_options.ca_bundle_file" },
+                              "PEM file of trust roots for TLS to Bigtable and Cloud Storage "
+                              "(private CAs, TLS-inspecting proxies) [gRPC's / libcurl's "
+                              "roots]; API: ca_bundle_file in tfrec_bt_client_options / "
+                              "tfrec_storage_options" },
     [TFREC_CFG_BIGTABLE_EMULATOR_HOST] = { "BIGTABLE_EMULATOR_HOST",
                                            "host:port of a Bigtable emulator (plain text, no "
                                            "credentials); API: tfrec_bt_client_options.endpoint" },
@@ -73,6 +74,15 @@ static const setting table[TFREC_CFG_COUNT] = {
     [TFREC_CFG_TASK_COUNT] = { "TFREC_NUM_TASKS",
                                "the number of tasks, with JOB_COMPLETION_INDEX; API: pass the "
                                "count to tfrec_task_share" },
+    [TFREC_CFG_STORAGE_ENDPOINT] = { "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE",
+                                     "Cloud Storage endpoint as gcloud names it "
+                                     "(https://HOST/storage/v1/; private or regional endpoints), "
+                                     "below STORAGE_EMULATOR_HOST; API: "
+                                     "tfrec_storage_options.endpoint" },
+    [TFREC_CFG_USER_PROJECT] = { "TFREC_USER_PROJECT",
+                                 "billing/quota project for Cloud Storage requests (userProject, "
+                                 "x-goog-user-project; requester pays); API: "
+                                 "tfrec_storage_options.user_project" },
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -27,6 +27,8 @@ typedef enum tfrec_cfg_id {
     TFREC_CFG_DEFLATE,
     TFREC_CFG_TASK_INDEX,
     TFREC_CFG_TASK_COUNT,
+    TFREC_CFG_STORAGE_ENDPOINT,
+    TFREC_CFG_USER_PROJECT,
     TFREC_CFG_COUNT
 } tfrec_cfg_id;
 

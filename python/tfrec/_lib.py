@@ -15,9 +15,14 @@ The core is searched in this order (the first file that exists and loads wins):
   5. the standard library directories (/usr/local/lib, /usr/lib and their
      multiarch and lib64 forms, and this Python's prefix), which the loader
      itself does not search for /usr/local until `ldconfig` has run: so a
-     package installed with pip finds a `make install`ed library even then.
+     package installed with pip finds a `make install`ed library even then;
+     the directories ld.so.conf lists, for the same reason,
+  6. PREFIX/lib of a `make install` into any PREFIX whose tools are on PATH
+     (PREFIX/bin/tfrec: the install put the libraries in PREFIX/lib).
 A library of another major version is skipped (its ABI differs). If none is
-found, LibraryNotFoundError says what to install and lists where it looked.
+found, LibraryNotFoundError gives the exact commands that fix it and lists
+where it looked (places that cannot exist, such as a directory that is not
+there, are left out).
 The optional parts come from the same place as the core: the directory the
 core was loaded from, or the system loader (4). Parts of two builds are
 never mixed (they share an internal interface tied to the exact version).
@@ -123,11 +128,16 @@ def _candidates():
         yield "TFREC_LIBRARY", env
         return  # an explicit choice that fails must not be papered over
     here = os.path.dirname(os.path.abspath(__file__))
-    # `make install` puts the package in LIBDIR/python3/dist-packages/tfrec.
-    libdir = os.path.normpath(os.path.join(here, "..", "..", ".."))
-    for d in (here, libdir):
+    for n in _names(CORE):
+        yield "inside the package", os.path.join(here, n)
+    # `make install` puts the package in LIBDIR/python3[.X]/dist-packages/tfrec
+    # (a venv's site-packages has the same shape: PREFIX=venv).
+    site = os.path.dirname(here)
+    if (os.path.basename(site) in ("dist-packages", "site-packages") and
+            os.path.basename(os.path.dirname(site)).startswith("python3")):
+        libdir = os.path.dirname(os.path.dirname(site))
         for n in _names(CORE):
-            yield "next to the package", os.path.join(d, n)
+            yield "LIBDIR of the install beside the package", os.path.join(libdir, n)
     builds = []
     if os.environ.get("TFREC_BUILD"):
         builds.append(os.environ["TFREC_BUILD"])
@@ -146,6 +156,23 @@ def _candidates():
     for d in _ld_conf_dirs():
         if d not in _standard_dirs():
             yield "loader configuration (ld.so.conf)", os.path.join(d, soname)
+    for d in _tool_prefix_libdirs():
+        yield "PREFIX/lib of the tools on PATH", os.path.join(d, soname)
+
+
+def _tool_prefix_libdirs():
+    """PREFIX/lib for each PREFIX/bin on PATH that holds libtfrec's tools:
+    `make install PREFIX=P` put the libraries in P/lib beside them."""
+    import shutil
+    out = []
+    for tool in ("tfrec", "tfrec2bt", "bt2tfrec", "imagenet2tfrec"):
+        found = shutil.which(tool)
+        if not found:
+            continue
+        d = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(found))), "lib")
+        if d not in out and d not in _standard_dirs():
+            out.append(d)
+    return out
 
 
 def _major(dll):
@@ -166,6 +193,33 @@ NOT_FOUND_HELP = (
     "LD_LIBRARY_PATH." % (SOVERSION, SOVERSION))
 
 
+def _not_found_help():
+    """The exact fix for this interpreter: the install command, and the
+    wheel with the libraries inside when running in a venv."""
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    if _in_source_tree(here):
+        root = os.path.normpath(os.path.join(here, "..", ".."))
+        return ("libtfrec.so.%d is not built in this source tree: run `make -C %s` "
+                "(or set TFREC_BUILD to the build directory, TFREC_LIBRARY to the file, or "
+                "LD_LIBRARY_PATH to its directory). To install it instead: "
+                "`make && sudo make install PREFIX=/usr/local && sudo ldconfig`."
+                % (SOVERSION, root))
+    text = NOT_FOUND_HELP
+    if sys.prefix != sys.base_prefix:
+        text += (" In this virtual environment the package can carry the libraries itself: "
+                 "in the libtfrec source tree run `make python-wheel`, then `%s -m pip install "
+                 "--no-index build/dist/tfrec-*.whl`." % sys.executable)
+    return text
+
+
+def _can_exist(line):
+    """False for an "(absent)" entry in a directory that is not there."""
+    what, _, rest = line.partition(": ")
+    path, _, why = rest.partition(" (")
+    return not (why.startswith("absent") and not os.path.isdir(os.path.dirname(path)))
+
+
 def _load():
     """(CDLL, path, directory or None when found by the system loader)."""
     tried = []
@@ -184,8 +238,9 @@ def _load():
             tried.append("%s: %s (version %s, not %d)" % (what, path, major, SOVERSION))
             continue
         return dll, path, None if by_name else os.path.dirname(os.path.abspath(path))
-    raise LibraryNotFoundError(_fix(tried) + NOT_FOUND_HELP + " Looked in:\n  " +
-                               "\n  ".join(tried))
+    listed = [t for t in tried if _can_exist(t)]
+    raise LibraryNotFoundError(_fix(tried) + _not_found_help() + " Looked in:\n  " +
+                               "\n  ".join(listed))
 
 
 def _fix(tried):

@@ -266,17 +266,25 @@ def key_width(num_records=None):
 
 
 class _Client:
+    """A connection. credentials_file, ca_bundle_file and tls are the
+    keyword arguments of every public constructor here, as in
+    tfrec_bt_client_options (tls=True: TLS and tokens even to a loopback
+    endpoint, e.g. a TLS front)."""
+
     def __init__(self, project, instance, endpoint, admin_endpoint, app_profile_id,
-                 rpc_timeout_ms):
+                 rpc_timeout_ms, credentials_file=None, ca_bundle_file=None, tls=False):
         if not instance:
             raise ValueError("instance is required")
         t = _args.text
         self._keep = [t(project, "project"), t(instance, "instance"),
                       t(app_profile_id, "app_profile_id"), t(endpoint, "endpoint"),
-                      t(admin_endpoint, "admin_endpoint")]
+                      t(admin_endpoint, "admin_endpoint"),
+                      _args.optional_path(credentials_file, "credentials_file"),
+                      _args.optional_path(ca_bundle_file, "ca_bundle_file")]
         o = _ClientOptions(project=self._keep[0], instance=self._keep[1],
                            app_profile_id=self._keep[2], endpoint=self._keep[3],
-                           admin_endpoint=self._keep[4],
+                           admin_endpoint=self._keep[4], credentials_file=self._keep[5],
+                           ca_bundle_file=self._keep[6], tls=1 if tls else 0,
                            rpc_timeout_ms=_args.size(rpc_timeout_ms, "rpc_timeout_ms") or 0)
         h = BtClientHandle()
         rc = lib.tfrec_bt_client_open(byref(h), byref(o))
@@ -339,7 +347,8 @@ class Writer(Committing):
     def __init__(self, project, instance, table, family="tfexample", column="example", *,
                  endpoint=None, admin_endpoint=None, app_profile_id=None, create_table=False,
                  batch_rows=None, batch_bytes=None, max_inflight=None, timestamp_micros=None,
-                 retry_timeout_ms=None, rpc_timeout_ms=None):
+                 retry_timeout_ms=None, rpc_timeout_ms=None,
+                 credentials_file=None, ca_bundle_file=None, tls=False):
         self.table = table
         self.family = family
         table, family = _args.text(table, "table"), _args.text(family, "family")
@@ -350,7 +359,7 @@ class Writer(Committing):
                            timestamp_micros=timestamp_micros or 0,
                            retry_timeout_ms=_args.size(retry_timeout_ms, "retry_timeout_ms") or 0)
         self._client = _Client(project, instance, endpoint, admin_endpoint, app_profile_id,
-                               rpc_timeout_ms)
+                               rpc_timeout_ms, credentials_file, ca_bundle_file, tls)
         self._h = None
         self.stats = None
         self.load_stats = None
@@ -788,7 +797,8 @@ class SplitPlan:
 
 
 def plan(project, instance, table, num_shards, *, prefix=None, start=None, end=None,
-         ranges=None, split_keys=None, endpoint=None, app_profile_id=None, rpc_timeout_ms=None):
+         ranges=None, split_keys=None, endpoint=None, app_profile_id=None, rpc_timeout_ms=None,
+         credentials_file=None, ca_bundle_file=None, tls=False):
     """Plan num_shards shares of the rows (prefix, [start, end) or ranges, as
     Reader takes them) of table, from the table's SampleRowKeys or from
     split_keys: a SplitPlan to save or pass (pickled) to every worker's
@@ -798,7 +808,8 @@ def plan(project, instance, table, num_shards, *, prefix=None, start=None, end=N
     o, keep = _read_options(prefix=prefix, start=start, end=end, ranges=ranges,
                             split_keys=split_keys, what="plan")
     o.num_shards = num_shards
-    client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
+    client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms,
+                     credentials_file, ca_bundle_file, tls)
     try:
         h = BtPlanHandle()
         rc = lib.tfrec_bt_plan_create(byref(h), client.h, _args.text(table, "table"), byref(o))
@@ -837,7 +848,8 @@ class Reader(Closing):
 
     def __init__(self, project, instance, table, *, prefix=None, start=None, end=None,
                  limit=None, family=None, all_versions=False, endpoint=None,
-                 app_profile_id=None, rpc_timeout_ms=None, max_row_bytes=None,
+                 app_profile_id=None, rpc_timeout_ms=None, credentials_file=None,
+                 ca_bundle_file=None, tls=False, max_row_bytes=None,
                  ranges=None, keys=None, column=None, parallel_scans=1, shard=None,
                  ordered=True, split_keys=None, retry_timeout=None, task_index=None,
                  num_tasks=None, plan=None):
@@ -849,7 +861,8 @@ class Reader(Closing):
             column=column, parallel_scans=parallel_scans, shard=shard, ordered=ordered,
             split_keys=split_keys, retry_timeout=retry_timeout, task_index=task_index,
             num_tasks=num_tasks, plan=plan)
-        self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
+        self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms,
+                     credentials_file, ca_bundle_file, tls)
         h = BtReaderHandle()
         rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, table, byref(o))
         if rc < 0:
@@ -988,7 +1001,8 @@ def export_part_name(output, shard_index=0, num_shards=1):
 def export(project, instance, table, output, *, prefix=b"train_", family="tfexample",
            column=b"example", missing_cell="error", compression=None, output_shards=False,
            keys_output=None, part_file=True, endpoint=None, app_profile_id=None,
-           rpc_timeout_ms=None, **read_options):
+           rpc_timeout_ms=None, credentials_file=None, ca_bundle_file=None, tls=False,
+           **read_options):
     """Export rows into TFRecord files, one record per row (the latest cell
     of family:column), in key order: the library's tfrec_bt_export, the loop
     bt2tfrec runs, so the same rows give the same bytes. read_options are
@@ -1017,7 +1031,8 @@ def export(project, instance, table, output, *, prefix=b"train_", family="tfexam
                         output_shards=1 if output_shards else 0, keys_output=names[3],
                         no_part_file=0 if part_file else 1)
     st = _ExportStats()
-    client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms)
+    client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms,
+                     credentials_file, ca_bundle_file, tls)
     try:
         rc = lib.tfrec_bt_export(client.h, _args.text(table, "table"), out, byref(ro), byref(eo),
                                  byref(st))

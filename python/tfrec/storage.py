@@ -33,7 +33,7 @@ class _Options(_Sized):
                 ("user_project", c_char_p), ("anonymous", c_int),
                 ("retry_deadline_ms", c_uint32), ("read_ahead_bytes", c_size_t),
                 ("parallel_reads", c_uint), ("upload_chunk_bytes", c_size_t),
-                ("no_checksum", c_int)]
+                ("no_checksum", c_int), ("ca_bundle_file", c_char_p)]
 
 
 class _Io(_Sized):

@@ -1,9 +1,11 @@
 """The Google side of authentication, played on a loopback port for the
 tests of lib/gauth (test_gauth.py) and of both parts that use it
-(test_bigtable_tls.py): an OAuth token endpoint that verifies every
-service-account JWT with python3-jwt, an authorized_user refresh, a GCE
-metadata server, and /check, which a TLS front asks whether a bearer token
-is one this side issued and has not expired.
+(test_bigtable_tls.py, test_storage_tls.py): an OAuth token endpoint that
+verifies every service-account JWT with python3-jwt, an authorized_user
+refresh, a GCE metadata server, and /check, which a TLS front
+(tls_fronts.py) asks whether a bearer token is one this side issued and
+has not expired (else 401) and whether its account may use the service
+(403 for an account in `denied`).
 
 Tokens live `lifetime` seconds on this side (None: as long as the
 expires_in told to the client), so a test can make them die early, as a
@@ -25,6 +27,8 @@ SCOPE = ("https://www.googleapis.com/auth/devstorage.read_write "
          "https://www.googleapis.com/auth/bigtable.admin.table")
 JWT_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 EMAIL = "loader@example-project.iam.gserviceaccount.com"
+# A second service account the fronts may deny (403 / PERMISSION_DENIED).
+EMAIL2 = "reader@example-project.iam.gserviceaccount.com"
 GCE_EMAIL = "1234-compute@developer.gserviceaccount.com"
 KEY_ID = "0123456789abcdef"
 USER = {"client_id": "cid-42.apps.example", "client_secret": "s3cr3t-client",
@@ -63,7 +67,13 @@ class GoogleSide:
         self.issued = 0
         self.flavor = True
         self.lifetime = None  # seconds a token is honoured here (None: expires_in)
-        self.live = {}  # token -> deadline (time.time())
+        self.live = {}  # token -> (deadline (time.time()), account)
+        self.denied = set()  # accounts /check answers 403 for
+        # Calls a token is honoured for (None: any number): 1 makes every
+        # token die once its first call began, as a token revoked mid-call.
+        self.max_uses = None
+        self.uses = {}  # token -> calls checked
+        self.checks = []  # (service, account or None, x-goog-user-project, uri) per /check
         self.check_delay = 0.0  # seconds /check takes (slows a load down)
         self.refused = 0  # /check answers 401
         side = self
@@ -113,7 +123,7 @@ class GoogleSide:
                     return "JWT rejected: %s" % e
                 if head.get("typ") != "JWT" or head.get("kid") != KEY_ID:
                     return "JWT header %r" % head
-                if claims["iss"] != EMAIL or claims.get("scope") != SCOPE:
+                if claims["iss"] not in (EMAIL, EMAIL2) or claims.get("scope") != SCOPE:
                     return "JWT claims %r" % claims
                 if claims["exp"] - claims["iat"] != 3600 or abs(claims["iat"] - time.time()) > 60:
                     return "JWT times %r" % claims
@@ -149,7 +159,8 @@ class GoogleSide:
             with self.lock:
                 self.issued += 1
                 token = "tok-%d" % self.issued
-                self.live[token] = time.time() + (self.lifetime or self.expires_in)
+                self.live[token] = (time.time() + (self.lifetime or self.expires_in),
+                                    self.account_of(path, req))
                 body = json.dumps({"access_token": token,
                                    "expires_in": self.expires_in, "token_type": "Bearer"})
             status = 200
@@ -167,17 +178,42 @@ class GoogleSide:
         except (BrokenPipeError, ConnectionResetError):
             pass
 
+    @staticmethod
+    def account_of(path, req):
+        if path == METADATA_TOKEN:
+            return GCE_EMAIL
+        if req.get("grant_type") == "refresh_token":
+            return "user:" + req.get("client_id", "")
+        try:
+            return jwt.decode(req.get("assertion", ""), options={"verify_signature": False})["iss"]
+        except jwt.PyJWTError:
+            return None
+
+    def tokens_of(self, account):
+        with self.lock:
+            return sum(1 for v in self.live.values() if v[1] == account)
+
     def check_bearer(self, h):
-        """200 for a live token this side issued, else 401."""
+        """200 for a live token this side issued, 403 when its account is
+        denied, else 401."""
         auth = h.headers.get("Authorization", "")
         if self.check_delay:
             time.sleep(self.check_delay)
         with self.lock:
-            ok = auth.startswith("Bearer ") and self.live.get(auth[7:], 0) > time.time()
-            if not ok:
+            deadline, account = self.live.get(auth[7:], (0, None)) \
+                if auth.startswith("Bearer ") else (0, None)
+            token = auth[7:]
+            self.uses[token] = self.uses.get(token, 0) + 1
+            worn = self.max_uses is not None and self.uses[token] > self.max_uses
+            status = 401 if deadline <= time.time() or worn else \
+                403 if account in self.denied else 200
+            if status == 401:
                 self.refused += 1
+            self.checks.append((h.headers.get("X-Service"), account,
+                                h.headers.get("X-User-Project") or None,
+                                h.headers.get("X-Original-Uri")))
         try:
-            h.send_response(200 if ok else 401)
+            h.send_response(status)
             h.send_header("Content-Length", "0")
             h.end_headers()
         except (BrokenPipeError, ConnectionResetError):
@@ -186,6 +222,15 @@ class GoogleSide:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def google_side(keypair):
+    """One Google side for a module's fronts (a front is told its port)."""
+    side = GoogleSide(keypair[1])
+    yield side
+    side.close()
+    assert not side.problems, side.problems
 
 
 @pytest.fixture

@@ -10,126 +10,24 @@ server listens on 127.0.0.1 and the environment is scrubbed of real
 credentials.
 """
 import os
-import shutil
-import socket
 import subprocess
 import time
 
 import pytest
 
 import tfrecord_ref
-from google_side import EMAIL, GoogleSide, key_file, keypair  # noqa: F401
+from google_side import EMAIL, google_side, key_file, keypair  # noqa: F401
+from tls_fronts import BIGTABLE_SERVER, Nginx, certs, needs_nginx  # noqa: F401
 
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-pytestmark = pytest.mark.skipif(not os.access(NGINX, os.X_OK),
-                                reason="nginx is not installed (scripts/install-deps.sh)")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def openssl(*args, cwd):
-    subprocess.run(["openssl"] + list(args), cwd=cwd, check=True, capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    """A CA, a server certificate it signs (localhost, 127.0.0.1) and a
-    second CA that signed nothing here."""
-    d = tmp_path_factory.mktemp("tls")
-    for ca in ("ca", "other-ca"):
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
-                "/CN=tfrec test %s" % ca, "-keyout", ca + ".key", "-out", ca + ".pem", cwd=d)
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-            "-keyout", "server.key", "-out", "server.csr", cwd=d)
-    (d / "san.ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "server.pem", cwd=d)
-    return d
-
-
-NGINX_CONF = """
-%(user)s
-worker_processes 1;
-pid %(dir)s/nginx.pid;
-events { worker_connections 512; }
-http {
-    access_log %(dir)s/access.log;
-    client_body_temp_path %(dir)s/body;
-    proxy_temp_path %(dir)s/proxy;
-    fastcgi_temp_path %(dir)s/fastcgi;
-    uwsgi_temp_path %(dir)s/uwsgi;
-    scgi_temp_path %(dir)s/scgi;
-    client_max_body_size 0;
-    server {
-        listen 127.0.0.1:%(port)d ssl http2;
-        ssl_certificate %(certs)s/server.pem;
-        ssl_certificate_key %(certs)s/server.key;
-        # Every call: is its bearer token one the token endpoint issued
-        # and still honours? (google_side.py /check)
-        location = /_auth {
-            internal;
-            proxy_pass http://127.0.0.1:%(google)d/check;
-            proxy_pass_request_body off;
-            proxy_set_header Content-Length "";
-            proxy_set_header Authorization $http_authorization;
-        }
-        location / {
-            auth_request /_auth;
-            error_page 401 = @unauthenticated;
-            grpc_pass grpc://%(emulator)s;
-            grpc_read_timeout 300s;
-            grpc_send_timeout 300s;
-        }
-        # As Bigtable answers a missing or expired token.
-        location @unauthenticated {
-            default_type application/grpc;
-            add_header grpc-status 16 always;
-            add_header grpc-message "Request had invalid authentication credentials" always;
-            add_header content-length 0 always;
-            return 204;
-        }
-    }
-}
-"""
-
-
-@pytest.fixture(scope="module")
-def google_side(keypair):  # noqa: F811
-    side = GoogleSide(keypair[1])
-    yield side
-    side.close()
-    assert not side.problems, side.problems
+pytestmark = needs_nginx
 
 
 @pytest.fixture(scope="module")
 def front(tmp_path_factory, certs, bigtable_emulator, google_side):
-    d = tmp_path_factory.mktemp("nginx")
-    port = free_port()
-    conf = d / "nginx.conf"
-    conf.write_text(NGINX_CONF % {
-        "user": "user root;" if os.geteuid() == 0 else "", "dir": d, "port": port,
-        "certs": certs, "google": google_side.port, "emulator": bigtable_emulator})
-    proc = subprocess.Popen([NGINX, "-e", str(d / "error.log"), "-p", str(d), "-c", str(conf),
-                             "-g", "daemon off;"], stdout=subprocess.DEVNULL,
-                            stderr=open(d / "stderr.log", "w"))
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.05)
-    assert proc.poll() is None, (d / "stderr.log").read_text() + (d / "error.log").read_text()
-    yield "localhost:%d" % port
-    proc.terminate()  # by its own pid: the master stops its worker
-    proc.wait(timeout=20)
+    n = Nginx(tmp_path_factory.mktemp("nginx"), certs, google_side.port,
+              [(BIGTABLE_SERVER, bigtable_emulator, "bigtable")])
+    yield "localhost:%d" % n.ports[0]
+    n.stop()
 
 
 @pytest.fixture
@@ -257,4 +155,5 @@ def test_wrong_ca_fails_with_a_clear_tls_error(build_dir, front, certs, google_s
                            "--source_glob=%s" % src, "--progress_file=%s.p" % src], env)
     assert res.returncode == 3, res.stderr
     assert "TLS handshake failed" in res.stderr and "not trusted" in res.stderr, res.stderr
+    assert front in res.stderr and "--ca_bundle" in res.stderr, res.stderr
     assert time.time() - t0 < 60  # not retried as if the network were down

@@ -91,7 +91,8 @@ def test_authorized_user_refresh_flow(probe, google, tmp_path):
     # token_uri from the file, then from TFREC_GCS_TOKEN_URI (gcloud's files
     # have none), which also wins over the file's.
     out = probe("get", "account", file=user_file(tmp_path / "user.json", google))
-    assert out == ["ok Authorization: Bearer tok-1", "account user credentials"]
+    assert out == ["ok Authorization: Bearer tok-1",
+                   "account user credentials (OAuth client cid-42.apps.example)"]
     f = user_file(tmp_path / "user2.json")
     out = probe("get", file=f, env={"TFREC_GCS_TOKEN_URI": google.url()})
     assert out == ["ok Authorization: Bearer tok-2"]
@@ -109,7 +110,8 @@ def test_gcloud_adc_file_via_cloudsdk_config_and_home(probe, google, keypair, tm
     conf.mkdir()
     user_file(conf / "application_default_credentials.json", google)
     out = probe("get", "account", env={"CLOUDSDK_CONFIG": str(conf)})
-    assert out == ["ok Authorization: Bearer tok-1", "account user credentials"]
+    assert out == ["ok Authorization: Bearer tok-1",
+                   "account user credentials (OAuth client cid-42.apps.example)"]
     home_conf = probe.home / ".config" / "gcloud"
     home_conf.mkdir(parents=True)
     key_file(home_conf / "application_default_credentials.json", keypair[0], google)
@@ -126,7 +128,8 @@ def test_gce_metadata_server(probe, google):
     google.expires_in = 1800
     out = probe("get", "get", "account",
                 env={"GCE_METADATA_HOST": "127.0.0.1:%d" % google.port})
-    assert out == ["ok Authorization: Bearer tok-1"] * 2 + ["account " + GCE_EMAIL]
+    assert out == ["ok Authorization: Bearer tok-1"] * 2 + [
+        "account %s (the metadata server's default service account)" % GCE_EMAIL]
     assert google.count(METADATA_TOKEN) == 1
     # every request carried Metadata-Flavor (checked by the fixture)
     assert all(r[2].get("Metadata-Flavor") == "Google" for r in google.requests)

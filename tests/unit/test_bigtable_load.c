@@ -426,28 +426,91 @@ static int open_prefixed(void *ctx, tfrec_io *io, const char *name)
     return tfrec_io_open_source(io, name + n);
 }
 
-static void test_open_source_callback(void)
+/* Two local files of 3 and 4 records named "mem:PATH" for the callback. */
+typedef struct cb_load {
+    const char **local;
+    char names[2][600];
+    const char *files[2];
+    opener op;
+    tfrec_bt_load_options o;
+} cb_load;
+
+static void cb_load_init(cb_load *c, const char *stem)
 {
     static const int counts[] = { 3, 4 };
-    const char **local = make_files("cb", counts, 2);
-    char a[600], b[600];
-    snprintf(a, sizeof a, "mem:%s", local[0]);
-    snprintf(b, sizeof b, "mem:%s", local[1]);
-    const char *files[] = { a, b };
-    opener op = { 0, "mem:" };
-    tfrec_bt_load_options o = TFREC_BT_LOAD_OPTIONS_INIT;
-    o.open_source = open_prefixed;
-    o.open_ctx = &op;
+    c->local = make_files(stem, counts, 2);
+    for (int i = 0; i < 2; i++) {
+        snprintf(c->names[i], sizeof c->names[i], "mem:%s", c->local[i]);
+        c->files[i] = c->names[i];
+    }
+    c->op = (opener){ 0, "mem:" };
+    tfrec_bt_load_options_init(&c->o);
+    c->o.open_source = open_prefixed;
+    c->o.open_ctx = &c->op;
+}
+
+static void test_open_source_callback(void)
+{
+    cb_load c;
+    cb_load_init(&c, "cb");
+    const char **local = c.local, **files = c.files;
+    opener *op = &c.op;
+    tfrec_bt_load_options *o = &c.o;
+    tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
+    CHECK_EQ(tfrec_bt_load(NULL, files, 2, o, &st), TFREC_OK);
+    CHECK_EQ(st.records_read, 7);
+    CHECK_EQ(op->calls, 2);
+    /* without the callback the same names are missing local files */
+    o->open_source = NULL;
+    CHECK(tfrec_bt_load(NULL, files, 2, o, &st) < 0);
+    o->open_source = open_prefixed;
+    files[1] = local[1]; /* refused by the callback: its code, not a local open */
+    CHECK_EQ(tfrec_bt_load(NULL, files, 2, o, &st), TFREC_E_NOT_FOUND);
+}
+
+/* A split load through open_source counts from the indexes beside the
+ * files, read through the callback as well (as NAME.idx); a stale index
+ * there counts nothing and the file is read instead. */
+static void test_open_source_indexes(void)
+{
+    cb_load c;
+    cb_load_init(&c, "cb_idx");
+    const char **local = c.local, **files = c.files;
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(tfrec_index_file(local[i], NULL), TFREC_OK);
+    tfrec_bt_load_options o = c.o;
+    o.num_tasks = 2;
     tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
     CHECK_EQ(tfrec_bt_load(NULL, files, 2, &o, &st), TFREC_OK);
-    CHECK_EQ(st.records_read, 7);
-    CHECK_EQ(op.calls, 2);
-    /* without the callback the same names are missing local files */
-    o.open_source = NULL;
-    CHECK(tfrec_bt_load(NULL, files, 2, &o, &st) < 0);
-    o.open_source = open_prefixed;
-    files[1] = local[1]; /* refused by the callback: its code, not a local open */
-    CHECK_EQ(tfrec_bt_load(NULL, files, 2, &o, &st), TFREC_E_NOT_FOUND);
+    CHECK_EQ(st.total_source, TFREC_BT_TOTAL_INDEXES);
+    CHECK_EQ(st.files_indexed, 2);
+    CHECK_EQ(st.total_records, 7);
+    CHECK(st.share_begin == 0 && st.share_end == 3 && st.records_read == 3);
+
+    /* the second file grows by one record: its index no longer tiles it */
+    char more[640];
+    snprintf(more, sizeof more, "%s.more", local[1]);
+    tfrec_writer *w = NULL;
+    CHECK_EQ(tfrec_writer_open(&w, more, NULL), TFREC_OK);
+    CHECK_EQ(tfrec_writer_write(w, (const uint8_t *)"extra", 5), TFREC_OK);
+    CHECK_EQ(tfrec_writer_close(w), TFREC_OK);
+    tfrec_writer_free(w);
+    FILE *in = fopen(more, "rb"), *out = fopen(local[1], "ab");
+    CHECK(in && out);
+    char buf[256];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        CHECK_EQ(fwrite(buf, 1, n, out), n);
+    if (in)
+        fclose(in);
+    if (out)
+        CHECK_EQ(fclose(out), 0);
+    remove(more);
+    st.struct_size = sizeof st;
+    CHECK_EQ(tfrec_bt_load(NULL, files, 2, &o, &st), TFREC_OK);
+    CHECK_EQ(st.files_indexed, 1);
+    CHECK_EQ(st.files_counted, 1);
+    CHECK_EQ(st.total_records, 8);
 }
 
 /* Options and stats as an older program (built when the structs ended
@@ -704,6 +767,6 @@ TESTS(TEST(test_reference_keys_over_all_files), TEST(test_num_records_start_inde
       TEST(test_refused_rows_stop_the_resume_point), TEST(test_dry_run),
       TEST(test_growable_structs), TEST(test_rows_not_sent_are_counted),
       TEST(test_num_records_before_the_end_is_reported), TEST(test_open_source_callback),
-      TEST(test_tasks_cover_the_load_once), TEST(test_tasks_with_num_records),
-      TEST(test_tasks_count_and_skip_files), TEST(test_tasks_refused),
-      TEST(test_tasks_counting_can_be_stopped))
+      TEST(test_open_source_indexes), TEST(test_tasks_cover_the_load_once),
+      TEST(test_tasks_with_num_records), TEST(test_tasks_count_and_skip_files),
+      TEST(test_tasks_refused), TEST(test_tasks_counting_can_be_stopped))

@@ -297,6 +297,34 @@ static void test_key_escapes(void)
     }
 }
 
-TESTS(TEST(test_round_trip_and_tiling), TEST(test_hostile_plans),
+/* Row sets compare by kind and content: ranges by both bounds, keys one
+ * by one, a range set never equal to a key list. */
+static void test_rowset_equal(void)
+{
+    bt_rowset a, b, c, k1, k2;
+    prefix_set(&a, "train_");
+    prefix_set(&b, "train_");
+    prefix_set(&c, "train_0");
+    CHECK(tfrec_bt_rowset_equal(&a, &b));
+    CHECK(!tfrec_bt_rowset_equal(&a, &c));
+    static const char *ka[] = { "a", "b" }, *kb[] = { "a", "c" };
+    size_t lens[] = { 1, 1 };
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    tfrec_err err = { 0 };
+    o.keys = (const void *const *)ka;
+    o.key_lens = lens;
+    o.n_keys = 2;
+    CHECK_EQ(tfrec_bt_rowset_from_options(&k1, &o, &err), TFREC_OK);
+    o.keys = (const void *const *)kb;
+    CHECK_EQ(tfrec_bt_rowset_from_options(&k2, &o, &err), TFREC_OK);
+    CHECK(tfrec_bt_rowset_equal(&k1, &k1));
+    CHECK(!tfrec_bt_rowset_equal(&k1, &k2));
+    CHECK(!tfrec_bt_rowset_equal(&k1, &a));
+    bt_rowset *all[] = { &a, &b, &c, &k1, &k2 };
+    for (size_t i = 0; i < 5; i++)
+        tfrec_bt_rowset_free(all[i]);
+}
+
+TESTS(TEST(test_rowset_equal), TEST(test_round_trip_and_tiling), TEST(test_hostile_plans),
       TEST(test_check_refuses_other_plans), TEST(test_part_round_trip_and_hostile),
       TEST(test_key_escapes))

@@ -769,10 +769,44 @@ static void test_stale_cleanup_trusts_the_lock_not_the_pid(void)
     CHECK_EQ(count_staging(o.output_dir), 0);
 }
 
-TESTS(TEST(test_convert_counts_and_manifest), TEST(test_cancel_leaves_nothing),
-      TEST(test_cancel_flag_stops_the_run), TEST(test_other_set_refused_or_overwritten),
-      TEST(test_skip_reports_rejected_images), TEST(test_bad_options),
-      TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul),
+/* The converter's names (paths.c): one '/' between parts, the root kept,
+ * a directory's wildcards quoted when it leads a pattern. */
+static void test_path_names(void)
+{
+    const char *joins[][3] = { { "out", "x", "out/x" },
+                               { "out/", "x", "out/x" },
+                               { "/", "x", "/x" },
+                               { "", "x", "x" },
+                               { "gs://b/o/", "s", "gs://b/o/s" } };
+    for (size_t i = 0; i < sizeof joins / sizeof *joins; i++) {
+        char *j = tfrec_in_join(joins[i][0], joins[i][1]);
+        CHECK(j && !strcmp(j, joins[i][2]));
+        free(j);
+    }
+    CHECK(!strcmp(tfrec_in_basename("a/b/c.JPEG"), "c.JPEG"));
+    CHECK(!strcmp(tfrec_in_basename("c.JPEG"), "c.JPEG"));
+    const char *dirs[][2] = { { "a/b.csv", "a" }, { "/b.csv", "/" }, { "b.csv", "." } };
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        char *d = tfrec_in_dirname(dirs[i][0]);
+        CHECK(d && !strcmp(d, dirs[i][1]));
+        free(d);
+    }
+    char *pat = tfrec_in_pattern_under("gs://b/x[1]*//", "*/*");
+    CHECK(pat && !strcmp(pat, "gs://b/x\\[1\\]\\*/*/*"));
+    free(pat);
+    char name[IN_PART_NAME_MAX], prefix[64];
+    tfrec_in_part_name(name, 3, 12);
+    CHECK(!strcmp(name, "manifest-task-00003-of-00012.json"));
+    tfrec_in_staging_prefix(prefix, sizeof prefix, 7);
+    CHECK(!strcmp(prefix, ".tfrec-staging-task-00007-"));
+    tfrec_in_staging_prefix(prefix, sizeof prefix, -1);
+    CHECK(!strcmp(prefix, ".tfrec-staging-"));
+}
+
+TESTS(TEST(test_path_names), TEST(test_convert_counts_and_manifest),
+      TEST(test_cancel_leaves_nothing), TEST(test_cancel_flag_stops_the_run),
+      TEST(test_other_set_refused_or_overwritten), TEST(test_skip_reports_rejected_images),
+      TEST(test_bad_options), TEST(test_splitmix_and_shuffle), TEST(test_text_files_refuse_nul),
       TEST(test_sinks_stream_the_shards), TEST(test_fs_field_and_deprecated_callbacks),
       TEST(test_stale_cleanup_follows_no_link),
       TEST(test_stale_cleanup_trusts_the_lock_not_the_pid))

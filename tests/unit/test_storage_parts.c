@@ -371,12 +371,61 @@ static void test_endpoint_and_options(void)
     CHECK(!st->emulator && !st->no_auth);
     tfrec_storage_free(st);
 
-    /* A bearer token never travels in the clear. */
+    /* A bearer token never travels in the clear, and plain text goes to
+     * this machine only (the rule of Bigtable endpoints). */
     tfrec_storage_options o = TFREC_STORAGE_OPTIONS_INIT;
-    o.endpoint = "HTTP://10.0.0.1:8080";
+    o.endpoint = "HTTP://127.0.0.2:8080";
     CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
     CHECK(!st->emulator && st->no_auth);
     tfrec_storage_free(st);
+    static const char *const far[] = { "HTTP://10.0.0.1:8080", "http://localhostile.com",
+                                       "http://127.0.0.1@example.com", "10.1.1.1:80" };
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        o.endpoint = far[i];
+        CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_E_INVALID);
+        CHECKF(strstr(tfrec_last_errmsg(), "only to localhost") != NULL, "%s", tfrec_last_errmsg());
+    }
+    o.endpoint = "http://[::1]:9";
+    CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
+    tfrec_storage_free(st);
+    o.endpoint = NULL;
+
+    /* gcloud's endpoint override, its API path dropped; the emulator
+     * variable wins over it. */
+    setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "https://storage-psc.p.example/storage/v1/",
+           1);
+    CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_OK);
+    CHECK(strcmp(st->endpoint, "https://storage-psc.p.example") == 0);
+    CHECK(!st->no_auth);
+    tfrec_storage_free(st);
+    setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:9", 1);
+    CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_OK);
+    CHECK(strcmp(st->endpoint, "http://127.0.0.1:9") == 0);
+    tfrec_storage_free(st);
+    unsetenv("STORAGE_EMULATOR_HOST");
+    setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "http://10.0.0.1/storage/v1/", 1);
+    CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE") != NULL);
+    unsetenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE");
+
+    /* Billing project and CA bundle from the settings when not given. */
+    setenv("TFREC_USER_PROJECT", "billed", 1);
+    setenv("TFREC_CA_BUNDLE", "/nonexistent/ca.pem", 1);
+    CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_last_errmsg(), "/nonexistent/ca.pem") != NULL);
+    o.endpoint = "http://127.0.0.1:9"; /* plain text: no CA bundle needed */
+    CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
+    tfrec_storage_free(st);
+    o.endpoint = NULL;
+    unsetenv("TFREC_CA_BUNDLE");
+    CHECK_EQ(tfrec_storage_new(&st, NULL), TFREC_OK);
+    CHECK(st->opts.user_project && strcmp(st->opts.user_project, "billed") == 0);
+    CHECK(st->opts.ca_bundle_file == NULL);
+    tfrec_storage_free(st);
+    unsetenv("TFREC_USER_PROJECT");
+    o.user_project = "a\r\nX-Evil: 1";
+    CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_E_INVALID);
+    o.user_project = NULL;
     o.endpoint = "https://private.example";
     CHECK_EQ(tfrec_storage_new(&st, &o), TFREC_OK);
     CHECK(!st->no_auth);

@@ -2,9 +2,6 @@
  * one record per row (the value of column_family:column), in key order.
  * The way back for verification, and for moving a table to files. */
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +11,7 @@
 #include "../common/exit_codes.h"
 #include "../common/files.h"
 #include "../common/flags.h"
+#include "../common/heap.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
 #include "../common/task.h"
@@ -108,20 +106,6 @@ static int resolve_task(const cli_cmdline *cl, bt2_flags *f, cli_task *task)
     f->shard_index = (int)task->index;
     f->num_shards = (int)task->count;
     return CLI_PARSED;
-}
-
-/* Every received message is a malloc'ed buffer of about a row, freed once
- * merged: glibc's default of giving the top of the heap back to the kernel
- * and taking it again cost a quarter of the CPU for 110 KB rows in TLB
- * flushes and page faults (bench/RESULTS.md, "Bigtable reads: where the CPU
- * goes"). The heap this process keeps is bounded by its read buffers. */
-static void keep_heap(void)
-{
-#ifdef __GLIBC__
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    mallopt(M_TOP_PAD, 32 << 20);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-#endif
 }
 
 /* The defaults, before parsing. */
@@ -355,7 +339,7 @@ static int dispatch(const cli_cmdline *cl, const bt2_flags *f)
 
 int main(int argc, char **argv)
 {
-    keep_heap();
+    cli_keep_heap();
     bt2_flags f;
     cli_task task;
     cli_flag flags[MAX_FLAGS];
@@ -374,6 +358,10 @@ int main(int argc, char **argv)
      * this program calls no cli_*_open that would pull that in. */
     cli_fs_setup();
     int st = cli_parse(&cl, argc, argv);
+    if (st == CLI_PARSED) {
+        int g = cli_bt_conn_share_with_gcs(&f.conn, "bt2tfrec");
+        st = g != EXIT_OK ? g : st;
+    }
     if (st == CLI_PARSED)
         st = resolve_task(&cl, &f, &task);
     if (st == CLI_PARSED)

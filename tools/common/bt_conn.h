@@ -4,6 +4,7 @@
 #define TFREC_CLI_BT_CONN_H
 
 #include "flags.h"
+#include "gcs_conn.h"
 #include "tfrec/bigtable.h"
 
 typedef struct cli_bt_conn {
@@ -12,38 +13,43 @@ typedef struct cli_bt_conn {
 } cli_bt_conn;
 
 /* The flag table entries, to put in a tool's table (c: a cli_bt_conn *). */
-#define CLI_BT_CONN_FLAGS(c)                                                   \
-    { .name = "endpoint",                                                      \
-      .type = CLI_STRING,                                                      \
-      .dest = &(c)->endpoint,                                                  \
-      .value_name = "HOST:PORT",                                               \
-      .section = "Connection (credentials: docs/storage-auth.md):",            \
-      .help = "Bigtable data endpoint [$BIGTABLE_EMULATOR_HOST, else\n"        \
-              "bigtable.googleapis.com:443]; plain text when loopback" },      \
-        { .name = "admin_endpoint",                                            \
-          .type = CLI_STRING,                                                  \
-          .dest = &(c)->admin_endpoint,                                        \
-          .value_name = "HOST:PORT",                                           \
-          .help = "table admin endpoint [the emulator, else\n"                 \
-                  "bigtableadmin.googleapis.com:443]" },                       \
-        { .name = "credentials_file",                                          \
-          .type = CLI_LOCAL_PATH,                                              \
-          .dest = &(c)->credentials_file,                                      \
-          .value_name = "FILE",                                                \
-          .help = "Google credentials (service-account key or\n"               \
-                  "authorized_user) [$GOOGLE_APPLICATION_CREDENTIALS,\n"       \
-                  "gcloud's application-default file, GCE metadata server]" }, \
-        { .name = "ca_bundle",                                                 \
-          .type = CLI_LOCAL_PATH,                                              \
-          .dest = &(c)->ca_bundle,                                             \
-          .value_name = "PEM",                                                 \
-          .help = "CAs to trust for TLS (private CA, TLS-inspecting proxy)\n"  \
-                  "[$TFREC_CA_BUNDLE, else the system's roots]" },             \
-    {                                                                          \
-        .name = "tls", .type = CLI_BOOL, .dest = &(c)->tls,                    \
-        .help = "TLS and tokens even to a loopback --endpoint (a TLS front)"   \
-    }
+#define CLI_BT_CONN_FLAGS(c)                                                      \
+    { .name = "endpoint",                                                         \
+      .type = CLI_STRING,                                                         \
+      .dest = &(c)->endpoint,                                                     \
+      .value_name = "HOST:PORT",                                                  \
+      .section = "Connection (credentials: docs/storage-auth.md):",               \
+      .help = "Bigtable data endpoint [$BIGTABLE_EMULATOR_HOST, else\n"           \
+              "bigtable.googleapis.com:443]; plain text when loopback" },         \
+        { .name = "admin_endpoint",                                               \
+          .type = CLI_STRING,                                                     \
+          .dest = &(c)->admin_endpoint,                                           \
+          .value_name = "HOST:PORT",                                              \
+          .help = "table admin endpoint [the emulator, else\n"                    \
+                  "bigtableadmin.googleapis.com:443]" },                          \
+        { .name = "credentials_file",                                             \
+          .type = CLI_LOCAL_PATH,                                                 \
+          .dest = &(c)->credentials_file,                                         \
+          .value_name = "FILE",                                                   \
+          .help = "Google credentials (service-account key or\n"                  \
+                  "authorized_user) [$GOOGLE_APPLICATION_CREDENTIALS,\n"          \
+                  "gcloud's application-default file, GCE metadata server]" },    \
+        { .name = "ca_bundle",                                                    \
+          .type = CLI_LOCAL_PATH,                                                 \
+          .dest = &(c)->ca_bundle,                                                \
+          .value_name = "PEM",                                                    \
+          .help = "CAs to trust for TLS (private CA, TLS-inspecting proxy)\n"     \
+                  "[$TFREC_CA_BUNDLE, else the system's roots]" },                \
+        { .name = "tls",                                                          \
+          .type = CLI_BOOL,                                                       \
+          .dest = &(c)->tls,                                                      \
+          .help = "TLS and tokens even to a loopback --endpoint (a TLS front)" }, \
+        CLI_GCS_CONN_FLAGS
 
 void cli_bt_conn_apply(const cli_bt_conn *c, tfrec_bt_client_options *o);
+
+/* After parsing: --credentials_file and --ca_bundle serve gs:// too (one
+ * identity and one set of trust roots per run), then cli_gcs_conn_apply. */
+int cli_bt_conn_share_with_gcs(const cli_bt_conn *c, const char *prog);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/flag_types.h"
+#include "../common/gcs_conn.h"
 #include "download.h"
 #include "imagenet2tfrec.h"
 
@@ -259,6 +260,8 @@ size_t in_flag_table(cli *c, cli_flag *out, size_t cap)
           .help = "after all tasks: check their parts in the output directory\n"
                   "(each task once, same plan, shard sizes) and write\n"
                   "OUTPUT/manifest.json (or --manifest) for the whole set" },
+        CLI_GCS_CONN_FLAGS,
+        CLI_GCS_AUTH_FLAGS,
         { 0 }
     };
     size_t n = sizeof flags / sizeof flags[0];

@@ -15,6 +15,7 @@
 #include "../common/files.h"
 #include "../common/flag_types.h"
 #include "../common/flags.h"
+#include "../common/gcs_conn.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
 #include "../common/task.h"
@@ -138,6 +139,8 @@ static int parse(cli_cmdline *cl, cli_flag *flags, int argc, char **argv, cli *c
     cl->max_args = 0;
     int st = cli_parse(cl, argc, argv);
     if (st != CLI_PARSED)
+        return st;
+    if ((st = cli_gcs_conn_apply("imagenet2tfrec")) != EXIT_OK)
         return st;
     if (argc == 1) {
         cli_print_help(cl, stderr, 0);

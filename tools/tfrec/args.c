@@ -20,6 +20,11 @@ int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag
                        "tfrec (sorted by name).\n";
     int st = cli_parse(cl, argc, argv);
     cli_log_name = "tfrec"; /* messages say "tfrec: ", usage errors the subcommand */
+    if (st == CLI_PARSED) {
+        int g = cli_gcs_conn_apply(prog);
+        if (g != EXIT_OK)
+            return g;
+    }
     return st;
 }
 

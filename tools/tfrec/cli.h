@@ -11,6 +11,7 @@
 #include "../common/flag_types.h"
 #include "../common/flags.h"
 #include "../common/log.h"
+#include "../common/gcs_conn.h"
 #include "../common/signals.h"
 #include "tfrec/tfrec.h"
 

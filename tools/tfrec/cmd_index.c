@@ -32,7 +32,7 @@ static int index_files(void *ctx, const cli_files *files)
 
 int cmd_index(int argc, char **argv)
 {
-    cli_flag flags[] = { { 0 } };
+    cli_flag flags[] = { CLI_GCS_CONN_FLAGS, CLI_GCS_AUTH_FLAGS, { 0 } };
     return cli_cmd_run("tfrec index", index_help, flags, argc, argv, index_files, NULL);
 }
 

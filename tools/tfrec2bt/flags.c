@@ -268,6 +268,10 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
     cl->flags = flags;
     cl->max_args = 0; /* like the reference: no positional arguments */
     int st = cli_parse(cl, argc, argv);
+    if (st == CLI_PARSED) {
+        int g = cli_bt_conn_share_with_gcs(&f->conn, "tfrec2bt");
+        st = g != EXIT_OK ? g : st;
+    }
     if (st == CLI_PARSED) /* which flags were given: the table is still here */
         st = cli_task_resolve(cl, &f->task);
     cl->flags = NULL; /* the table lives on this stack frame */

@@ -3,9 +3,6 @@
  * The loading itself is tfrec_bt_load(); this is flags, the progress file,
  * messages and exit statuses around it. */
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +11,7 @@
 
 #include "../common/exit_codes.h"
 #include "../common/files.h"
+#include "../common/heap.h"
 #include "../common/progress.h"
 #include "../common/signals.h"
 #include "tfrec/tfrec.h"
@@ -445,22 +443,9 @@ static int load(run *r, const cli_files *files)
     return finish(r, lrc, lmsg, &st);
 }
 
-/* Every row is a malloc'ed encoding freed once acknowledged: glibc's default
- * of giving the top of the heap back to the kernel and taking it again costs
- * page faults per batch (measured 8% of the client CPU for 110 KB rows). The
- * heap this process keeps is bounded by its buffered bytes. */
-static void keep_heap(void)
-{
-#ifdef __GLIBC__
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    mallopt(M_TOP_PAD, 32 << 20);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-#endif
-}
-
 int main(int argc, char **argv)
 {
-    keep_heap();
+    cli_keep_heap();
     run r;
     memset(&r, 0, sizeof r);
     r.argc = argc;
