@@ -117,6 +117,43 @@ if [ $? -eq 0 ] && [ "$(awk '{print $1}' "$T/r.count")" = 4 ]; then
 else
     fail "tfrec count gs:// with OBJECT.idx" "$(cat "$T/r.count" "$T/err" | head -c 300)"
 fi
+# tfrec ls on a bucket pattern: sizes from the listing, counts from fresh
+# indexes ('index'), read with --count ('counted'), a non-TFRecord object
+# ('error' with --count); tfrec cat --raw prints an object's bytes as stored.
+printf '{"version": "1.0.0"}\n' | gcs_put "$B/ix/manifest.json"
+"$BIN/tfrec" convert -q "$T/train-10" "$B/ix/train-10"
+"$BIN/tfrec" ls "$B/ix/*" >"$T/r.ls" 2>"$T/err"
+st=$?
+size2=$(stat -c %s "$T/train-2")
+size10=$(stat -c %s "$T/train-10")
+want=$(printf '%s\t-\t-\t%s\n' 21 "$B/ix/manifest.json"
+       printf '%s\t-\t-\t%s\n' "$size10" "$B/ix/train-10"
+       printf '%s\t4\tindex\t%s\n' "$size2" "$B/ix/train-2"
+       printf '%s\t-\t-\t%s\n' "$(stat -c %s "$T/ix-train-2.idx")" "$B/ix/train-2.idx")
+if [ "$st" -eq 0 ] && [ "$(head -4 "$T/r.ls")" == "$want" ] && tail -1 "$T/r.ls" | grep -qP '^\d+\t-\t-\ttotal$'; then
+    pass "tfrec ls gs://...: sizes, the count from OBJECT.idx, the others not known"
+else
+    fail "tfrec ls gs://" "exit $st: $(cat "$T/r.ls" "$T/err" | head -c 500)"
+fi
+"$BIN/tfrec" ls --count "$B/ix/train-*" >"$T/r.ls" 2>"$T/err"
+st=$?
+if [ "$st" -eq 0 ] && grep -qP "^$size10\t3\tcounted\t$B/ix/train-10\$" "$T/r.ls" &&
+    grep -qP "^$size2\t4\tindex\t$B/ix/train-2\$" "$T/r.ls" &&
+    grep -qP "^\d+\t-\terror\t$B/ix/train-2.idx\$" "$T/r.ls"; then
+    pass "tfrec ls --count gs://...: counted where no index, 'error' for a non-TFRecord object"
+else
+    fail "tfrec ls --count gs://" "exit $st: $(cat "$T/r.ls" "$T/err" | head -c 500)"
+fi
+"$BIN/tfrec" cat --raw "$B/ix/manifest.json" >"$T/r.manifest" 2>"$T/err"
+st=$?
+if [ "$st" -eq 0 ] && [ "$(cat "$T/r.manifest")" = '{"version": "1.0.0"}' ]; then
+    pass "tfrec cat --raw gs://.../manifest.json: the object's bytes"
+else
+    fail "tfrec cat --raw gs://" "exit $st: $(head -c 300 "$T/r.manifest" "$T/err")"
+fi
+expect "tfrec cat --raw of a missing object: exit 3 naming it" 3 "$B/ix/nope.json" \
+    "$BIN/tfrec" cat --raw "$B/ix/nope.json"
+
 # gs:// to gs:// and back to a local file: the same bytes as converting locally
 "$BIN/tfrec" convert -q "$B/data/train-*" "$B/all" &&
     "$BIN/tfrec" convert -q "$B/all" "$T/all.back" &&

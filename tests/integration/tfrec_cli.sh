@@ -232,5 +232,42 @@ st=$?
 if [ $st -eq 130 ] && [ -z "$(ls "$T/intr")" ]; then pass "interrupted convert exits 130, no partial output"
 else fail "interrupted convert exits 130, no partial output" "exit $st: $(ls "$T/intr") $(head -c 200 "$T/err")"; fi
 
+# ---------------------------------------------------------------- ls, cat --raw
+# ls: sizes, counts from fresh indexes ('index') or read with --count
+# ('counted'); a file that is not TFRecord data is 'error' with --count
+# (reason on stderr) and '-' without; the total's count only when all known.
+mkdir "$T/ls"
+$PY - "$T/ls" <<'EOF'
+import sys
+sys.path.insert(0, "tests/python")
+import tfrecord_ref as ref
+ref.write_records(sys.argv[1] + "/a", [b"x" * 10] * 5, "NONE")
+ref.write_records(sys.argv[1] + "/b", [b"y"] * 3, "GZIP")
+EOF
+printf '{"version": "1.0.0"}\n' >"$T/ls/manifest.json"
+"$TFREC" index "$T/ls/a" >/dev/null 2>&1
+sa=$(stat -c %s "$T/ls/a"); sb=$(stat -c %s "$T/ls/b"); si=$(stat -c %s "$T/ls/a.idx")
+want=$(printf '%s\t5\tindex\t%s\n' "$sa" "$T/ls/a"
+       printf '%s\t-\t-\t%s\n' "$si" "$T/ls/a.idx"
+       printf '%s\t-\t-\t%s\n' "$sb" "$T/ls/b"
+       printf '21\t-\t-\t%s\n' "$T/ls/manifest.json"
+       printf '%s\t-\t-\ttotal\n' $((sa + si + sb + 21)))
+expect_out "ls: sizes, the indexed count, the others not known" "$want" "$TFREC" ls "$T/ls/*"
+want=$(printf '%s\t5\tindex\t%s\n' "$sa" "$T/ls/a"
+       printf '%s\t3\tcounted\t%s\n' "$sb" "$T/ls/b"
+       printf '%s\t8\t-\ttotal\n' $((sa + sb)))
+expect_out "ls --count: counted where there is no index, the total count" "$want" "$TFREC" ls --count "$T/ls/?"
+"$TFREC" ls --count "$T/ls/manifest.json" >"$T/out" 2>"$T/err"
+st=$?
+if [ $st -eq 0 ] && [ "$(cut -f2,3 "$T/out" | head -1)" = "$(printf -- '-\terror')" ] && grep -q "manifest.json" "$T/err"; then
+    pass "ls --count of a non-TFRecord file: 'error', the reason on stderr"
+else fail "ls --count of a non-TFRecord file" "exit $st: $(cat "$T/out" "$T/err" | head -c 300)"; fi
+expect_status "ls: no match is exit 3" 3 "$TFREC" ls "$T/ls/nomatch*"
+expect_status "ls: no pattern is exit 2" 2 "$TFREC" ls
+expect_out "cat --raw: a non-TFRecord file's bytes" '{"version": "1.0.0"}' "$TFREC" cat --raw "$T/ls/manifest.json"
+if "$TFREC" cat --raw "$T/ls/b" | cmp -s - "$T/ls/b"; then pass "cat --raw: a GZIP file's bytes, not decompressed"
+else fail "cat --raw: a GZIP file's bytes"; fi
+expect_status "cat --raw: a missing file is exit 3" 3 "$TFREC" cat --raw "$T/ls/nope"
+
 echo "tfrec_cli: $fails failed"
 [ "$fails" -eq 0 ]

@@ -221,4 +221,52 @@ if [ -x "$BIN/imagenet2tfrec" ]; then
     fi
 fi
 
+# ---------------------------------------------------------------- log lines
+# Every tool's stderr lines, when stderr is a file: "YYYY-MM-DDTHH:MM:SSZ TOOL: message"
+# on every line (docs/tools.md, tools/common/log.h); on a terminal "TOOL: message" without the time.
+STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
+# log_format NAME TOOL CMD...: at least one line, every line stamped and named
+log_format() {
+    local name=$1 tool=$2
+    shift 2
+    "$@" >/dev/null 2>"$T/err"
+    local lines bad
+    lines=$(wc -l <"$T/err")
+    bad=$(grep -cvE "$STAMP $tool: " "$T/err")
+    if [ "$lines" -ge 1 ] && [ "$bad" -eq 0 ]; then
+        pass "log lines to a file: $name ($lines lines, each stamped and named)"
+    else
+        fail "log lines to a file: $name" "$bad of $lines lines not '<UTC time> $tool: ': $(head -c 300 "$T/err")"
+    fi
+}
+log_format "tfrec: a missing file" tfrec "$BIN/tfrec" count "$T/no-such-file"
+log_format "tfrec: an unknown command and its hint" tfrec "$BIN/tfrec" cuont "$T/recs"
+cp "$T/recs" "$T/corrupt" && printf 'X' | dd of="$T/corrupt" bs=1 seek=13 conv=notrunc 2>/dev/null
+log_format "tfrec: a corrupt region skipped" tfrec "$BIN/tfrec" count --noindex -S "$T/corrupt"
+log_format "tfrec count: a usage error" "tfrec count" "$BIN/tfrec" count --bogus "$T/recs"
+for tool in tfrec2bt bt2tfrec imagenet2tfrec; do
+    [ -x "$BIN/$tool" ] || { echo "($tool not built: its log lines not checked)"; continue; }
+    log_format "$tool: a usage error and its hint" "$tool" "$BIN/$tool" --bogus_flag
+done
+if [ -x "$BIN/tfrec2bt" ]; then
+    log_format "tfrec2bt: no matching files" tfrec2bt "$BIN/tfrec2bt" --bigtable_project=p \
+        --bigtable_instance=i --bigtable_table=t --source_glob="$T/none-*" \
+        --progress_file="$T/none.progress"
+fi
+if [ -x "$BIN/imagenet2tfrec" ]; then
+    log_format "imagenet2tfrec: a missing input directory" imagenet2tfrec "$BIN/imagenet2tfrec" \
+        --raw_data_dir="$T/no-raw" --output_dir="$T/no-out"
+fi
+# On a terminal (script(1) gives the tool one): "TOOL: message", no time.
+if command -v script >/dev/null; then
+    script -qec "'$BIN/tfrec' count '$T/no-such-file'" /dev/null >"$T/tty" 2>&1
+    if grep -q "^tfrec: .*no-such-file" "$T/tty" && ! grep -qE "$STAMP" "$T/tty"; then
+        pass "log lines on a terminal: 'tfrec: message', no time"
+    else
+        fail "log lines on a terminal" "$(head -c 300 "$T/tty")"
+    fi
+else
+    fail "log lines on a terminal" "script(1) (bsdutils) is not installed"
+fi
+
 [ "$fails" -eq 0 ]

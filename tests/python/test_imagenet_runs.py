@@ -261,5 +261,7 @@ def test_failed_run_prints_no_rate(tool, tmp_path):
             "--validation_shards=1")
     assert p.returncode == 1
     assert "images/s" not in p.stderr and "FAILED after" in p.stderr, p.stderr
-    assert all(STAMP.match(line) or line.startswith("  rejected ")
+    # every line stamped, the list of rejected images too
+    assert all(STAMP.match(line) for line in p.stderr.splitlines()), p.stderr
+    assert any(re.match(STAMP.pattern + "  rejected ", line)
                for line in p.stderr.splitlines()), p.stderr

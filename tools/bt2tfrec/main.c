@@ -108,73 +108,80 @@ static int resolve_task(const cli_cmdline *cl, bt2_flags *f, cli_task *task)
     return CLI_PARSED;
 }
 
-int main(int argc, char **argv)
+/* The defaults, before parsing. */
+static void set_defaults(bt2_flags *f, cli_task *task)
 {
-    cli_keep_heap();
-    bt2_flags f = { 0 };
-    f.prefix = "train_";
-    f.family = "tfexample";
-    f.column = "example";
-    f.parallel_scans = 1;
-    f.num_shards = 1;
-    f.retry_timeout_s = 600;
-    cli_task task = { 0, 1 };
-    cli_flag flags[] = {
+    memset(f, 0, sizeof *f);
+    f->prefix = "train_";
+    f->family = "tfexample";
+    f->column = "example";
+    f->parallel_scans = 1;
+    f->num_shards = 1;
+    f->retry_timeout_s = 600;
+    task->index = 0;
+    task->count = 1;
+}
+
+/* The flag table, pointing into f and task, in --help order. Returns the
+ * entries written (the last is the zeroed end), 0 when cap is too small. */
+static size_t flag_table(bt2_flags *f, cli_task *task, cli_flag *out, size_t cap)
+{
+    const cli_flag flags[] = {
         { .name = "bigtable_instance",
           .type = CLI_STRING,
-          .dest = &f.instance,
+          .dest = &f->instance,
           .value_name = "I",
           .help = "Cloud Bigtable instance (required)" },
         { .name = "bigtable_table",
           .type = CLI_STRING,
-          .dest = &f.table,
+          .dest = &f->table,
           .value_name = "T",
           .help = "table to read (required)" },
         { .name = "output",
           .type = CLI_PATH,
-          .dest = &f.output,
+          .dest = &f->output,
           .value_name = "FILE",
           .help = "TFRecord file to write (required); gs://BUCKET/OBJECT\n"
                   "uploads it (the object appears only when complete)" },
         { .name = "project",
           .type = CLI_STRING,
-          .dest = &f.project,
+          .dest = &f->project,
           .value_name = "P",
           .help = "project [from the GCE metadata server]" },
         { .name = "row_prefix",
           .type = CLI_STRING,
-          .dest = &f.prefix,
+          .dest = &f->prefix,
           .value_name = "P",
           .help = "rows whose key starts with P [train_]; '' for all rows" },
         { .name = "column_family",
           .type = CLI_STRING,
-          .dest = &f.family,
+          .dest = &f->family,
           .value_name = "F",
           .help = "[tfexample]" },
         { .name = "column",
           .type = CLI_STRING,
-          .dest = &f.column,
+          .dest = &f->column,
           .value_name = "C",
           .help = "[example]" },
         { .name = "max_rows",
           .type = CLI_INT64,
-          .dest = &f.max_rows,
+          .dest = &f->max_rows,
           .min = 0,
           .max = INT64_MAX,
           .help = "stop after N rows [all]" },
         { .name = "keys_file",
           .type = CLI_LOCAL_PATH,
-          .dest = &f.keys_path,
+          .dest = &f->keys_path,
           .value_name = "FILE",
           .help = "also write each row key on its own line" },
         { .name = "compression",
           .type = CLI_CHOICE,
-          .dest = &f.compression,
+          .dest = &f->compression,
           .choices = compressions,
           .help = "of the output, as TFRecordOptions [none]" },
         { .name = "parallel_scans",
           .type = CLI_INT,
-          .dest = &f.parallel_scans,
+          .dest = &f->parallel_scans,
           .min = 1,
           .max = 256,
           .value_name = "N",
@@ -184,71 +191,163 @@ int main(int argc, char **argv)
                   "more) [1]" },
         { .name = "output_shards",
           .type = CLI_BOOL,
-          .dest = &f.output_shards,
+          .dest = &f->output_shards,
           .help = "one file per range, OUTPUT-iiiii-of-nnnnn, numbered over all\n"
                   "workers' ranges [one file in key order]" },
         { .name = "shard_index",
           .type = CLI_INT,
-          .dest = &f.shard_index,
+          .dest = &f->shard_index,
           .min = 0,
           .max = 65535,
           .value_name = "I",
           .help = "the same as --task_index (not both) [0]" },
         { .name = "num_shards",
           .type = CLI_INT,
-          .dest = &f.num_shards,
+          .dest = &f->num_shards,
           .min = 1,
           .max = 65536,
           .value_name = "N",
           .help = "the same as --num_tasks (not both) [1]" },
         { .name = "split_keys_file",
           .type = CLI_PATH,
-          .dest = &f.split_keys_path,
+          .dest = &f->split_keys_path,
           .value_name = "FILE",
           .help = "split points, one key a line, instead of SampleRowKeys (so\n"
                   "that workers cut the rows at the same keys)" },
         { .name = "split_plan",
           .type = CLI_PATH,
-          .dest = &f.split_plan,
+          .dest = &f->split_plan,
           .value_name = "FILE",
           .help = "the split plan every task of a split export is given\n"
                   "(made once by --write_split_plan; local or gs://)" },
         { .name = "write_split_plan",
           .type = CLI_PATH,
-          .dest = &f.write_plan,
+          .dest = &f->write_plan,
           .value_name = "FILE",
           .help = "plan --num_shards shares of the rows (SampleRowKeys, or\n"
                   "--split_keys_file) into FILE and exit; nothing is exported" },
         { .name = "split_keys",
           .type = CLI_STRING,
-          .dest = &f.split_keys,
+          .dest = &f->split_keys,
           .value_name = "sample",
           .help = "sample: each task plans from its own SampleRowKeys (may lose\n"
                   "or repeat rows; only for a table whose tablets never change)" },
         { .name = "merge_parts",
           .type = CLI_LOCAL_PATH,
-          .dest = &f.merge_parts,
+          .dest = &f->merge_parts,
           .value_name = "FILE|DIR|PATTERN",
           .help = "check the part files of an export's tasks (FILE.part-*, the\n"
                   "*.part-* of DIR, or a pattern) and their outputs; nothing is read\n"
                   "from Bigtable. With --split_plan, against that plan" },
         { .name = "missing_cell",
           .type = CLI_CHOICE,
-          .dest = &f.missing_cell,
+          .dest = &f->missing_cell,
           .choices = missing_policies,
           .help = "a row without <column_family>:<column>: error or skip [error]" },
         { .name = "retry_timeout",
           .type = CLI_DOUBLE,
-          .dest = &f.retry_timeout_s,
+          .dest = &f->retry_timeout_s,
           .dmin = 0.001,
           .dmax = 1e9,
           .value_name = "SECONDS",
           .help = "give up on a broken stream after this long without a row [600]" },
-        { .name = "quiet", .type = CLI_BOOL, .dest = &f.quiet, .help = "no progress display" },
-        CLI_BT_CONN_FLAGS(&f.conn),
-        CLI_TASK_FLAGS(&task),
+        { .name = "quiet", .type = CLI_BOOL, .dest = &f->quiet, .help = "no progress display" },
+        CLI_BT_CONN_FLAGS(&f->conn),
+        CLI_TASK_FLAGS(task),
         { 0 }
     };
+    size_t n = sizeof flags / sizeof flags[0];
+    if (n > cap)
+        return 0;
+    memcpy(out, flags, sizeof flags);
+    return n;
+}
+
+/* What the flags together cannot mean, or NULL: the message of the usage
+ * error, in the order the checks are listed. */
+static const char *conflict(const bt2_flags *f, char *buf, size_t cap)
+{
+    if (!f->instance || !f->table || (!f->output && !f->write_plan))
+        return "--bigtable_instance, --bigtable_table and --output (or --write_split_plan) are "
+               "required";
+    if (f->shard_index >= f->num_shards)
+        return "--shard_index must be below --num_shards";
+    if (f->output && f->output_shards && !strcmp(f->output, "-"))
+        return "--output_shards needs a file name, not -";
+    if (f->split_keys && strcmp(f->split_keys, "sample") != 0) {
+        snprintf(buf, cap,
+                 "--split_keys=%s: the only value is sample (split points go in "
+                 "--split_keys_file, a shared plan in --split_plan)",
+                 f->split_keys);
+        return buf;
+    }
+    if (!!f->split_plan + !!f->split_keys_path + !!f->split_keys > 1)
+        return "--split_plan, --split_keys_file and --split_keys=sample are three ways to cut "
+               "the rows: give one";
+    if (f->write_plan && (f->split_plan || f->split_keys))
+        return "--write_split_plan plans from SampleRowKeys or --split_keys_file";
+    return NULL;
+}
+
+/* A split export needs one plan for every task: say how to make it. */
+static int refuse_unplanned_split(const bt2_flags *f)
+{
+    cli_log("task %d of %d: a split export needs the same split plan in "
+            "every task, or tasks that each ask SampleRowKeys may lose or repeat rows.\n"
+            "Make one plan:  bt2tfrec --write_split_plan=PLAN --num_shards=%d "
+            "--bigtable_instance=%s --bigtable_table=%s --row_prefix='%s'\n"
+            "then give every task --split_plan=PLAN (or --split_keys_file=FILE for a "
+            "table loaded by tfrec2bt; --split_keys=sample accepts the risk).",
+            f->shard_index, f->num_shards, f->num_shards, f->instance, f->table, f->prefix);
+    return EXIT_USAGE;
+}
+
+/* The export itself, stopped by SIGINT/SIGTERM. */
+static int export_rows(const bt2_flags *f)
+{
+    if (f->split_keys && f->num_shards > 1)
+        cli_warn("--split_keys=sample: task %d of %d cuts the "
+                 "rows at its own SampleRowKeys answer; tasks that get different "
+                 "answers lose or repeat rows without an error (use "
+                 "--split_plan)",
+                 f->shard_index, f->num_shards);
+    cli_catch_interrupts();
+    cli_on_interrupt(stop_reader);
+    return run(f);
+}
+
+/* What the parsed command line asks for: check parts, refuse, plan or export. */
+static int dispatch(const cli_cmdline *cl, const bt2_flags *f)
+{
+    char buf[512];
+    const char *why;
+    if (f->merge_parts)
+        return merge_parts(f);
+    if ((why = conflict(f, buf, sizeof buf)) != NULL) {
+        cli_usage_error(cl, "%s", why);
+        return EXIT_USAGE;
+    }
+    if (!f->write_plan && f->num_shards > 1 && !f->split_plan && !f->split_keys_path &&
+        !f->split_keys)
+        return refuse_unplanned_split(f);
+    if (f->write_plan)
+        return write_plan(f);
+    return export_rows(f);
+}
+
+#define MAX_FLAGS 64
+
+int main(int argc, char **argv)
+{
+    cli_keep_heap();
+    bt2_flags f;
+    cli_task task;
+    cli_flag flags[MAX_FLAGS];
+    set_defaults(&f, &task);
+    if (!flag_table(&f, &task, flags, MAX_FLAGS)) {
+        cli_log("the flag table does not fit MAX_FLAGS");
+        return EXIT_IO;
+    }
     cli_cmdline cl = { .prog = "bt2tfrec",
                        .usage = usage,
                        .flags = flags,
@@ -265,59 +364,8 @@ int main(int argc, char **argv)
     }
     if (st == CLI_PARSED)
         st = resolve_task(&cl, &f, &task);
-    if (st == CLI_PARSED) {
-        if (f.merge_parts) {
-            st = merge_parts(&f);
-        } else if (!f.instance || !f.table || (!f.output && !f.write_plan)) {
-            cli_usage_error(&cl, "--bigtable_instance, --bigtable_table and --output (or "
-                                 "--write_split_plan) are required");
-            st = EXIT_USAGE;
-        } else if (f.shard_index >= f.num_shards) {
-            cli_usage_error(&cl, "--shard_index must be below --num_shards");
-            st = EXIT_USAGE;
-        } else if (f.output && f.output_shards && !strcmp(f.output, "-")) {
-            cli_usage_error(&cl, "--output_shards needs a file name, not -");
-            st = EXIT_USAGE;
-        } else if (f.split_keys && strcmp(f.split_keys, "sample") != 0) {
-            cli_usage_error(&cl,
-                            "--split_keys=%s: the only value is sample (split points go in "
-                            "--split_keys_file, a shared plan in --split_plan)",
-                            f.split_keys);
-            st = EXIT_USAGE;
-        } else if (!!f.split_plan + !!f.split_keys_path + !!f.split_keys > 1) {
-            cli_usage_error(&cl, "--split_plan, --split_keys_file and --split_keys=sample are "
-                                 "three ways to cut the rows: give one");
-            st = EXIT_USAGE;
-        } else if (f.write_plan && (f.split_plan || f.split_keys)) {
-            cli_usage_error(&cl, "--write_split_plan plans from SampleRowKeys or "
-                                 "--split_keys_file");
-            st = EXIT_USAGE;
-        } else if (!f.write_plan && f.num_shards > 1 && !f.split_plan && !f.split_keys_path &&
-                   !f.split_keys) {
-            fprintf(stderr,
-                    "bt2tfrec: task %d of %d: a split export needs the same split plan in "
-                    "every task, or tasks that each ask SampleRowKeys may lose or repeat rows.\n"
-                    "Make one plan:  bt2tfrec --write_split_plan=PLAN --num_shards=%d "
-                    "--bigtable_instance=%s --bigtable_table=%s --row_prefix='%s'\n"
-                    "then give every task --split_plan=PLAN (or --split_keys_file=FILE for a "
-                    "table loaded by tfrec2bt; --split_keys=sample accepts the risk).\n",
-                    f.shard_index, f.num_shards, f.num_shards, f.instance, f.table, f.prefix);
-            st = EXIT_USAGE;
-        } else if (f.write_plan) {
-            st = write_plan(&f);
-        } else {
-            if (f.split_keys && f.num_shards > 1)
-                fprintf(stderr,
-                        "bt2tfrec: warning: --split_keys=sample: task %d of %d cuts the "
-                        "rows at its own SampleRowKeys answer; tasks that get different "
-                        "answers lose or repeat rows without an error (use "
-                        "--split_plan)\n",
-                        f.shard_index, f.num_shards);
-            cli_catch_interrupts();
-            cli_on_interrupt(stop_reader);
-            st = run(&f);
-        }
-    }
+    if (st == CLI_PARSED)
+        st = dispatch(&cl, &f);
     cli_cmdline_free(&cl);
     return st;
 }
@@ -329,7 +377,7 @@ static int check_output(const char *path)
     struct stat sb;
     if (strcmp(path, "-") != 0 && !cli_is_remote(path) && stat(path, &sb) == 0 &&
         S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "bt2tfrec: --output=%s is a directory; name the file to write\n", path);
+        cli_log("--output=%s is a directory; name the file to write", path);
         return EXIT_IO;
     }
     return EXIT_OK;
@@ -346,7 +394,7 @@ static int read_split_keys(const char *path, split_keys *sk)
 {
     FILE *fp = cli_fopen_read(path); /* any name of the file system layer */
     if (!fp) {
-        fprintf(stderr, "bt2tfrec: --split_keys_file=%s: %s\n", path, strerror(errno));
+        cli_log("--split_keys_file=%s: %s", path, strerror(errno));
         return EXIT_IO;
     }
     char *line = NULL;
@@ -377,7 +425,7 @@ static int read_split_keys(const char *path, split_keys *sk)
         sk->lens[sk->n++] = (size_t)n;
     }
     if (ferror(fp) || status) {
-        fprintf(stderr, "bt2tfrec: could not read --split_keys_file=%s\n", path);
+        cli_log("could not read --split_keys_file=%s", path);
         status = EXIT_IO;
     }
     free(line);
@@ -418,7 +466,7 @@ static int source_open(const bt2_flags *f, source *s)
     if (f->split_plan) {
         int rc = tfrec_bt_plan_read(&s->plan, NULL, f->split_plan);
         if (rc) {
-            fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
+            cli_log("--split_plan: %s", tfrec_last_errmsg());
             return rc == TFREC_E_PARSE ? EXIT_USAGE : cli_exit_for(rc);
         }
     }
@@ -428,7 +476,7 @@ static int source_open(const bt2_flags *f, source *s)
     cli_bt_conn_apply(&f->conn, &co);
     int rc = tfrec_bt_client_open(&s->client, &co);
     if (rc) {
-        fprintf(stderr, "bt2tfrec: %s%s\n", tfrec_last_errmsg(),
+        cli_log("%s%s", tfrec_last_errmsg(),
                 rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
         return cli_exit_for(rc);
     }
@@ -461,12 +509,11 @@ static int write_plan(const bt2_flags *f)
         if (!rc)
             rc = tfrec_bt_plan_write(p, NULL, f->write_plan);
         if (rc) {
-            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+            cli_log("%s", tfrec_last_errmsg());
             status = cli_exit_for(rc);
         } else if (!f->quiet) {
-            fprintf(stderr,
-                    "bt2tfrec: split plan %08x for %zu shards of %s written to %s; give "
-                    "every task --split_plan=%s\n",
+            cli_log("split plan %08x for %zu shards of %s written to %s; give "
+                    "every task --split_plan=%s",
                     (unsigned)tfrec_bt_plan_id(p), tfrec_bt_plan_num_shards(p),
                     tfrec_bt_plan_table(p), f->write_plan, f->write_plan);
         }
@@ -496,25 +543,25 @@ static int merge_parts(const bt2_flags *f)
     int rc = cli_files_expand(&parts, &arg, 1, &unmatched);
     int status = EXIT_OK;
     if (rc) {
-        fprintf(stderr, "bt2tfrec: --merge_parts=%s: no part file matches %s\n", pat, arg);
+        cli_log("--merge_parts=%s: no part file matches %s", pat, arg);
         free(arg);
         return EXIT_DATA;
     }
     tfrec_bt_plan *plan = NULL;
     if (f->split_plan && (rc = tfrec_bt_plan_read(&plan, NULL, f->split_plan))) {
-        fprintf(stderr, "bt2tfrec: --split_plan: %s\n", tfrec_last_errmsg());
+        cli_log("--split_plan: %s", tfrec_last_errmsg());
         status = EXIT_USAGE;
     }
     tfrec_bt_export_check_result res = TFREC_BT_EXPORT_CHECK_RESULT_INIT;
     if (!status) {
         rc = tfrec_bt_export_check(NULL, (const char *const *)parts.paths, parts.n, plan, &res);
         if (rc == TFREC_E_STATE) {
-            fprintf(stderr, "bt2tfrec: the export is not complete: %llu problem%s\n%s",
+            cli_log("the export is not complete: %llu problem%s%s%s",
                     (unsigned long long)res.problems, res.problems == 1 ? "" : "s",
-                    res.report ? res.report : "");
+                    res.report ? "\n" : "", res.report ? res.report : "");
             status = EXIT_DATA;
         } else if (rc) {
-            fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+            cli_log("%s", tfrec_last_errmsg());
             status = rc == TFREC_E_PARSE ? EXIT_DATA : cli_exit_for(rc);
         } else {
             printf("%llu tasks, %llu rows, %llu bytes, %llu outputs: every row once, every "
@@ -578,38 +625,36 @@ static int run(const bt2_flags *f)
     int rc = tfrec_bt_export(s.client, f->table, f->output, &s.ro, &eo, &st);
     cli_progress_finish(&pc.prog);
     if (rc && cli_interrupted) {
-        fprintf(stderr, "bt2tfrec: interrupted after %llu rows\n", (unsigned long long)st.rows);
-        fprintf(stderr, "bt2tfrec: removed the partial output; %s was not written\n", name);
+        cli_log("interrupted after %llu rows", (unsigned long long)st.rows);
+        cli_log("removed the partial output; %s was not written", name);
         status = EXIT_INTERRUPTED;
     } else if (rc) {
-        fprintf(stderr, "bt2tfrec: %s\n", tfrec_last_errmsg());
+        cli_log("%s", tfrec_last_errmsg());
         status = rc == TFREC_E_NOT_FOUND && strstr(tfrec_last_errmsg(), " cell") ? EXIT_DATA
                                                                                  : cli_exit_for(rc);
     }
     if (!status && st.rows == 0)
-        fprintf(stderr, "bt2tfrec: warning: no row of table %s %s%s%s; %s holds no records\n",
-                f->table, *f->prefix ? "has a key starting with '" : "was found",
-                *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", name);
+        cli_warn("no row of table %s %s%s%s; %s holds no records", f->table,
+                 *f->prefix ? "has a key starting with '" : "was found",
+                 *f->prefix ? f->prefix : "", *f->prefix ? "'" : "", name);
     if (!status && st.rows_skipped)
-        fprintf(stderr, "bt2tfrec: skipped %llu rows without a %s:%s cell\n",
-                (unsigned long long)st.rows_skipped, f->family, f->column);
+        cli_log("skipped %llu rows without a %s:%s cell", (unsigned long long)st.rows_skipped,
+                f->family, f->column);
     if (!status && !f->quiet) {
         double secs = cli_now() - t0;
         char where[64];
         snprintf(where, sizeof where, "%llu files", (unsigned long long)st.outputs);
         /* the same figures and units as tfrec2bt's summary */
-        fprintf(stderr,
-                "bt2tfrec: %llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
-                "%.1f MB/s\n",
+        cli_log("%llu rows (%.1f MB) read from %s into %s in %.2f s: %.0f rows/s, "
+                "%.1f MB/s",
                 (unsigned long long)st.rows, (double)st.bytes / 1e6, f->table,
                 st.outputs > 1 ? where : name, secs, secs > 0 ? (double)st.rows / secs : 0,
                 secs > 0 ? (double)st.bytes / 1e6 / secs : 0);
         if (f->parallel_scans > 1 || f->num_shards > 1 || st.resumed)
             /* Not "streams": a range with no rows needs no call, a resumed or
              * paused one another (--help says the same). */
-            fprintf(stderr,
-                    "bt2tfrec: %llu ranges (task %d of %d) read concurrently, %llu ReadRows "
-                    "calls, %llu resumed\n",
+            cli_log("%llu ranges (task %d of %d) read concurrently, %llu ReadRows "
+                    "calls, %llu resumed",
                     (unsigned long long)st.ranges, f->shard_index, f->num_shards,
                     (unsigned long long)st.streams, (unsigned long long)st.resumed);
     }

@@ -24,11 +24,11 @@ typedef struct parser {
 
 static void verror(const parser *p, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s: ", p->cl->prog);
+    char msg[1024], where[512] = "";
+    vsnprintf(msg, sizeof msg, fmt, ap);
     if (p->file)
-        fprintf(stderr, "%s:%d: ", p->file, p->line);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry '%s --help' for more information.\n", p->cl->prog);
+        snprintf(where, sizeof where, "%s:%d: ", p->file, p->line);
+    cli_log_as(p->cl->prog, "%s%s\nTry '%s --help' for more information.", where, msg, p->cl->prog);
 }
 
 static int error(const parser *p, const char *fmt, ...)
@@ -440,7 +440,7 @@ int cli_parse(cli_cmdline *cl, int argc, char **argv)
     cl->nargs = 0;
     cl->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *cl->args);
     if (!cl->args) {
-        fprintf(stderr, "%s: out of memory\n", cl->prog);
+        cli_log("out of memory");
         return EXIT_IO;
     }
     parser p = { cl, NULL, 0 };

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "exit_codes.h"
+#include "log.h"
 #include "tfrec/error.h"
 #ifdef TFREC_CLI_HAVE_STORAGE
 #include "tfrec/fs.h"
@@ -33,7 +34,7 @@ int cli_gcs_conn_apply(const char *prog)
     if (rc == TFREC_OK && (rc = tfrec_storage_fs_init(client, &client_fs)) == TFREC_OK)
         rc = tfrec_fs_register(&client_fs);
     if (rc != TFREC_OK) {
-        fprintf(stderr, "%s: Cloud Storage: %s\n", prog, tfrec_last_errmsg());
+        cli_log_as(prog, "Cloud Storage: %s", tfrec_last_errmsg());
         return EXIT_USAGE;
     }
 #else

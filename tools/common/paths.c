@@ -9,6 +9,7 @@
 
 #include "exit_codes.h"
 #include "files.h"
+#include "log.h"
 #include "tfrec/error.h"
 #include "tfrec/fs.h"
 
@@ -46,6 +47,6 @@ int cli_require_local(const char *prog, const char *what, const char *path)
     char err[512];
     if (cli_path_check(path, 0, err, sizeof err) == 0)
         return EXIT_OK;
-    fprintf(stderr, "%s: %s: %s\n", prog, what, err);
+    cli_log_as(prog, "%s: %s", what, err);
     return EXIT_USAGE;
 }

@@ -1,35 +1,8 @@
 #include "progress.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *cli_log_name = "tfrec";
-
-/* "2026-11-23T14:25:01Z TOOL: " when stderr is not a terminal, else "TOOL: ". */
-static void log_prefix(int tty)
-{
-    if (!tty) {
-        char ts[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        fprintf(stderr, "%s ", ts);
-    }
-    fprintf(stderr, "%s: ", cli_log_name);
-}
-
-void cli_log(const char *fmt, ...)
-{
-    log_prefix(isatty(STDERR_FILENO));
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 double cli_now(void)
 {
@@ -86,10 +59,13 @@ static void draw(cli_progress *p, double now)
                  100.0 * (double)p->done / (double)p->total);
     else
         snprintf(head, sizeof head, "%llu %s", (unsigned long long)p->done, p->label);
-    if (p->tty)
+    if (p->tty) {
         fputc('\r', stderr);
-    else
-        log_prefix(0);
+    } else {
+        char prefix[160];
+        cli_log_prefix(prefix, sizeof prefix, cli_log_name, 0);
+        fputs(prefix, stderr);
+    }
     fprintf(stderr, "%s  %.0f %s/s  %.1f MB/s%s%s", head, rate, p->label, mbs, eta,
             p->tty ? "\033[K" : "\n");
     fflush(stderr);

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "log.h" /* cli_log: the tools include this header for it */
+
 typedef struct cli_progress {
     const char *label; /* "images", "records", "rows" */
     uint64_t total;    /* expected units, 0 if unknown (no ETA then) */
@@ -28,19 +30,5 @@ void cli_progress_finish(cli_progress *p);
 double cli_progress_elapsed(const cli_progress *p);
 /* Monotonic clock in seconds. */
 double cli_now(void);
-
-/* The tool's name in log lines ("imagenet2tfrec", "tfrec convert"); set by
- * cli_parse from the command line's prog. */
-extern const char *cli_log_name;
-
-/* One message line on stderr, "TOOL: message". When stderr is not a
- * terminal (a log file, a job's output) the line starts with the UTC time,
- * "2026-11-23T14:25:01Z TOOL: message", as the progress lines do there, so
- * a long run's log says when each thing happened. fmt has no newline. */
-void cli_log(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
 
 #endif

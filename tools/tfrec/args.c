@@ -19,6 +19,7 @@ int cli_cmd_parse(cli_cmdline *cl, const char *prog, const char *usage, cli_flag
                      : "FILE may be '-' for standard input; a quoted glob pattern is expanded by\n"
                        "tfrec (sorted by name).\n";
     int st = cli_parse(cl, argc, argv);
+    cli_log_name = "tfrec"; /* messages say "tfrec: ", usage errors the subcommand */
     if (st == CLI_PARSED) {
         int g = cli_gcs_conn_apply(prog);
         if (g != EXIT_OK)
@@ -49,15 +50,15 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl)
             return EXIT_USAGE;
     int rc = cli_files_expand(out, cl->args, (size_t)cl->nargs, &unmatched);
     if (rc == TFREC_E_NOT_FOUND && !cli_is_remote(unmatched))
-        fprintf(stderr, "tfrec: no files match '%s'\n", unmatched);
+        cli_log("no files match '%s'", unmatched);
     else if (rc && cli_is_remote(unmatched)) {
         const char *m = tfrec_last_errmsg(); /* the client's: names the bucket or object */
         if (m && strstr(m, unmatched))
-            fprintf(stderr, "tfrec: %s\n", m);
+            cli_log("%s", m);
         else
-            fprintf(stderr, "tfrec: %s: %s\n", unmatched, m && *m ? m : tfrec_strerror(rc));
+            cli_log("%s: %s", unmatched, m && *m ? m : tfrec_strerror(rc));
     } else if (rc)
-        fprintf(stderr, "tfrec: cannot expand the file names: %s\n", tfrec_strerror(rc));
+        cli_log("cannot expand the file names: %s", tfrec_strerror(rc));
     if (rc) {
         cli_files_free(out);
         return EXIT_IO;
@@ -73,7 +74,7 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl)
 int cli_flush_stdout(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "tfrec: error writing to standard output: %s\n", strerror(errno));
+        cli_log("error writing to standard output: %s", strerror(errno));
         return EXIT_IO;
     }
     return EXIT_OK;

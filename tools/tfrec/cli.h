@@ -10,6 +10,7 @@
 #include "../common/files.h"
 #include "../common/flag_types.h"
 #include "../common/flags.h"
+#include "../common/log.h"
 #include "../common/gcs_conn.h"
 #include "../common/signals.h"
 #include "tfrec/tfrec.h"
@@ -120,6 +121,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
 
 /* The count of a file from its fresh FILE.idx: 1 with *count set, 0 when
  * there is none (or it is stale, or the options need the data read), or

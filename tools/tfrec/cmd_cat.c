@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tfrec/fs.h"
 
 enum { OUT_RAW, OUT_FRAMED, OUT_JSON };
 
 typedef struct emit_state {
     int mode;
     int raw, framed; /* the flags, turned into mode once parsed */
+    int object;      /* cat --raw: the files' bytes as stored, not as TFRecord */
     cli_read_opts o;
     dump_opts d;
     tfrec_writer *w; /* OUT_FRAMED: an uncompressed TFRecord stream on stdout */
@@ -29,7 +31,7 @@ static int emit_one(void *ctx, const cli_record *rec)
     case OUT_FRAMED: {
         int rc = tfrec_writer_write(s->w, rec->data, rec->len);
         if (rc) {
-            fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s->w));
+            cli_log("%s", tfrec_writer_errmsg(s->w));
             return EXIT_IO;
         }
         break;
@@ -43,11 +45,43 @@ static int emit_one(void *ctx, const cli_record *rec)
     return s->done >= s->limit ? CLI_STOP : CLI_CONTINUE;
 }
 
+/* cat --raw: one file or object's bytes as they are (a manifest.json, an
+ * index), through the file system layer. */
+static int copy_object(const char *name)
+{
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = tfrec_fs_open_source(NULL, name, &io);
+    if (rc) {
+        cli_log("%s", tfrec_last_errmsg());
+        return cli_worst(cli_exit_for(rc), EXIT_IO);
+    }
+    char buf[1 << 16];
+    ptrdiff_t n;
+    int status = EXIT_OK;
+    while ((n = io.read(io.ctx, buf, sizeof buf)) > 0 && !cli_interrupted)
+        if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n) {
+            status = EXIT_IO;
+            break;
+        }
+    if (n < 0) {
+        cli_log("%s: %s", name, io.errmsg ? io.errmsg(io.ctx) : tfrec_strerror((int)n));
+        status = cli_worst(status, cli_worst(cli_exit_for((int)n), EXIT_IO));
+    }
+    io.close(io.ctx, 0);
+    return cli_interrupted ? EXIT_INTERRUPTED : status;
+}
+
 /* Read the files in order into s; stops at the first error. */
 static int run(void *ctx, const cli_files *files)
 {
     emit_state *s = ctx;
     const cli_read_opts *o = &s->o;
+    if (s->object) {
+        int status = EXIT_OK;
+        for (size_t i = 0; i < files->n && status == EXIT_OK; i++)
+            status = copy_object(files->paths[i]);
+        return cli_worst(status, cli_flush_stdout());
+    }
     /* both: --framed (the stricter format) wins */
     if (s->raw || s->framed)
         s->mode = s->framed ? OUT_FRAMED : OUT_RAW;
@@ -56,7 +90,7 @@ static int run(void *ctx, const cli_files *files)
         wo.compression = TFREC_COMPRESSION_NONE;
         int rc = tfrec_writer_open(&s->w, "-", &wo);
         if (rc) {
-            fprintf(stderr, "tfrec: %s\n", tfrec_last_errmsg());
+            cli_log("%s", tfrec_last_errmsg());
             return EXIT_IO;
         }
     }
@@ -72,7 +106,7 @@ static int run(void *ctx, const cli_files *files)
         /* Standard output cannot be taken back, so close (not abort) even
          * after an input error: what was written stays well-formed. */
         if (tfrec_writer_close(s->w)) {
-            fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s->w));
+            cli_log("%s", tfrec_writer_errmsg(s->w));
             status = cli_worst(status, EXIT_IO);
         }
         tfrec_writer_free(s->w);
@@ -85,7 +119,8 @@ static const char cat_help[] =
     "Write the records of the files, in order, to standard output: by default\n"
     "the payload bytes back to back (no separators); with --framed as one\n"
     "uncompressed TFRecord stream (so 'tfrec cat --framed a.gz b > c' joins and\n"
-    "decompresses files).\n";
+    "decompresses files). With --raw the files' bytes as stored, whatever they\n"
+    "hold (a manifest.json beside the shards, say), not read as TFRecord.\n";
 
 static const char head_help[] =
     "Usage: tfrec head [-n N] [FLAGS] FILE...\n"
@@ -106,6 +141,11 @@ int cmd_cat(int argc, char **argv)
                            .type = CLI_BOOL,
                            .dest = &s.framed,
                            .help = "TFRecord framing (length, CRCs) around each record" },
+                         { .name = "raw",
+                           .type = CLI_BOOL,
+                           .dest = &s.object,
+                           .help = "the files' bytes as stored (any file or object,\n"
+                                   "e.g. manifest.json), not read as TFRecord" },
                          { 0 } };
     return cli_cmd_run("tfrec cat", cat_help, flags, argc, argv, run, &s);
 }

@@ -31,7 +31,7 @@ static int convert_one(void *ctx, const cli_record *rec)
     convert_state *s = ctx;
     int rc = tfrec_writer_write(s->w, rec->data, rec->len);
     if (rc) {
-        fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s->w));
+        cli_log("%s", tfrec_writer_errmsg(s->w));
         return cli_worst(cli_exit_for(rc), EXIT_IO);
     }
     s->records++;
@@ -95,7 +95,7 @@ static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const
     remove_temps(output, 0);
     int rc = cli_writer_open(&s.w, output, wo);
     if (rc) {
-        fprintf(stderr, "tfrec: %s\n", tfrec_last_errmsg());
+        cli_log("%s", tfrec_last_errmsg());
         return cli_worst(cli_exit_for(rc), EXIT_IO);
     }
     cli_progress_start(&s.progress, "records", 0, quiet);
@@ -118,12 +118,11 @@ static int convert(const cli_read_opts *o, const tfrec_writer_options *wo, const
         else
             cli_log("%s not written", output);
     } else if ((rc = tfrec_writer_close(s.w)) != TFREC_OK) {
-        fprintf(stderr, "tfrec: %s\n", tfrec_writer_errmsg(s.w));
+        cli_log("%s", tfrec_writer_errmsg(s.w));
         status = cli_worst(cli_exit_for(rc), EXIT_IO);
     } else if (!quiet) {
-        fprintf(stderr,
-                "tfrec: %" PRIu64 " records (%" PRIu64 " bytes) from %zu file%s -> %s, "
-                "%s, %" PRIu64 " bytes\n",
+        cli_log("%" PRIu64 " records (%" PRIu64 " bytes) from %zu file%s -> %s, "
+                "%s, %" PRIu64 " bytes",
                 s.records, s.bytes, files->n, files->n == 1 ? "" : "s", output,
                 tfrec_compression_name(wo->compression), tfrec_writer_bytes_out(s.w));
     }

@@ -21,7 +21,7 @@ static int index_files(void *ctx, const cli_files *files)
         uint64_t n = 0;
         int rc = tfrec_index_file(files->paths[i], &n);
         if (rc < 0) {
-            fprintf(stderr, "tfrec index: %s\n", tfrec_last_errmsg());
+            cli_log_as("tfrec index", "%s", tfrec_last_errmsg());
             status = cli_worst(status, rc == TFREC_E_UNSUPPORTED ? EXIT_DATA : cli_exit_for(rc));
             continue;
         }
@@ -45,8 +45,8 @@ int cli_count_from_index(const char *path, const cli_read_opts *o, uint64_t *cou
     if (rc == TFREC_E_NOT_FOUND || rc == TFREC_E_STATE)
         return 0; /* no index, or a stale one: read the file */
     if (rc < 0) {
-        fprintf(stderr, "tfrec count: %s (rebuild it with 'tfrec index', or pass --noindex)\n",
-                tfrec_last_errmsg());
+        cli_log_as("tfrec count", "%s (rebuild it with 'tfrec index', or pass --noindex)",
+                   tfrec_last_errmsg());
         return -EXIT_DATA;
     }
     *count = tfrec_index_records(ix);

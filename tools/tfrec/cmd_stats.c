@@ -84,7 +84,7 @@ static int stats_one(void *ctx, const cli_record *rec)
 {
     stats_state *s = ctx;
     if (tfrec_vec_reserve(&s->sizes, &s->cap_sizes, s->n_sizes + 1, 1024)) {
-        fprintf(stderr, "tfrec: out of memory\n");
+        cli_log("out of memory");
         return EXIT_IO;
     }
     s->sizes[s->n_sizes++] = rec->len;

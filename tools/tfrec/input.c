@@ -8,9 +8,8 @@ static void warn_skip(void *ctx, const char *file, uint64_t offset, uint64_t byt
 {
     (void)ctx;
     why = cli_strip_file(why, file);
-    fprintf(stderr,
-            "tfrec: %s: skipped corrupt region at offset %" PRIu64 " (%" PRIu64 " bytes)%s%s\n",
-            file, offset, bytes, why && *why ? ": " : "", why ? why : "");
+    cli_log("%s: skipped corrupt region at offset %" PRIu64 " (%" PRIu64 " bytes)%s%s", file,
+            offset, bytes, why && *why ? ": " : "", why ? why : "");
 }
 
 const char *cli_strip_file(const char *msg, const char *file)
@@ -25,7 +24,7 @@ static void report(const cli_read_opts *o, cli_file_result *res, const char *msg
 {
     snprintf(res->error, sizeof res->error, "%s", msg);
     if (!o->keep_errors)
-        fprintf(stderr, "tfrec: %s\n", msg);
+        cli_log("%s", msg);
 }
 
 void cli_read_file(const char *path, const cli_read_opts *o, cli_record_fn fn, void *ctx,

@@ -11,12 +11,13 @@ static const struct {
 } commands[] = {
     { "count", cmd_count, "number of records per file" },
     { "verify", cmd_verify, "check every CRC; report each bad region with its offset" },
-    { "cat", cmd_cat, "write the records' raw bytes (or re-framed) to stdout" },
+    { "cat", cmd_cat, "write the records' raw bytes (or re-framed; --raw: any file) to stdout" },
     { "head", cmd_head, "the first N records, as JSON lines (or raw)" },
     { "dump", cmd_dump, "every record as a JSON line, decoded as tf.Example" },
     { "stats", cmd_stats, "record sizes and the features' keys, types and counts" },
     { "convert", cmd_convert, "re-write with another compression (NONE, ZLIB, GZIP)" },
     { "index", cmd_index, "write FILE.idx (offset and length of every record)" },
+    { "ls", cmd_ls, "files or objects with sizes and record counts (from indexes)" },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -76,14 +77,14 @@ int main(int argc, char **argv)
         if (cli_edit_distance(cmd, commands[i].name) <= 2)
             near = commands[i].name;
     if (cmd[0] == '-')
-        fprintf(stderr,
-                "tfrec: %s before the command: flags go after it "
-                "(tfrec COMMAND [FLAGS] FILE...)\n",
+        cli_log("%s before the command: flags go after it (tfrec COMMAND [FLAGS] FILE...)\n"
+                "Try 'tfrec --help' for more information.",
                 cmd);
     else if (near)
-        fprintf(stderr, "tfrec: unknown command '%s' (did you mean '%s'?)\n", cmd, near);
+        cli_log("unknown command '%s' (did you mean '%s'?)\n"
+                "Try 'tfrec --help' for more information.",
+                cmd, near);
     else
-        fprintf(stderr, "tfrec: unknown command '%s'\n", cmd);
-    fprintf(stderr, "Try 'tfrec --help' for more information.\n");
+        cli_log("unknown command '%s'\nTry 'tfrec --help' for more information.", cmd);
     return EXIT_USAGE;
 }

@@ -1,6 +1,9 @@
 /* Command-line flags: the reference's names, meanings and defaults, plus
  * our own; parsed by the tools' common flag module. */
+#include <stdio.h>
 #include <string.h>
+
+#include "../common/exit_codes.h"
 
 #include "tfrec2bt.h"
 
@@ -27,7 +30,8 @@ static const char footer[] =
 
 static const char *const key_orders[] = { "sequential", "reversed", NULL };
 
-int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
+/* The reference's defaults and ours, before parsing. */
+static void set_defaults(t2b_flags *f)
 {
     memset(f, 0, sizeof *f);
     f->column_family = "tfexample";
@@ -37,7 +41,14 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
     f->max_failed_listed = 20;
     f->stop_timeout_s = 10;
     f->processes = 1;
-    cli_flag flags[] = {
+}
+
+/* The flag table, pointing into f, in --help order: the reference's flags,
+ * then ours. Returns the entries written (the last is the zeroed end), 0
+ * when cap is too small. */
+static size_t flag_table(t2b_flags *f, cli_flag *out, size_t cap)
+{
+    const cli_flag flags[] = {
         { .name = "source_glob",
           .type = CLI_PATH,
           .dest = &f->source_glob,
@@ -200,7 +211,57 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
         CLI_TASK_FLAGS(&f->task),
         { 0 }
     };
+    size_t n = sizeof flags / sizeof flags[0];
+    if (n > cap)
+        return 0;
+    memcpy(out, flags, sizeof flags);
+    return n;
+}
+
+/* What the flags together cannot mean, or NULL: the message of the usage
+ * error, in the order the checks are listed. */
+static const char *conflict(const t2b_flags *f, char *buf, size_t cap)
+{
+    int from_stdin = f->source_glob && !strcmp(f->source_glob, "-");
+    const char *missing = !f->source_glob                 ? "--source_glob"
+                          : (!f->dry_run && !f->instance) ? "--bigtable_instance"
+                          : (!f->dry_run && !f->table)    ? "--bigtable_table"
+                                                          : NULL;
+    if (missing) {
+        snprintf(buf, cap, "%s is required", missing);
+        return buf;
+    }
+    if (!*f->column_family || !*f->column)
+        return "--column_family and --column must not be empty";
+    if (f->task.count > 1 && !f->num_records && from_stdin) /* counting would consume it */
+        return "a load split into tasks reads standard input only with --num_records";
+    if (f->timestamp_micros > 0 && f->timestamp_micros % 1000) {
+        /* Bigtable keeps cell timestamps at millisecond granularity */
+        snprintf(buf, cap, "--timestamp_micros=%lld is not a whole number of milliseconds",
+                 (long long)f->timestamp_micros);
+        return buf;
+    }
+    if (f->processes > 1 && f->task.count > 1)
+        return "--processes splits the load into tasks itself: it cannot run one task of "
+               "--num_tasks (run each task with --processes=1)";
+    if (f->processes > 1 && from_stdin)
+        return "--processes needs files: the processes cannot share standard input";
+    if (f->resume && f->start_index)
+        return "use either --resume or --start_index, not both";
+    return NULL;
+}
+
+#define MAX_FLAGS 80
+
+int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
+{
+    cli_flag flags[MAX_FLAGS];
+    set_defaults(f);
     memset(cl, 0, sizeof *cl);
+    if (!flag_table(f, flags, MAX_FLAGS)) {
+        cli_log("the flag table does not fit MAX_FLAGS");
+        return EXIT_IO;
+    }
     cl->prog = "tfrec2bt";
     cl->usage = usage;
     cl->footer = footer;
@@ -216,43 +277,10 @@ int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f)
     cl->flags = NULL; /* the table lives on this stack frame */
     if (st != CLI_PARSED)
         return st;
-
-    const char *missing = !f->source_glob                 ? "--source_glob"
-                          : (!f->dry_run && !f->instance) ? "--bigtable_instance"
-                          : (!f->dry_run && !f->table)    ? "--bigtable_table"
-                                                          : NULL;
-    if (missing) {
-        cli_usage_error(cl, "%s is required", missing);
-        return EXIT_USAGE;
-    }
-    if (!*f->column_family || !*f->column) {
-        cli_usage_error(cl, "--column_family and --column must not be empty");
-        return EXIT_USAGE;
-    }
-    if (f->task.count > 1 && !f->num_records && !strcmp(f->source_glob, "-")) {
-        /* counting the records would consume them */
-        cli_usage_error(cl, "a load split into tasks reads standard input only with "
-                            "--num_records");
-        return EXIT_USAGE;
-    }
-    if (f->timestamp_micros > 0 && f->timestamp_micros % 1000) {
-        /* Bigtable keeps cell timestamps at millisecond granularity */
-        cli_usage_error(cl, "--timestamp_micros=%lld is not a whole number of milliseconds",
-                        (long long)f->timestamp_micros);
-        return EXIT_USAGE;
-    }
-    if (f->processes > 1 && f->task.count > 1) {
-        cli_usage_error(cl, "--processes splits the load into tasks itself: it cannot run "
-                            "one task of --num_tasks (run each task with --processes=1)");
-        return EXIT_USAGE;
-    }
-    if (f->processes > 1 && !strcmp(f->source_glob, "-")) {
-        cli_usage_error(cl, "--processes needs files: the processes cannot share standard "
-                            "input");
-        return EXIT_USAGE;
-    }
-    if (f->resume && f->start_index) {
-        cli_usage_error(cl, "use either --resume or --start_index, not both");
+    char buf[256];
+    const char *why = conflict(f, buf, sizeof buf);
+    if (why) {
+        cli_usage_error(cl, "%s", why);
         return EXIT_USAGE;
     }
     return CLI_PARSED;

@@ -32,6 +32,8 @@ typedef struct run {
     uint64_t last_saved; /* next_index last written to the progress file */
     int64_t timestamp;   /* of the cells: kept across resumes */
     int child_report;    /* a --processes child: fd of the report to the parent, else 0 */
+    int progress_made;   /* this run wrote the progress file (none was there before) */
+    int total_known;     /* the progress line's total is set (or told to the parent) */
 } run;
 
 /* The writer a signal stops: set once it is open, read by the handler. */
@@ -42,11 +44,27 @@ static void stop_writer(void)
     tfrec_bt_writer_stop(stoppable);
 }
 
+/* The rows of a split load's share still to write, once the load has
+ * counted the records (no --num_records): the progress line's total. */
+static void learn_share_total(run *r, const tfrec_bt_load_stats *st)
+{
+    if (r->total_known || st->total_source == TFREC_BT_TOTAL_NONE)
+        return;
+    r->total_known = 1;
+    uint64_t begin = st->share_begin;
+    if (r->f.start_index > begin)
+        begin = r->f.start_index < st->share_end ? r->f.start_index : st->share_end;
+    r->prog.total = st->share_end - begin;
+    if (r->child_report)
+        dprintf(r->child_report, "total %llu\n", (unsigned long long)r->prog.total);
+}
+
 /* Progress display, resume point and interruption, a few times a second. */
 static int on_progress(void *ctx, const tfrec_bt_load_progress *p)
 {
     run *r = ctx;
     const tfrec_bt_load_stats *st = p->stats;
+    learn_share_total(r, st);
     if (r->writer) {
         cli_progress_update(&r->prog, st->rows_acked, st->bytes_acked);
         if (r->child_report)
@@ -92,7 +110,7 @@ static int open_bigtable(run *r)
     if (rc) {
         /* Without a project the library asks the metadata server; when that
          * fails, the flag to name it is this tool's to say. */
-        fprintf(stderr, "tfrec2bt: %s%s\n", tfrec_last_errmsg(),
+        cli_log("%s%s", tfrec_last_errmsg(),
                 rc == TFREC_E_INVALID && (!co.project || !*co.project) ? "; pass --project" : "");
         return cli_exit_for(rc);
     }
@@ -100,12 +118,11 @@ static int open_bigtable(run *r)
     if (rc) {
         const char *msg = tfrec_bt_client_errmsg(r->client);
         if (strstr(msg, "PERMISSION_DENIED")) { /* data-only credentials: just try writing */
-            fprintf(stderr, "tfrec2bt: warning: cannot check the table (%s); loading anyway\n",
-                    msg);
+            cli_warn("cannot check the table (%s); loading anyway", msg);
         } else {
             /* The library says how to create what is missing by hand; the
              * flag that creates it is this tool's. */
-            fprintf(stderr, "tfrec2bt: %s%s\n", msg,
+            cli_log("%s%s", msg,
                     rc == TFREC_E_NOT_FOUND && !r->f.create_table ? ", or pass --create_table"
                                                                   : "");
             return cli_exit_for(rc);
@@ -115,14 +132,14 @@ static int open_bigtable(run *r)
     wo.max_inflight = r->f.max_inflight;
     wo.connections = r->f.connections;
     wo.batch_bytes = (size_t)r->f.batch_bytes;
-    wo.batch_rows = (size_t)r->f.batch_rows;
+    wo.batch_rows = t2b_batch_rows(&r->f);
     wo.retry_timeout_ms = r->f.retry_timeout_s > 0 ? (int64_t)(r->f.retry_timeout_s * 1000) : -1;
     wo.stop_timeout_ms = r->f.stop_timeout_s > 0 ? (int64_t)(r->f.stop_timeout_s * 1000) : -1;
     /* --timestamp_micros, else a resumed run's first timestamp, else now */
     wo.timestamp_micros = r->f.timestamp_micros ? r->f.timestamp_micros : r->timestamp;
     rc = tfrec_bt_writer_open(&r->writer, r->client, r->f.table, r->f.column_family, &wo);
     if (rc) {
-        fprintf(stderr, "tfrec2bt: %s\n", tfrec_last_errmsg());
+        cli_log("%s", tfrec_last_errmsg());
         return cli_exit_for(rc);
     }
     r->timestamp = tfrec_bt_writer_timestamp(r->writer);
@@ -158,7 +175,7 @@ static void report_failures(run *r, const tfrec_bt_load_stats *st)
         const char *msg;
         tfrec_bt_writer_failed_row(r->writer, i, &k, &kl, &idx, &code, &msg);
         if (listed < max)
-            fprintf(stderr, "  not written: row %.*s (record %llu): %s\n", (int)kl, (const char *)k,
+            cli_log("  not written: row %.*s (record %llu): %s", (int)kl, (const char *)k,
                     (unsigned long long)idx, tfrec_bt_code_name(code));
         if (fp)
             fprintf(fp, "%.*s\t%llu\t%s\n", (int)kl, (const char *)k, (unsigned long long)idx, msg);
@@ -170,25 +187,23 @@ static void report_failures(run *r, const tfrec_bt_load_stats *st)
     for (uint64_t i = 0; i < st->records_not_sent; i++, listed++) {
         tfrec_bt_row_key(key, sizeof key, f->row_prefix, first + i, width, f->reversed_keys);
         if (listed < max)
-            fprintf(stderr, "  not written: row %s (record %llu): not sent\n", key,
+            cli_log("  not written: row %s (record %llu): not sent", key,
                     (unsigned long long)(first + i));
         if (fp)
             fprintf(fp, "%s\t%llu\tnot sent: the writer had stopped\n", key,
                     (unsigned long long)(first + i));
     }
     if (listed > max)
-        fprintf(stderr, "  ... and %llu more rows\n", (unsigned long long)(listed - max));
-    fprintf(stderr,
-            "tfrec2bt: %llu of %llu rows not written: %llu failed, %llu not sent after the "
-            "writer stopped\n",
+        cli_log("  ... and %llu more rows", (unsigned long long)(listed - max));
+    cli_log("%llu of %llu rows not written: %llu failed, %llu not sent after the "
+            "writer stopped",
             (unsigned long long)total,
             (unsigned long long)(st->records_read + st->records_not_sent),
             (unsigned long long)st->rows_failed, (unsigned long long)st->records_not_sent);
     if (fp && fclose(fp) == 0)
-        fprintf(stderr, "tfrec2bt: all %llu rows not written are listed in %s\n",
-                (unsigned long long)total, path);
+        cli_log("all %llu rows not written are listed in %s", (unsigned long long)total, path);
     else
-        fprintf(stderr, "tfrec2bt: could not write %s\n", path);
+        cli_log("could not write %s", path);
 }
 
 static void dry_run_report(const run *r, const tfrec_bt_load_stats *st)
@@ -226,14 +241,13 @@ static void task_report(const run *r, const tfrec_bt_load_stats *st)
                  (unsigned long long)st->files_counted,
                  (unsigned long long)(st->files_counted + st->files_indexed));
     if (st->share_end == st->share_begin)
-        fprintf(stderr,
-                "tfrec2bt: task %lld of %lld: no records (%llu in all, %s, fewer than the "
-                "tasks): nothing to load\n",
+        cli_log("task %lld of %lld: no records (%llu in all, %s, fewer than the "
+                "tasks): nothing to load",
                 (long long)t->index, (long long)t->count, (unsigned long long)st->total_records,
                 from);
     else
-        fprintf(stderr, "tfrec2bt: task %lld of %lld: records %llu..%llu (%llu of %llu, %s%s)\n",
-                (long long)t->index, (long long)t->count, (unsigned long long)st->share_begin,
+        cli_log("task %lld of %lld: records %llu..%llu (%llu of %llu, %s%s)", (long long)t->index,
+                (long long)t->count, (unsigned long long)st->share_begin,
                 (unsigned long long)st->share_end - 1,
                 (unsigned long long)(st->share_end - st->share_begin),
                 (unsigned long long)st->total_records, from, counted);
@@ -242,10 +256,30 @@ static void task_report(const run *r, const tfrec_bt_load_stats *st)
 static void warn_num_records(const run *r, const tfrec_bt_load_stats *st)
 {
     if (st->input_left)
-        fprintf(stderr,
-                "tfrec2bt: warning: --num_records=%llu stopped the load before the end of the "
-                "input (the files matched by --source_glob hold more records)\n",
-                (unsigned long long)r->f.num_records);
+        cli_warn("--num_records=%llu stopped the load before the end of the "
+                 "input (the files matched by --source_glob hold more records)",
+                 (unsigned long long)r->f.num_records);
+}
+
+/* A complete load needs no resume point: a load of its own removes its
+ * progress file. A task of a split load run by hand (or by a job) keeps
+ * it, so that the task re-run with --resume has nothing left to do, and
+ * says where it is; a --processes child's file is removed by its parent
+ * once every task is done. */
+static void done_with_progress_file(const run *r)
+{
+    if (r->child_report)
+        return;
+    if (r->f.task.count > 1) {
+        if (!r->f.quiet)
+            cli_log("task %lld of %lld complete; its progress file %s stays (a re-run with "
+                    "--resume has nothing left to do; remove it once the whole load is done)",
+                    (long long)r->f.task.index, (long long)r->f.task.count, r->progress_path);
+        return;
+    }
+    if (unlink(r->progress_path) != 0 && errno != ENOENT)
+        cli_warn("the load is complete but its progress file %s could not be removed: %s",
+                 r->progress_path, strerror(errno));
 }
 
 /* After the load: summary, failures, how to continue; the exit status. */
@@ -258,9 +292,9 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
     int interrupted = cli_interrupted != 0;
     /* the writer's own report (rows not written) follows below */
     if (lrc && lrc != TFREC_E_STATE && strcmp(lmsg, tfrec_bt_writer_errmsg(r->writer)) != 0)
-        fprintf(stderr, "tfrec2bt: %s\n", lmsg);
+        cli_log("%s", lmsg);
     else if (wrc && !interrupted && !st->rows_failed) /* else counted below */
-        fprintf(stderr, "tfrec2bt: %s\n", tfrec_bt_writer_errmsg(r->writer));
+        cli_log("%s", tfrec_bt_writer_errmsg(r->writer));
     if (!interrupted)
         report_failures(r, st);
     warn_num_records(r, st);
@@ -273,27 +307,28 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
                 (unsigned long long)st->rows_acked, (unsigned long long)st->bytes_acked,
                 (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
                 (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits);
+    /* An interrupted --processes child says nothing more: its parent prints
+     * the one summary and the one command for every task. */
+    int silent = r->child_report && interrupted;
     double secs = st->seconds;
-    if (!f->quiet || wrc || lrc || interrupted)
-        fprintf(stderr,
-                "tfrec2bt: %llu rows (%.1f MB) written to %s in %.2f s: %.0f rows/s, %.1f MB/s; "
-                "%llu requests, %llu retried entries, %llu failed calls, %llu splits%s\n",
+    if (!silent && (!f->quiet || wrc || lrc || interrupted))
+        cli_log("%llu rows (%.1f MB) written to %s in %.2f s: %.0f rows/s, %.1f MB/s; "
+                "%llu requests, %llu retried entries, %llu failed calls, %llu splits%s",
                 (unsigned long long)st->rows_acked, (double)st->bytes_acked / 1e6, f->table, secs,
                 secs > 0 ? (double)st->rows_acked / secs : 0,
                 secs > 0 ? (double)st->bytes_acked / 1e6 / secs : 0,
                 (unsigned long long)ws.requests, (unsigned long long)ws.retried_entries,
                 (unsigned long long)ws.stream_failures, (unsigned long long)ws.splits,
                 st->records_skipped > st->share_begin ? " (earlier records skipped)" : "");
-    if (wrc || lrc || interrupted) {
-        fprintf(stderr, "tfrec2bt: %severy record below %llu is acknowledged (%s %s)\n",
+    if (!silent && (wrc || lrc || interrupted)) {
+        cli_log("%severy record below %llu is acknowledged (%s %s)",
                 interrupted ? "interrupted; " : "", (unsigned long long)st->next_index,
                 saved ? "saved in" : "could not save it in", r->progress_path);
         if (!interrupted && cli_exit_for(lrc) == EXIT_DATA)
-            fprintf(stderr,
-                    "tfrec2bt: the load stopped at a bad source record, and running it again "
+            cli_log("the load stopped at a bad source record, and running it again "
                     "would stop at the same record: repair or regenerate that file (`tfrec "
                     "verify FILE` lists the bad regions) or take it out of --source_glob "
-                    "(the keys of later files then shift), and only then continue.\n");
+                    "(the keys of later files then shift), and only then continue.");
         if (!r->child_report) /* a --processes child: the parent prints the one command */
             t2b_print_resume_command(r->argc, r->argv, r->progress_path,
                                      r->f.task.count > 1 ? &r->f.task : NULL,
@@ -302,7 +337,11 @@ static int finish(run *r, int lrc, const char *lmsg, const tfrec_bt_load_stats *
     if (interrupted)
         return EXIT_INTERRUPTED;
     int status = cli_worst(cli_exit_for(lrc), cli_exit_for(wrc));
-    return saved ? status : cli_worst(status, EXIT_IO);
+    if (!saved)
+        return cli_worst(status, EXIT_IO);
+    if (status == EXIT_OK)
+        done_with_progress_file(r);
+    return status;
 }
 
 static int load(run *r, const cli_files *files)
@@ -314,9 +353,8 @@ static int load(run *r, const cli_files *files)
         t2b_default_progress_path(r->progress_path, sizeof r->progress_path, f);
     struct stat sb;
     if (!f->dry_run && stat(r->progress_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr,
-                "tfrec2bt: progress file %s is a directory (choose a file with "
-                "--progress_file)\n",
+        cli_log("progress file %s is a directory (choose a file with "
+                "--progress_file)",
                 r->progress_path);
         return EXIT_IO;
     }
@@ -326,31 +364,34 @@ static int load(run *r, const cli_files *files)
             t2b_progress_read(r->progress_path, f, &f->start_index, &r->timestamp, err, sizeof err);
         if (prc == T2B_PROGRESS_MISSING) {
             /* so that "always pass --resume" works for the first run too */
-            fprintf(stderr, "tfrec2bt: --resume: no progress file %s yet; starting at record 0\n",
-                    r->progress_path);
+            cli_log("--resume: no progress file %s yet; starting at record 0", r->progress_path);
             f->start_index = 0;
         } else if (prc) {
-            fprintf(stderr, "tfrec2bt: --resume: %s\n", err);
+            cli_log("--resume: %s", err);
             return prc == T2B_PROGRESS_UNREADABLE ? EXIT_IO : EXIT_USAGE;
         } else if (!f->quiet) {
-            fprintf(stderr, "tfrec2bt: resuming at record %llu (from %s)\n",
-                    (unsigned long long)f->start_index, r->progress_path);
+            cli_log("resuming at record %llu (from %s)", (unsigned long long)f->start_index,
+                    r->progress_path);
         }
     }
     r->last_saved = f->start_index;
     if (!f->dry_run) {
+        r->progress_made = access(r->progress_path, F_OK) != 0;
         /* A resume point that cannot be saved would make a failure or an
          * interruption unrecoverable: find out before loading anything. */
         if (t2b_progress_write(r->progress_path, f->start_index, r->timestamp, f) != 0) {
-            fprintf(stderr,
-                    "tfrec2bt: cannot write the progress file %s: %s (choose another "
-                    "with --progress_file)\n",
+            cli_log("cannot write the progress file %s: %s (choose another "
+                    "with --progress_file)",
                     r->progress_path, strerror(errno));
             return EXIT_IO;
         }
         int st = open_bigtable(r);
-        if (st != EXIT_OK)
+        if (st != EXIT_OK) {
+            /* nothing was loaded: a resume point of this run's own is no use */
+            if (r->progress_made)
+                unlink(r->progress_path);
             return st;
+        }
         t2b_progress_write(r->progress_path, f->start_index, r->timestamp, f);
     }
     tfrec_bt_load_options lo = TFREC_BT_LOAD_OPTIONS_INIT;
@@ -375,19 +416,23 @@ static int load(run *r, const cli_files *files)
             begin = f->start_index < end ? f->start_index : end;
         total = end - begin;
         if (!f->num_records && !f->quiet)
-            fprintf(stderr,
-                    "tfrec2bt: task %lld of %lld: counting the records of %zu files (no "
-                    "--num_records)\n",
+            cli_log("task %lld of %lld: counting the records of %zu files (no "
+                    "--num_records)",
                     (long long)f->task.index, (long long)f->task.count, files->n);
     }
+    if (!total && f->task.count <= 1)
+        total = t2b_total_from_indexes(f, files);
     cli_progress_start(&r->prog, "rows", total, f->quiet || f->dry_run);
+    r->total_known = total != 0;
+    if (total && r->child_report)
+        dprintf(r->child_report, "total %llu\n", (unsigned long long)total);
     tfrec_bt_load_stats st = TFREC_BT_LOAD_STATS_INIT;
     int lrc = tfrec_bt_load(r->writer, (const char *const *)files->paths, files->n, &lo, &st);
     char lmsg[1024];
     snprintf(lmsg, sizeof lmsg, "%s", lrc ? tfrec_last_errmsg() : "");
     if (f->dry_run) {
         if (lrc && lrc != TFREC_E_STATE)
-            fprintf(stderr, "tfrec2bt: %s\n", lmsg);
+            cli_log("%s", lmsg);
         else if (!f->quiet)
             dry_run_report(r, &st);
         warn_num_records(r, &st);
@@ -420,10 +465,10 @@ int main(int argc, char **argv)
         const char *unmatched = NULL;
         int rc = cli_files_expand(&files, &pattern, 1, &unmatched);
         if (rc == TFREC_E_NOT_FOUND) {
-            fprintf(stderr, "tfrec2bt: no files match --source_glob=%s\n", r.f.source_glob);
+            cli_log("no files match --source_glob=%s", r.f.source_glob);
             status = EXIT_IO;
         } else if (rc) {
-            fprintf(stderr, "tfrec2bt: --source_glob=%s: %s\n", r.f.source_glob,
+            cli_log("--source_glob=%s: %s", r.f.source_glob,
                     cli_is_remote(r.f.source_glob) ? tfrec_last_errmsg() : tfrec_strerror(rc));
             status = EXIT_IO;
         } else if (r.f.processes > 1 && !r.f.dry_run) {

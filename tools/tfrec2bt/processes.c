@@ -29,6 +29,8 @@ typedef struct child {
     int status; /* exit status once reaped, -1 before */
     int signal; /* the signal that ended it, 0 if it exited */
     int done;   /* its final "done" line arrived */
+    int total_known;
+    uint64_t total; /* rows of its share to write, once it knows */
     uint64_t rows, bytes, requests, retried, failed_calls, splits;
     char line[256];
     size_t len;
@@ -59,8 +61,7 @@ static void exec_child(char **argv, int report_fd, pid_t parent)
     if (fd < 0 || setenv(T2B_REPORT_FD_ENV, num, 1) != 0)
         _exit(EXIT_IO);
     execv("/proc/self/exe", argv);
-    fprintf(stderr, "tfrec2bt: cannot run a --processes child (/proc/self/exe): %s\n",
-            strerror(errno));
+    cli_log("cannot run a --processes child (/proc/self/exe): %s", strerror(errno));
     _exit(EXIT_IO);
 }
 
@@ -86,7 +87,7 @@ static int start_child(child *c, int argc, char **argv, int i, int n, const char
     args[k] = NULL;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        fprintf(stderr, "tfrec2bt: --processes: pipe: %s\n", strerror(errno));
+        cli_log("--processes: pipe: %s", strerror(errno));
         return -1;
     }
     pid_t parent = getpid();
@@ -96,7 +97,7 @@ static int start_child(child *c, int argc, char **argv, int i, int n, const char
         exec_child(args, fds[1], parent);
     close(fds[1]);
     if (c->pid < 0) {
-        fprintf(stderr, "tfrec2bt: --processes: fork: %s\n", strerror(errno));
+        cli_log("--processes: fork: %s", strerror(errno));
         close(fds[0]);
         return -1;
     }
@@ -108,7 +109,10 @@ static int start_child(child *c, int argc, char **argv, int i, int n, const char
 static void parse_line(child *c, const char *line)
 {
     unsigned long long v[6];
-    if (sscanf(line, "progress %llu %llu", &v[0], &v[1]) == 2) {
+    if (sscanf(line, "total %llu", &v[0]) == 1) {
+        c->total = v[0];
+        c->total_known = 1;
+    } else if (sscanf(line, "progress %llu %llu", &v[0], &v[1]) == 2) {
         c->rows = v[0];
         c->bytes = v[1];
     } else if (sscanf(line, "done %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
@@ -146,6 +150,30 @@ static void read_reports(child *c)
     }
 }
 
+/* The rows of the whole load once every task has said its share's. */
+static uint64_t known_total(const child *kids, int started, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (i >= started || !kids[i].total_known)
+            return 0;
+        sum += kids[i].total;
+    }
+    return sum;
+}
+
+/* Every task finished: the load is complete, no resume point is needed. */
+static void remove_progress_files(const char *base, int n)
+{
+    char path[4100];
+    for (int i = 0; i < n; i++) {
+        t2b_task_progress_path(path, sizeof path, base, i, n);
+        if (unlink(path) != 0 && errno != ENOENT)
+            cli_warn("the load is complete but its progress file %s could not be removed: %s", path,
+                     strerror(errno));
+    }
+}
+
 static void reap(child *c)
 {
     int ws;
@@ -169,7 +197,7 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
     int n = f->processes;
     child *kids = calloc((size_t)n, sizeof *kids);
     if (!kids) {
-        fprintf(stderr, "tfrec2bt: out of memory\n");
+        cli_log("out of memory");
         return EXIT_IO;
     }
     cli_progress prog;
@@ -213,6 +241,8 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
             rows += kids[i].rows;
             bytes += kids[i].bytes;
         }
+        if (!prog.total)
+            prog.total = known_total(kids, started, n);
         cli_progress_update(&prog, rows, bytes);
     }
     for (int i = 0; i < started; i++)
@@ -229,28 +259,29 @@ int t2b_run_processes(int argc, char **argv, const t2b_flags *f, const char *pro
         failed_calls += c->failed_calls;
         splits += c->splits;
         if (c->signal)
-            fprintf(stderr, "tfrec2bt: task %d of %d (process %d) was killed by signal %d\n", i, n,
-                    (int)c->pid, c->signal);
+            cli_log("task %d of %d (process %d) was killed by signal %d", i, n, (int)c->pid,
+                    c->signal);
         else if (c->status != EXIT_OK && !(interrupted && c->status == EXIT_INTERRUPTED))
-            fprintf(stderr,
-                    "tfrec2bt: task %d of %d (process %d) failed with exit status %d; its "
-                    "messages are above\n",
+            cli_log("task %d of %d (process %d) failed with exit status %d; its "
+                    "messages are above",
                     i, n, (int)c->pid, c->status);
         status = cli_worst(status, c->status);
     }
     double secs = cli_progress_elapsed(&prog);
     if (!f->quiet || status != EXIT_OK || interrupted)
-        fprintf(stderr,
-                "tfrec2bt: %" PRIu64 " rows (%.1f MB) written to %s by %d processes in %.2f s: "
+        cli_log("%" PRIu64 " rows (%.1f MB) written to %s by %d processes in %.2f s: "
                 "%.0f rows/s, %.1f MB/s; %" PRIu64 " requests, %" PRIu64
-                " retried entries, %" PRIu64 " failed calls, %" PRIu64 " splits\n",
+                " retried entries, %" PRIu64 " failed calls, %" PRIu64 " splits",
                 rows, (double)bytes / 1e6, f->table, n, secs, secs > 0 ? (double)rows / secs : 0,
                 secs > 0 ? (double)bytes / 1e6 / secs : 0, requests, retried, failed_calls, splits);
     if (status != EXIT_OK || interrupted) {
-        if (interrupted)
-            fprintf(stderr, "tfrec2bt: interrupted; every task saved its resume point\n");
+        char first[4100];
+        t2b_task_progress_path(first, sizeof first, progress_base, 0, n);
+        cli_log("%severy task saved its resume point (%s and the other tasks' files beside it)",
+                interrupted ? "interrupted; " : "", first);
         t2b_print_resume_command(argc, argv, progress_base, NULL, 0);
-    }
+    } else if (started == n)
+        remove_progress_files(progress_base, n);
     free(kids);
     if (interrupted)
         return EXIT_INTERRUPTED;

@@ -1,25 +1,26 @@
 /* The command that continues an interrupted or failed load. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tfrec2bt.h"
 
 /* Print arg for a POSIX shell: as is when it is plain, else single-quoted. */
-static void put_shell_word(const char *arg)
+static void put_shell_word(FILE *out, const char *arg)
 {
     if (*arg && !arg[strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                  "0123456789_-./=:,+@%")]) {
-        fputs(arg, stderr);
+        fputs(arg, out);
         return;
     }
-    fputc('\'', stderr);
+    fputc('\'', out);
     for (; *arg; arg++)
         if (*arg == '\'')
-            fputs("'\\''", stderr);
+            fputs("'\\''", out);
         else
-            fputc(*arg, stderr);
-    fputc('\'', stderr);
+            fputc(*arg, out);
+    fputc('\'', out);
 }
 
 /* Is argv[i] the flag `name` (any of -name, --name, --name=V, --noname)?
@@ -44,12 +45,20 @@ int t2b_is_flag(const char *arg, const char *name, int boolean, int *takes_next)
  * --resume, the absolute progress file path (the default one depends on
  * the working directory) and, for a split load, the task flags (the task
  * may have come from the environment, which a person re-running it by
- * hand does not have). */
+ * hand does not have). The command is one log line of its own, after the
+ * prefix and two spaces. */
 void t2b_print_resume_command(int argc, char **argv, const char *progress_path,
                               const cli_task *task, int from_stdin)
 {
-    fprintf(stderr, "tfrec2bt: to continue, run:\n  ");
-    put_shell_word(argv[0]);
+    char *cmd = NULL;
+    size_t cmd_len = 0;
+    FILE *out = open_memstream(&cmd, &cmd_len);
+    if (!out) {
+        cli_log("to continue, run the same command with --resume --progress_file=%s",
+                progress_path);
+        return;
+    }
+    put_shell_word(out, argv[0]);
     for (int i = 1; i < argc; i++) {
         int next;
         if (!strcmp(argv[i], "--")) {
@@ -62,8 +71,8 @@ void t2b_print_resume_command(int argc, char **argv, const char *progress_path,
             i += next;
             continue;
         }
-        fputc(' ', stderr);
-        put_shell_word(argv[i]);
+        fputc(' ', out);
+        put_shell_word(out, argv[i]);
     }
     char abs[8192];
     const char *p = progress_path;
@@ -73,14 +82,16 @@ void t2b_print_resume_command(int argc, char **argv, const char *progress_path,
         p = abs;
     }
     if (task)
-        fprintf(stderr, " --task_index=%lld --num_tasks=%lld", (long long)task->index,
+        fprintf(out, " --task_index=%lld --num_tasks=%lld", (long long)task->index,
                 (long long)task->count);
-    fputs(" --resume ", stderr);
+    fputs(" --resume ", out);
     char flag[8300];
     snprintf(flag, sizeof flag, "--progress_file=%s", p);
-    put_shell_word(flag);
-    fputc('\n', stderr);
+    put_shell_word(out, flag);
+    fclose(out);
+    cli_log("to continue, run:\n  %s", cmd ? cmd : "");
+    free(cmd);
     if (from_stdin)
-        fprintf(stderr, "  (with the same data on standard input: records below the resume "
-                        "point are read again, not written)\n");
+        cli_log("  (with the same data on standard input: records below the resume "
+                "point are read again, not written)");
 }

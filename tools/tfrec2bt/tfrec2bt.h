@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 #include "../common/bt_conn.h"
+#include "../common/files.h"
 #include "../common/flags.h"
+#include "../common/log.h"
 #include "../common/task.h"
 
 typedef struct t2b_flags {
@@ -40,6 +42,18 @@ typedef struct t2b_flags {
 /* Parse argv into f (strings stay valid until cli_cmdline_free(cl)).
  * Returns CLI_PARSED, or an exit status after printing help or the error. */
 int t2b_parse_flags(cli_cmdline *cl, int argc, char **argv, t2b_flags *f);
+
+/* Rows per MutateRows request: --batch_rows (the writer's 5000 by default),
+ * but with --max_rows_per_sec at most one second of the allowed rate, so a
+ * throttled load sends something every second or so instead of filling a
+ * batch for minutes. */
+size_t t2b_batch_rows(const t2b_flags *f);
+
+/* The rows a load of its own (no tasks, no --num_records) will write, for
+ * the progress line's total and ETA: the sum of the files' fresh FILE.idx
+ * counts less --start_index, or 0 (not known) when a file has no fresh
+ * index or the input is standard input. */
+uint64_t t2b_total_from_indexes(const t2b_flags *f, const cli_files *files);
 
 /* Progress file: the next record index to load (everything below it is
  * acknowledged), the cell timestamp of the run (a resumed run writes with

@@ -95,7 +95,8 @@ wait_for_index() { # progress-file minimum
 }
 
 # The command line an interrupted tool printed to continue the load
-resume_command() { sed -n '/to continue, run:/{n;s/^  //;p;q}' "$1"; }
+# (the line after "to continue, run:", without the log prefix and indent)
+resume_command() { sed -n '/to continue, run:/{n;s/^[0-9T:Z-]* \{0,1\}tfrec2bt:   //;p;q}' "$1"; }
 
 it_finish() { # name
     if [ "$failures" -eq 0 ]; then echo "$1: all passed"; else echo "$1: $failures failed"; fi
