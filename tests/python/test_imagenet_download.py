@@ -330,3 +330,32 @@ def test_refused_range_of_a_complete_part_is_complete(tool, server, tmp_path):
     assert (dl / "synset_labels.txt").read_bytes() == labels
     reqs = [rng for p, rng in server.requests if p.endswith("synset_labels.txt")]
     assert reqs == ["bytes=%d-" % len(labels)], reqs
+
+
+@pytest.mark.parametrize("body", [b"n01440764\nn0144", b"<html>Not Found</html>\n",
+                                  b"n01440764\r\nn01443537\r\n", b""])
+def test_labels_file_not_in_the_published_form_is_refused(tool, server, tmp_path, body):
+    """The labels file has no published MD5; its form (one synset ID a line,
+    every line ended) is checked before it takes its name: a body cut
+    mid-line, an error page, other line ends or nothing is refused and kept
+    aside, and nothing is converted."""
+    server.files["/base/synset_labels.txt"] = body
+    out = tmp_path / "out"
+    r = download(tool, server, out)
+    assert r.returncode == 1, r.stderr
+    assert "synset_labels.txt" in r.stderr and "kept as" in r.stderr, r.stderr
+    dl = out / "downloads"
+    assert not os.path.exists(dl / "synset_labels.txt")
+    assert os.path.exists(dl / "synset_labels.txt.bad-md5")
+    assert not [n for n in os.listdir(out) if n.startswith(("train-", "validation-"))]
+
+
+def test_labels_md5_is_checked_when_given(tool, server, tmp_path):
+    out = tmp_path / "out"
+    good = hashlib.md5(server.files["/base/synset_labels.txt"]).hexdigest()
+    r = download(tool, server, out, "--labels_md5", "0" * 32)
+    assert r.returncode == 1, r.stderr
+    assert "MD5" in r.stderr and "0" * 32 in r.stderr, r.stderr
+    assert not os.path.exists(out / "downloads" / "synset_labels.txt")
+    r = download(tool, server, tmp_path / "out2", "--labels_md5", good)
+    assert r.returncode == 0, r.stderr

@@ -283,9 +283,49 @@ int dl_fetch(const dl_request *r, char *msg, size_t cap)
                       r->url, hex, r->md5, bad);
         }
     }
+    if (st_ == EXIT_OK && r->check) {
+        st_ = r->check(part, msg, cap);
+        if (st_ != EXIT_OK) {
+            size_t used = strlen(msg);
+            rename(part, bad);
+            snprintf(msg + used, cap - used,
+                     "; kept as %s for inspection (remove it and run again)", bad);
+        }
+    }
     if (st_ == EXIT_OK && rename(part, r->dest) != 0)
         st_ = say(msg, cap, EXIT_IO, "%s: cannot rename into place: %s", r->dest, strerror(errno));
     free(part);
     free(bad);
     return st_;
+}
+
+int dl_check_synset_labels(const char *path, char *msg, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return say(msg, cap, EXIT_IO, "%s: cannot open: %s", path, strerror(errno));
+    char line[16];
+    unsigned long n = 0;
+    int st = EXIT_OK;
+    while (st == EXIT_OK && fgets(line, sizeof line, f)) {
+        n++;
+        size_t len = strlen(line);
+        int ok = len == 10 && line[0] == 'n' && line[9] == '\n';
+        for (size_t i = 1; ok && i < 9; i++)
+            ok = line[i] >= '0' && line[i] <= '9';
+        if (!ok)
+            st = say(msg, cap, EXIT_DATA,
+                     "%s: line %lu is not a synset ID (\"n\" and 8 digits, then a newline): not "
+                     "a synset_labels.txt, or cut short",
+                     path, n);
+        else if (n > DL_LABELS_MAX_LINES)
+            st = say(msg, cap, EXIT_DATA, "%s: more than %d lines: not the validation labels", path,
+                     DL_LABELS_MAX_LINES);
+    }
+    if (st == EXIT_OK && ferror(f))
+        st = say(msg, cap, EXIT_IO, "%s: read error", path);
+    if (st == EXIT_OK && n == 0)
+        st = say(msg, cap, EXIT_DATA, "%s: empty: not a synset_labels.txt", path);
+    fclose(f);
+    return st;
 }

@@ -12,8 +12,11 @@
 
 typedef struct dl_request {
     const char *url;
-    const char *dest;            /* final name; the download grows in dest.part */
-    const char *md5;             /* expected lowercase hex, NULL: not checked */
+    const char *dest; /* final name; the download grows in dest.part */
+    const char *md5;  /* expected lowercase hex, NULL: not checked */
+    /* A check of the finished download's content before it takes its final
+     * name (NULL: none); returns an exit status with the message in msg. */
+    int (*check)(const char *path, char *msg, size_t cap);
     const char *user, *password; /* HTTP basic auth when user is set, ... */
     const char *auth_url;        /* ... sent only to this URL's scheme, host and port */
     int retries;                 /* attempts after the first */
@@ -25,5 +28,12 @@ typedef struct dl_request {
  * A checksum mismatch leaves the file as dest.bad-md5. Returns an exit
  * status (tools/common/exit_codes.h) with the message in msg. */
 int dl_fetch(const dl_request *r, char *msg, size_t cap);
+
+/* A synset_labels.txt as the reference publishes it: one synset ID
+ * ("n" and 8 digits) a line, every line ended, at most
+ * DL_LABELS_MAX_LINES lines. A file cut short mid-line or holding
+ * anything else (an HTML error page, a redirect's body) fails. */
+#define DL_LABELS_MAX_LINES 50000
+int dl_check_synset_labels(const char *path, char *msg, size_t cap);
 
 #endif

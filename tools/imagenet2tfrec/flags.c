@@ -101,6 +101,12 @@ size_t in_flag_table(cli *c, cli_flag *out, size_t cap)
           .dest = &c->validation_md5,
           .value_name = "HEX",
           .help = "likewise for the validation tarball [" IN_VAL_MD5 "]" },
+        { .name = "labels_md5",
+          .type = CLI_STRING,
+          .dest = &c->labels_md5,
+          .value_name = "HEX",
+          .help = "expected MD5 of the downloaded labels file [none: its\n"
+                  "form is checked, one synset ID a line]" },
         { .name = "download_retries",
           .type = CLI_INT,
           .dest = &c->download_retries,

@@ -17,7 +17,7 @@ typedef struct cli {
     /* the reference's Cloud Storage and download flags */
     const char *project, *gcs_output_path, *imagenet_username, *imagenet_access_key;
     /* downloading the tarballs */
-    const char *download_url, *labels_url, *train_md5, *validation_md5;
+    const char *download_url, *labels_url, *train_md5, *validation_md5, *labels_md5;
     int download_retries, download;
     char *dl_train, *dl_val, *dl_labels;
     int gcs_upload;

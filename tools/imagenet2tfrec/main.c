@@ -354,7 +354,7 @@ static int download(cli *c)
         char **dest;
     } files[] = { { "ILSVRC2012_img_val.tar", c->validation_md5, &c->dl_val },
                   { "ILSVRC2012_img_train.tar", c->train_md5, &c->dl_train },
-                  { "synset_labels.txt", NULL, &c->dl_labels } };
+                  { "synset_labels.txt", c->labels_md5, &c->dl_labels } };
     for (int i = 0; i < 3; i++) {
         if (i == 2 && c->o.validation_labels_file)
             break;
@@ -376,14 +376,16 @@ static int download(cli *c)
         *files[i].dest = dest;
         if (!c->quiet)
             cli_log("downloading %s to %s", url, dest);
-        dl_request r = { url,
-                         dest,
-                         files[i].md5 && *files[i].md5 ? files[i].md5 : NULL,
-                         c->imagenet_username,
-                         c->imagenet_access_key,
-                         base, /* the credentials are for the download host only */
-                         c->download_retries,
-                         c->quiet };
+        dl_request r = { .url = url,
+                         .dest = dest,
+                         .md5 = files[i].md5 && *files[i].md5 ? files[i].md5 : NULL,
+                         .check = i == 2 ? dl_check_synset_labels : NULL,
+                         .user = c->imagenet_username,
+                         .password = c->imagenet_access_key,
+                         /* the credentials are for the download host only */
+                         .auth_url = base,
+                         .retries = c->download_retries,
+                         .quiet = c->quiet };
         int st = dl_fetch(&r, msg, sizeof msg);
         free(url);
         if (st != EXIT_OK) {
