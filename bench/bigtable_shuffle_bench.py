@@ -26,7 +26,6 @@ ROOT = os.environ.get("TFREC_ROOT", os.getcwd())
 BUILD = os.environ.get("TFREC_BUILD", os.path.join(ROOT, "build"))
 os.environ.setdefault("TFREC_LIBRARY", os.path.join(BUILD, "libtfrec.so"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-import tfrec  # noqa: E402
 import tfrec.bigtable as bt  # noqa: E402
 
 WORK = sys.argv[1]

@@ -114,6 +114,22 @@ def test_shard_plans_cover_each_epoch_once(tfrec, emulator, n, split_keys):
         assert sorted(seen, key=int) == ALL
 
 
+def test_keys_ranges_and_limit(tfrec, emulator):
+    R = tfrec.bigtable.Reader
+    want = [b"s_%05d" % i for i in range(3, ROWS, 97)]
+    got = [x.key for x in R(PROJECT, INSTANCE, "t", keys=list(reversed(want)), shuffle_ranges=5,
+                            parallel_scans=2, seed=2)]
+    assert sorted(got) == want and got != want  # by count into 5 ranges, shuffled
+    got = [x.key for x in R(PROJECT, INSTANCE, "t", ranges=[(b"s_00100", b"s_00200"),
+                                                            (b"s_01900", b"t")],
+                            shuffle_ranges=8, seed=4)]
+    assert sorted(got) == [b"s_%05d" % i for i in list(range(100, 200)) +
+                           list(range(1900, ROWS))]
+    got = [x.key for x in R(PROJECT, INSTANCE, "t", prefix=b"s_", limit=150, shuffle_ranges=30,
+                            split_keys=SPLITS, parallel_scans=2, seed=1)]
+    assert len(got) == len(set(got)) == 150
+
+
 def test_options_checked(tfrec, emulator):
     with pytest.raises(ValueError, match="shuffle_ranges"):
         dataset(tfrec, shuffle_ranges=0)
