@@ -288,6 +288,19 @@ typedef struct tfrec_bt_read_options {
      * samples at random), so the workers' shares may overlap or leave
      * rows out, silently: only for a table known not to change. [0] */
     int sample_split;
+    /* Since 1.1. Shuffled reads for training: shuffle_ranges > 1 cuts this
+     * worker's share into that many ranges and reads them in a random
+     * order that depends only on shuffle_seed and shuffle_epoch, at most
+     * parallel_scans at a time, rows as they arrive (unordered is implied;
+     * tfrec_bt_row.range is the range's place in key order). Every row of
+     * the share still comes exactly once. The cuts are split_keys when
+     * given (with a plan too: then they only cut the share), else keys
+     * spread evenly between the share's bounds (docs/bigtable.md,
+     * "Shuffled reads"); never SampleRowKeys, so the same seed and epoch
+     * give the same ranges in the same order. At most 65536. [0: off] */
+    size_t shuffle_ranges;
+    uint64_t shuffle_seed;
+    uint64_t shuffle_epoch;
 } tfrec_bt_read_options;
 
 #define TFREC_BT_READ_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_read_options)
@@ -323,8 +336,8 @@ typedef struct tfrec_bt_row {
     const tfrec_bt_cell *const *cells;
     size_t ncells;
     /* Which of the reader's ranges the row belongs to: 0 .. ranges-1 in key
-     * order (tfrec_bt_read_stats.ranges; parallel_scans of them, some
-     * possibly empty). Worker shard_index's range i is range
+     * order (tfrec_bt_read_stats.ranges; parallel_scans of them, or
+     * shuffle_ranges, some possibly empty). Worker shard_index's range i is range
      * shard_index * parallel_scans + i of the whole row set. */
     size_t range;
 } tfrec_bt_row;

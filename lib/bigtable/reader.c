@@ -7,10 +7,12 @@
 #include "bigtable/client_internal.h"
 #include "bigtable/plan_internal.h"
 #include "bigtable/reader_internal.h"
+#include "bigtable/shuffle.h"
 #include "util/struct_size.h"
 
 #define MAX_PARALLEL 256
 #define MAX_CONNECTIONS 8
+#define MAX_SHUFFLE_RANGES 65536
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_bt_read_options)
 TFREC_DEFINE_STRUCT_INIT(tfrec_bt_read_stats)
@@ -171,7 +173,7 @@ static int check_sharding(tfrec_bt_reader *r, const tfrec_bt_read_options *o, co
 {
     size_t shards = o->num_shards > 0 ? (size_t)o->num_shards : 1;
     if (o->plan) {
-        if (o->split_keys)
+        if (o->split_keys && o->shuffle_ranges < 2)
             return tfrec_fail(&r->err, TFREC_E_INVALID,
                               "read options: plan and split_keys are exclusive");
         return tfrec_bt_plan_check(o->plan, r->name, set, shards, &r->err);
@@ -207,12 +209,27 @@ static int own_plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, const bt
                               o->split_keys ? "split_keys" : "sample", &r->err);
 }
 
+/* Cut points of a shuffled share: split_keys, else evenly spaced keys. */
+static int shuffle_samples(const tfrec_bt_read_options *o, const bt_rowset *share, size_t pieces,
+                           bt_samples *samples)
+{
+    tfrec_bt_samples_free(samples); /* never SampleRowKeys: they change between runs */
+    if (o->split_keys)
+        return tfrec_bt_samples_from_keys(o->split_keys, o->split_key_lens, o->n_split_keys,
+                                          samples);
+    return tfrec_bt_shuffle_cut_keys(tfrec_bt_rowset_lo(share), tfrec_bt_rowset_hi(share), pieces,
+                                     samples);
+}
+
 /* The scans of this worker: its share of the row set (a key list: by
  * count; ranges: by the plan), cut into parallel_scans pieces at the
- * split keys or the table's samples. */
+ * split keys or the table's samples, or into shuffle_ranges pieces read
+ * in a seeded order. */
 static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *set)
 {
-    size_t par = o->parallel_scans > 0 ? (size_t)o->parallel_scans : 1;
+    size_t streams = o->parallel_scans > 0 ? (size_t)o->parallel_scans : 1;
+    int shuffle = o->shuffle_ranges > 1;
+    size_t par = shuffle ? o->shuffle_ranges : streams;
     size_t shards = o->num_shards > 0 ? (size_t)o->num_shards : 1;
     bt_samples samples = { 0 };
     bt_rowset share = { 0 }, *parts = NULL;
@@ -234,7 +251,9 @@ static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *s
             rc = TFREC_E_NOMEM;
     }
     /* the share into par pieces, at boundaries strictly inside it */
-    if (!rc && par > 1 && !share.is_keys && share.n && !samples.n) {
+    if (!rc && shuffle && !share.is_keys && share.n) {
+        rc = shuffle_samples(o, &share, par, &samples);
+    } else if (!rc && par > 1 && !share.is_keys && share.n && !samples.n) {
         if (o->split_keys)
             rc = tfrec_bt_samples_from_keys(o->split_keys, o->split_key_lens, o->n_split_keys,
                                             &samples);
@@ -264,6 +283,13 @@ static int plan(tfrec_bt_reader *r, const tfrec_bt_read_options *o, bt_rowset *s
     }
     free(parts);
     r->st.ranges = r->nscans;
+    if (!rc && shuffle) {
+        if (!(r->order = malloc(r->nscans * sizeof *r->order)))
+            return tfrec_fail(&r->err, TFREC_E_NOMEM, "out of memory");
+        tfrec_bt_shuffle_order(r->order, r->nscans, o->shuffle_seed, o->shuffle_epoch);
+        r->max_active = streams;
+        r->unordered = 1;
+    }
     return rc;
 }
 
@@ -282,6 +308,9 @@ static int check_options(const tfrec_bt_read_options *o)
         return tfrec_fail(NULL, TFREC_E_INVALID, "read options: keys without key_lens");
     if (o->split_keys && o->n_split_keys && !o->split_key_lens)
         return tfrec_fail(NULL, TFREC_E_INVALID, "read options: split_keys without lengths");
+    if (o->shuffle_ranges > MAX_SHUFFLE_RANGES)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "shuffle_ranges %zu: at most %d",
+                          o->shuffle_ranges, MAX_SHUFFLE_RANGES);
     if (o->ranges == NULL && o->n_ranges)
         return tfrec_fail(NULL, TFREC_E_INVALID, "read options: n_ranges without ranges");
     return TFREC_OK;

@@ -44,6 +44,7 @@ typedef struct bt_scan {
     int64_t fail_since;  /* monotonic ms of the first of them */
     int64_t retry_at;    /* monotonic ms: not before */
     unsigned auth_epoch; /* r->ra.epoch when its call started */
+    int begun;           /* its first call was started (shuffled scans) */
 } bt_scan;
 
 struct tfrec_bt_reader {
@@ -69,6 +70,10 @@ struct tfrec_bt_reader {
     size_t shard;
     bt_scan *scans;
     size_t nscans, cur;
+    /* Shuffled scans: the order scans start in, at most max_active
+     * begun and not done at a time (NULL: all at once, in key order). */
+    size_t *order;
+    size_t max_active;
     int running;  /* calls without their DONE yet */
     bt_reauth ra; /* one token refresh per run of UNAUTHENTICATED */
     tfrec_bt_read_stats st;

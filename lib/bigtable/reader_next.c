@@ -151,13 +151,30 @@ static int consume(tfrec_bt_reader *r, bt_scan *s)
     return 0;
 }
 
-/* Start the calls that are due: idle scans whose data is all merged. */
+/* Start the calls that are due: idle scans whose data is all merged;
+ * shuffled scans in their order, a new one only while fewer than
+ * max_active are under way. */
 static int start_due(tfrec_bt_reader *r, int64_t now, int64_t *wake)
 {
-    for (size_t i = 0; i < r->nscans; i++) {
-        bt_scan *s = &r->scans[i];
+    size_t active = 0;
+    for (size_t i = 0; r->order && i < r->nscans; i++)
+        if (r->scans[i].begun && r->scans[i].state != SCAN_DONE)
+            active++;
+    for (size_t k = 0; k < r->nscans; k++) {
+        bt_scan *s = &r->scans[r->order ? r->order[k] : k];
         if (s->state != SCAN_IDLE || !drained(s))
             continue;
+        if (r->order && !s->begun) {
+            if (active >= r->max_active)
+                continue;
+            s->begun = 1;
+            int rc = tfrec_bt_scan_start(r, s);
+            if (rc)
+                return rc;
+            if (s->state != SCAN_DONE)
+                active++;
+            continue;
+        }
         if (s->retry_at > now) {
             if (s->retry_at < *wake)
                 *wake = s->retry_at;
@@ -371,6 +388,7 @@ void tfrec_bt_reader_free(tfrec_bt_reader *r)
         tfrec_bt_rowset_free(&s->set);
     }
     free(r->scans);
+    free(r->order);
     free(r->app_profile);
     free(r->family);
     free(r->column);

@@ -163,7 +163,9 @@ class _ReadOptions(_Sized):
                 ("num_shards", c_int), ("unordered", c_int), ("max_buffer_bytes", c_size_t),
                 ("split_keys", POINTER(c_char_p)), ("split_key_lens", POINTER(c_size_t)),
                 ("n_split_keys", c_size_t), ("retry_timeout_ms", c_int64),
-                ("retry_initial_ms", c_int64), ("plan", BtPlanHandle), ("sample_split", c_int)]
+                ("retry_initial_ms", c_int64), ("plan", BtPlanHandle), ("sample_split", c_int),
+                ("shuffle_ranges", c_size_t), ("shuffle_seed", c_uint64),
+                ("shuffle_epoch", c_uint64)]
 
 
 class _ExportStats(_Sized):
@@ -681,7 +683,7 @@ def _read_options(prefix=None, start=None, end=None, limit=None, family=None,
                   all_versions=False, max_row_bytes=None, ranges=None, keys=None, column=None,
                   parallel_scans=1, shard=None, ordered=True, split_keys=None,
                   retry_timeout=None, task_index=None, num_tasks=None, plan=None,
-                  what="Reader"):
+                  shuffle_ranges=None, seed=0, epoch=0, what="Reader"):
     """The C read options of a Reader (or a plan, an export) and the Python
     objects they point into, which must live as long as the options."""
     if max_row_bytes is not None and not 0 < max_row_bytes < 2 ** 64:
@@ -694,6 +696,12 @@ def _read_options(prefix=None, start=None, end=None, limit=None, family=None,
     if retry_timeout is not None and not retry_timeout > 0:
         raise ValueError("retry_timeout must be a positive number of seconds, not %r"
                          % (retry_timeout,))
+    if shuffle_ranges is not None and not (isinstance(shuffle_ranges, int)
+                                           and 1 <= shuffle_ranges <= 65536):
+        raise ValueError("shuffle_ranges must be 1 to 65536, not %r" % (shuffle_ranges,))
+    for name, v in (("seed", seed), ("epoch", epoch)):
+        if not isinstance(v, int) or not 0 <= v < 1 << 64:
+            raise ValueError("%s must be an integer in [0, 2**64), not %r" % (name, v))
     shard_index, num_shards = _shard(shard, task_index, num_tasks)
     limit = _args.size(limit, "limit")
     keep = [_b(prefix, "prefix"), _b(start, "start"), _b(end, "end"),
@@ -706,7 +714,8 @@ def _read_options(prefix=None, start=None, end=None, limit=None, family=None,
                      max_row_bytes=max_row_bytes or 0, column=col,
                      parallel_scans=parallel_scans, shard_index=shard_index,
                      num_shards=num_shards, unordered=0 if ordered else 1,
-                     retry_timeout_ms=int(retry_timeout * 1000) if retry_timeout else 0)
+                     retry_timeout_ms=int(retry_timeout * 1000) if retry_timeout else 0,
+                     shuffle_ranges=shuffle_ranges or 0, shuffle_seed=seed, shuffle_epoch=epoch)
     if p == b"":
         o.prefix = None  # an empty prefix is every row
     if keys is not None:
@@ -731,7 +740,7 @@ def _read_options(prefix=None, start=None, end=None, limit=None, family=None,
                           RuntimeWarning, stacklevel=3)
         o.sample_split = 1
     elif plan is not None:
-        if split_keys is not None:
+        if split_keys is not None and (shuffle_ranges or 0) < 2:
             raise ValueError("plan and split_keys are exclusive")
         plan = SplitPlan.of(plan)
         keep.append(plan)
@@ -893,6 +902,11 @@ class Reader(Closing):
     split_keys; without them a split reader raises ValueError, and
     plan="sample" lets each worker plan from its own SampleRowKeys (with a
     RuntimeWarning: shares may overlap or leave rows out).
+    shuffle_ranges=N cuts this reader's share into N ranges read in an
+    order that depends only on (seed, epoch), parallel_scans at a time,
+    rows as they arrive (docs/bigtable.md, "Shuffled reads"); the cuts are
+    split_keys when given (with plan= too), else keys spread evenly between
+    the share's bounds, never SampleRowKeys.
     A stream that breaks with a retryable status is resumed after its last
     row. A row larger than max_row_bytes (default 256 MiB, Bigtable's own
     limit; counted as the memory it takes, about 150 bytes per cell on top
@@ -906,7 +920,7 @@ class Reader(Closing):
                  ca_bundle_file=None, tls=False, max_row_bytes=None,
                  ranges=None, keys=None, column=None, parallel_scans=1, shard=None,
                  ordered=True, split_keys=None, retry_timeout=None, task_index=None,
-                 num_tasks=None, plan=None):
+                 num_tasks=None, plan=None, shuffle_ranges=None, seed=0, epoch=0):
         table = _args.text(table, "table")
         self._closed = False  # by close(), not by reaching the end
         o, self._keep = _read_options(
@@ -914,7 +928,8 @@ class Reader(Closing):
             all_versions=all_versions, max_row_bytes=max_row_bytes, ranges=ranges, keys=keys,
             column=column, parallel_scans=parallel_scans, shard=shard, ordered=ordered,
             split_keys=split_keys, retry_timeout=retry_timeout, task_index=task_index,
-            num_tasks=num_tasks, plan=plan)
+            num_tasks=num_tasks, plan=plan, shuffle_ranges=shuffle_ranges, seed=seed,
+            epoch=epoch)
         self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms,
                      credentials_file, ca_bundle_file, tls)
         h = BtReaderHandle()
@@ -986,8 +1001,10 @@ class Dataset:
     """The records stored in one column of a row prefix, for training loops:
 
         ds = tfrec.bigtable.Dataset("p", "i", "imagenet", prefix=b"train_",
-                                    parallel_scans=4, shard=(rank, world), parse=True)
+                                    parallel_scans=4, shard=(rank, world), parse=True,
+                                    shuffle_ranges=256, shuffle_buffer=10000, seed=1)
         for epoch in range(3):
+            ds.set_epoch(epoch)
             for example in ds:          # {feature: [values]}
                 ...
 
@@ -1005,16 +1022,45 @@ class Dataset:
     (tfrec.task_identity(): TF_CONFIG, CLUSTER_SPEC, RANK/WORLD_SIZE, the
     Indexed Job), resolved where the dataset is iterated: inside a PyTorch
     DataLoader worker, worker w of W takes share i*W+w of n*W, so the plan
-    is made for n*W shards there (docs/training.md). A Bigtable scan has no random access: there is no global
-    shuffle here (shuffle a buffer, or the files' tfrec.Dataset)."""
+    is made for n*W shards there
+    (docs/training.md).
+
+    A Bigtable scan has no random access; for training, shuffle_ranges=N
+    cuts the worker's share into N ranges read in a random order (new each
+    epoch, the same for the same seed and epoch), parallel_scans of them
+    interleaved at a time, and shuffle_buffer=M yields each record from a
+    buffer of M at a random place (seeded the same way). Every epoch yields
+    every record of the share exactly once. The ranges are cut at
+    split_keys when given (pass keys spread over your key space, e.g. every
+    1000th loader key: they work with plan= too), else evenly between the
+    share's bounds, which suits keys that fill their key space evenly;
+    docs/bigtable.md, "Shuffled reads", measures the result. Iterating
+    yields the epoch set_epoch() chose (0 at first, then one more after
+    each complete pass)."""
 
     def __init__(self, project, instance, table, *, prefix=b"train_", family="tfexample",
-                 column=b"example", parse=False, **reader_options):
+                 column=b"example", parse=False, shuffle_ranges=None, shuffle_buffer=None,
+                 seed=0, **reader_options):
         if "all_versions" in reader_options:
             raise ValueError("Dataset reads the latest cell only; use Reader for all versions")
+        if "epoch" in reader_options:
+            raise ValueError("Dataset chooses the epoch with set_epoch()")
+        if shuffle_ranges is not None and not (isinstance(shuffle_ranges, int)
+                                               and 1 <= shuffle_ranges <= 65536):
+            raise ValueError("shuffle_ranges must be 1 to 65536, not %r" % (shuffle_ranges,))
+        if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+            raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
+        if shuffle_buffer is not None and not (isinstance(shuffle_buffer, int)
+                                               and shuffle_buffer >= 1):
+            raise ValueError("shuffle_buffer must be a positive record count, not %r"
+                             % (shuffle_buffer,))
         self._args = (project, instance, table)
-        self._opts = dict(reader_options, prefix=prefix, family=family, column=column)
+        self._opts = dict(reader_options, prefix=prefix, family=family, column=column,
+                          shuffle_ranges=shuffle_ranges, seed=seed)
         self._parse = bool(parse)
+        self._buffer = shuffle_buffer or 0
+        self._seed = seed
+        self._epoch = 0
         fam = _args.text(family, "family")
         self._family = fam.decode("utf-8") if isinstance(fam, bytes) else fam
         self._column = _b(column, "column")
@@ -1027,15 +1073,46 @@ class Dataset:
         """The last finished pass's ReadStats dict ({} before the first)."""
         return dict(self._last_stats)
 
+    def set_epoch(self, epoch):
+        """Choose the epoch the next iteration yields (its shuffle order)."""
+        if not isinstance(epoch, int) or not 0 <= epoch < 1 << 64:
+            raise ValueError("epoch must be a non-negative integer, not %r" % (epoch,))
+        self._epoch = epoch
+
+    def _values(self, r):
+        for row in r:
+            v = row.value(self._family, self._column)
+            if v is not None:
+                yield v
+
     def __iter__(self):
         from .example import Example
-        with Reader(*self._args, **self._opts) as r:
-            for row in r:
-                v = row.value(self._family, self._column)
-                if v is None:
-                    continue
+        epoch = self._epoch
+        with Reader(*self._args, epoch=epoch, **self._opts) as r:
+            values = self._values(r)
+            if self._buffer > 1:
+                values = _shuffle_buffer(values, self._buffer, self._seed, epoch)
+            for v in values:
                 yield Example.parse(v).to_dict() if self._parse else v
             self._last_stats = r.stats()
+        if self._epoch == epoch:
+            self._epoch = epoch + 1
+
+
+def _shuffle_buffer(values, size, seed, epoch):
+    """values through a buffer of size: each one out from a random place."""
+    import random
+    rng = random.Random("tfrec.bigtable %d %d" % (seed, epoch))
+    buf = []
+    for v in values:
+        if len(buf) < size:
+            buf.append(v)
+            continue
+        i = rng.randrange(size)
+        out, buf[i] = buf[i], v
+        yield out
+    rng.shuffle(buf)
+    yield from buf
 
 
 _MISSING_CELL = {"error": 0, "skip": 1}

@@ -493,6 +493,74 @@ static void test_parallel_unordered(void)
     scan_free(&s);
 }
 
+/* shuffle_ranges: 16 ranges of [row_000000, row_001200), cut in decimal
+ * digits, read par at a time in the (seed, epoch) order, a few streams cut
+ * and resumed. Fills blocks[] with the ranges in the order their first row
+ * came, *nblocks the number of ranges seen. */
+static void shuffled(uint64_t seed, uint64_t epoch, int par, size_t *blocks, size_t *nblocks)
+{
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.start_key = "row_000000";
+    o.start_key_len = 10;
+    o.end_key = "row_001200";
+    o.end_key_len = 10;
+    o.parallel_scans = par;
+    o.shuffle_ranges = 16;
+    o.shuffle_seed = seed;
+    o.shuffle_epoch = epoch;
+    o.retry_initial_ms = 1;
+    fake *f = fake_cuts(fake_new(ROWS), 6, 3, BT_UNAVAILABLE, "Socket closed");
+    tfrec_bt_reader *r = NULL;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    unsigned seen[ROWS] = { 0 };
+    size_t nb = 0, rows = 0;
+    int started[16] = { 0 };
+    tfrec_bt_row row = TFREC_BT_ROW_INIT;
+    int rc;
+    while ((rc = tfrec_bt_reader_next(r, &row)) == TFREC_OK) {
+        char k[32] = { 0 };
+        memcpy(k, row.key, row.key_len < 31 ? row.key_len : 31);
+        size_t i = strtoul(k + 4, NULL, 10);
+        CHECK(i < ROWS && row.range < 16);
+        seen[i]++;
+        rows++;
+        if (!started[row.range]) {
+            started[row.range] = 1;
+            blocks[nb++] = row.range;
+        }
+    }
+    CHECK_EQ(rc, TFREC_END);
+    CHECK(all_once(seen, 0, ROWS));
+    tfrec_bt_read_stats st = TFREC_BT_READ_STATS_INIT;
+    CHECK_EQ(tfrec_bt_reader_stats_get(r, &st), TFREC_OK);
+    CHECK_EQ(st.ranges, 16);
+    CHECK_EQ(st.rows, ROWS);
+    CHECK_EQ(f->samples_asked, 0); /* never SampleRowKeys */
+    CHECK_EQ(f->max_live, par);    /* parallel_scans streams at once, never more */
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+    *nblocks = nb;
+}
+
+static void test_shuffled_ranges(void)
+{
+    size_t a[16], b[16], c[16], d[16], n;
+    shuffled(1, 0, 1, a, &n);
+    CHECK_EQ(n, 16); /* every range holds rows: even decimal cuts */
+    shuffled(1, 0, 1, b, &n);
+    CHECK_EQ(n, 16);
+    CHECK(!memcmp(a, b, sizeof a)); /* the same (seed, epoch), the same order */
+    size_t in_order = 0;
+    for (size_t i = 0; i < 16; i++)
+        in_order += a[i] == i;
+    CHECK(in_order < 16);
+    shuffled(1, 1, 1, c, &n);
+    CHECK_EQ(n, 16);
+    CHECK(memcmp(a, c, sizeof a)); /* a new epoch, a new order */
+    shuffled(1, 0, 3, d, &n);
+    CHECK_EQ(n, 16); /* three streams at most, every row once */
+}
+
 /* Workers 0..n-1 with the same split points: disjoint shares covering all. */
 static void test_shards_disjoint_and_covering(void)
 {
@@ -897,4 +965,5 @@ TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_cod
       TEST(test_pause_full_buffers), TEST(test_latest_cell_filter), TEST(test_errors_not_retried),
       TEST(test_bad_options), TEST(test_silent_stream_resumed),
       TEST(test_row_range_and_old_row_struct), TEST(test_unreachable_reported_early),
-      TEST(test_silent_server_reported_early), TEST(test_stop_ends_a_blocked_read))
+      TEST(test_silent_server_reported_early), TEST(test_stop_ends_a_blocked_read),
+      TEST(test_shuffled_ranges))
