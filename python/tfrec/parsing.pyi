@@ -13,19 +13,23 @@ _DType = str | type[Any] | numpy.dtype[Any]
 # feature's kind (Any, so that using one does not need an isinstance check).
 _Value = Any
 
-class FixedLenFeature:
-    shape: tuple[int, ...]
+# Not a class at run time: the common base of the two specs only here, so
+# that a dict mixing them ({"a": FixedLenFeature(...), "b": VarLenFeature(...)})
+# is inferred as a spec rather than as dict[str, object].
+class _Feature:
     dtype: Literal["string", "int64", "float32"]
+
+class FixedLenFeature(_Feature):
+    shape: tuple[int, ...]
     default_value: Any
     def __init__(self, shape: Iterable[SupportsIndex] | None, dtype: _DType,
                  default_value: Any = ...) -> None: ...
 
-class VarLenFeature:
-    dtype: Literal["string", "int64", "float32"]
+class VarLenFeature(_Feature):
     def __init__(self, dtype: _DType) -> None: ...
 
 # A spec: {key: FixedLenFeature | VarLenFeature} (a dict at run time).
-_Spec = Mapping[str, FixedLenFeature | VarLenFeature]
+_Spec = Mapping[str, _Feature]
 
 @overload
 def parse_example(data: _BytesLike, features: None = ...) -> dict[str, list[_Value]]: ...
