@@ -2,7 +2,7 @@
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from os import PathLike
 from types import TracebackType
-from typing import Any, Literal, NamedTuple, TypedDict, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar, overload
 
 _Self = TypeVar("_Self")
 _Key = str | bytes
@@ -158,12 +158,25 @@ class Reader:
     def __enter__(self: _Self) -> _Self: ...
     def __exit__(self, *exc: object) -> None: ...
 
-class Dataset:
-    def __init__(self, project: str | None, instance: str, table: _Key, *,
-                 prefix: _Key = ..., family: str = ..., column: _Key = ..., parse: bool = ...,
-                 **reader_options: Any) -> None: ...
+# What a Dataset yields: the cell's bytes, or with parse=True its Example's
+# dict ({key: [values]}, the values Any as in tfrec.Example.to_dict()).
+_D = TypeVar("_D", bound=bytes | dict[str, list[Any]])
+
+class Dataset(Generic[_D]):
+    @overload
+    def __init__(self: Dataset[bytes], project: str | None, instance: str, table: _Key, *,
+                 prefix: _Key = ..., family: str = ..., column: _Key = ...,
+                 parse: Literal[False] = ..., **reader_options: Any) -> None: ...
+    @overload
+    def __init__(self: Dataset[dict[str, list[Any]]], project: str | None, instance: str,
+                 table: _Key, *, prefix: _Key = ..., family: str = ..., column: _Key = ...,
+                 parse: Literal[True], **reader_options: Any) -> None: ...
+    @overload
+    def __init__(self: Dataset[bytes | dict[str, list[Any]]], project: str | None,
+                 instance: str, table: _Key, *, prefix: _Key = ..., family: str = ...,
+                 column: _Key = ..., parse: bool = ..., **reader_options: Any) -> None: ...
     def stats(self) -> ReadStats: ...
-    def __iter__(self) -> Iterator[Any]: ...
+    def __iter__(self) -> Iterator[_D]: ...
 
 def export_output_name(output: str | bytes | PathLike[str], shard_index: int = ...,
                        num_shards: int = ..., parallel_scans: int = ...,

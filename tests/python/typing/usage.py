@@ -109,6 +109,10 @@ def bigtable() -> None:
         assert_type(row.value("tfexample", b"example"), bytes | None)
     assert_type(r.stats(), ReadStats)
     ds = tfrec.bigtable.Dataset("p", "i", "t", parse=True)
+    for ex in ds:
+        assert_type(ex, dict[str, list[Any]])
+    for value in tfrec.bigtable.Dataset("p", "i", "t", shard="auto", plan="gs://b/plan"):
+        assert_type(value, bytes)
     assert_type(ds.stats()["rows"], int)
     try:
         tfrec.bigtable.check_export("gs://b/out.part-*")
