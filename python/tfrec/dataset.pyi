@@ -45,56 +45,61 @@ class Dataset(Generic[_T]):
     batch_size: int | None
     drop_remainder: bool
     def __new__(cls: type[_Self], *args: Any, **kwargs: Any) -> _Self: ...
+    # The element type follows parse, features and batch_size; a required
+    # argument of an overload is keyword-only, the last overload takes all.
     @overload
-    def __init__(self: Dataset[bytes], files: _Path | Iterable[_Path], shuffle: bool = ..., seed: int = ...,
-                 shard: _Shard = ..., num_parallel_reads: int = ...,
-                 parse: Literal[False] = ..., prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
+    def __init__(self: Dataset[bytes], files: _Path | Iterable[_Path], shuffle: bool = ...,
+                 seed: int = ..., shard: _Shard = ..., num_parallel_reads: int = ...,
+                 parse: Literal[False] = ..., prefetch_bytes: int = ...,
+                 block_records: int = ..., index: _Index = ...,
                  max_record_size: int | None = ..., use_mmap: bool | None = ...,
-                 compression_type: _Compression = ...,
+                 compression_type: _Compression = ..., batch_size: None = ...,
+                 drop_remainder: bool = ..., features: None = ..., shuffle_block: int = ...,
+                 shuffle_buffer: int = ...) -> None: ...
+    @overload
+    def __init__(self: Dataset[_Arrays], files: _Path | Iterable[_Path], shuffle: bool = ...,
+                 seed: int = ..., shard: _Shard = ..., num_parallel_reads: int = ...,
+                 parse: Literal[False] = ..., prefetch_bytes: int = ...,
+                 block_records: int = ..., index: _Index = ...,
+                 max_record_size: int | None = ..., use_mmap: bool | None = ...,
+                 compression_type: _Compression = ..., batch_size: int | None = ...,
+                 drop_remainder: bool = ..., *, features: _Spec, shuffle_block: int = ...,
+                 shuffle_buffer: int = ...) -> None: ...
+    @overload
+    def __init__(self: Dataset[_Dict], files: _Path | Iterable[_Path], shuffle: bool = ...,
+                 seed: int = ..., shard: _Shard = ..., num_parallel_reads: int = ..., *,
+                 parse: Literal[True], prefetch_bytes: int = ..., block_records: int = ...,
+                 index: _Index = ..., max_record_size: int | None = ...,
+                 use_mmap: bool | None = ..., compression_type: _Compression = ...,
                  batch_size: None = ..., drop_remainder: bool = ..., features: None = ...,
                  shuffle_block: int = ..., shuffle_buffer: int = ...) -> None: ...
     @overload
-    def __init__(self: Dataset[_Arrays], files: _Path | Iterable[_Path], shuffle: bool = ..., seed: int = ...,
-                 shard: _Shard = ..., num_parallel_reads: int = ...,
-                 parse: Literal[False] = ..., prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
+    def __init__(self: Dataset[list[bytes]], files: _Path | Iterable[_Path],
+                 shuffle: bool = ..., seed: int = ..., shard: _Shard = ...,
+                 num_parallel_reads: int = ..., parse: Literal[False] = ...,
+                 prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
                  max_record_size: int | None = ..., use_mmap: bool | None = ...,
-                 compression_type: _Compression = ...,
-                 batch_size: int | None = ..., drop_remainder: bool = ..., *,
-                 features: _Spec, shuffle_block: int = ...,
+                 compression_type: _Compression = ..., *, batch_size: int,
+                 drop_remainder: bool = ..., features: None = ..., shuffle_block: int = ...,
                  shuffle_buffer: int = ...) -> None: ...
     @overload
-    def __init__(self: Dataset[_Dict], files: _Path | Iterable[_Path], shuffle: bool = ..., seed: int = ...,
-                 shard: _Shard = ..., num_parallel_reads: int = ..., *,
-                 parse: Literal[True], prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
+    def __init__(self: Dataset[list[_Dict]], files: _Path | Iterable[_Path],
+                 shuffle: bool = ..., seed: int = ..., shard: _Shard = ...,
+                 num_parallel_reads: int = ..., *, parse: Literal[True],
+                 prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
                  max_record_size: int | None = ..., use_mmap: bool | None = ...,
-                 compression_type: _Compression = ...,
-                 batch_size: None = ..., drop_remainder: bool = ..., features: None = ...,
-                 shuffle_block: int = ..., shuffle_buffer: int = ...) -> None: ...
-    @overload
-    def __init__(self: Dataset[list[bytes]], files: _Path | Iterable[_Path], shuffle: bool = ..., seed: int = ...,
-                 shard: _Shard = ..., num_parallel_reads: int = ...,
-                 parse: Literal[False] = ..., prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
-                 max_record_size: int | None = ..., use_mmap: bool | None = ...,
-                 compression_type: _Compression = ..., *,
-                 batch_size: int, drop_remainder: bool = ..., features: None = ...,
-                 shuffle_block: int = ..., shuffle_buffer: int = ...) -> None: ...
-    @overload
-    def __init__(self: Dataset[list[_Dict]], files: _Path | Iterable[_Path], shuffle: bool = ..., seed: int = ...,
-                 shard: _Shard = ..., num_parallel_reads: int = ..., *,
-                 parse: Literal[True], prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
-                 max_record_size: int | None = ..., use_mmap: bool | None = ...,
-                 compression_type: _Compression = ...,
-                 batch_size: int, drop_remainder: bool = ..., features: None = ...,
-                 shuffle_block: int = ..., shuffle_buffer: int = ...) -> None: ...
-    @overload
-    def __init__(self: Dataset[bytes | _Dict | _Arrays | list[bytes] | list[_Dict]], files: _Path | Iterable[_Path], shuffle: bool = ..., seed: int = ...,
-                 shard: _Shard = ..., num_parallel_reads: int = ...,
-                 parse: bool = ..., prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
-                 max_record_size: int | None = ..., use_mmap: bool | None = ...,
-                 compression_type: _Compression = ...,
-                 batch_size: int | None = ..., drop_remainder: bool = ...,
-                 features: _Spec | None = ..., shuffle_block: int = ...,
+                 compression_type: _Compression = ..., batch_size: int,
+                 drop_remainder: bool = ..., features: None = ..., shuffle_block: int = ...,
                  shuffle_buffer: int = ...) -> None: ...
+    @overload
+    def __init__(self: Dataset[bytes | _Dict | _Arrays | list[bytes] | list[_Dict]],
+                 files: _Path | Iterable[_Path], shuffle: bool = ..., seed: int = ...,
+                 shard: _Shard = ..., num_parallel_reads: int = ..., parse: bool = ...,
+                 prefetch_bytes: int = ..., block_records: int = ..., index: _Index = ...,
+                 max_record_size: int | None = ..., use_mmap: bool | None = ...,
+                 compression_type: _Compression = ..., batch_size: int | None = ...,
+                 drop_remainder: bool = ..., features: _Spec | None = ...,
+                 shuffle_block: int = ..., shuffle_buffer: int = ...) -> None: ...
     def __len__(self) -> int: ...
     @property
     def total_records(self) -> int: ...
