@@ -2,12 +2,14 @@
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from os import PathLike
 from types import TracebackType
-from typing import Any, Literal, NamedTuple, TypedDict, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar, overload
 
 _Self = TypeVar("_Self")
 _Key = str | bytes
 _BytesLike = bytes | bytearray | memoryview
 _Path = str | PathLike[str]
+# credentials_file, ca_bundle_file: any path os.fsencode takes
+_AnyPath = str | bytes | PathLike[str] | PathLike[bytes]
 # A row range: (start, end), half-open, None or b"" for an open side; or a
 # dict with start, end, start_open and end_closed.
 _RowRange = tuple[_Key | None, _Key | None] | Mapping[str, Any]
@@ -81,7 +83,8 @@ class Writer:
                  create_table: bool = ..., batch_rows: int | None = ...,
                  batch_bytes: int | None = ..., max_inflight: int | None = ...,
                  timestamp_micros: int | None = ..., retry_timeout_ms: int | None = ...,
-                 rpc_timeout_ms: int | None = ...) -> None: ...
+                 rpc_timeout_ms: int | None = ..., credentials_file: _AnyPath | None = ...,
+                 ca_bundle_file: _AnyPath | None = ..., tls: bool = ...) -> None: ...
     @property
     def project(self) -> str: ...
     def put(self, key: _Key, value: _BytesLike, column: _Key | None = ...) -> None: ...
@@ -130,17 +133,20 @@ def plan(project: str | None, instance: str, table: _Key, num_shards: int, *,
          prefix: _Key | None = ..., start: _Key | None = ..., end: _Key | None = ...,
          ranges: Iterable[_RowRange] | None = ..., split_keys: Iterable[_Key] | None = ...,
          endpoint: str | None = ..., app_profile_id: str | None = ...,
-         rpc_timeout_ms: int | None = ...) -> SplitPlan: ...
+         rpc_timeout_ms: int | None = ..., credentials_file: _AnyPath | None = ...,
+         ca_bundle_file: _AnyPath | None = ..., tls: bool = ...) -> SplitPlan: ...
 
 class Reader:
     def __init__(self, project: str | None, instance: str, table: _Key, *,
                  prefix: _Key | None = ..., start: _Key | None = ..., end: _Key | None = ...,
                  limit: int | None = ..., family: str | None = ..., all_versions: bool = ...,
                  endpoint: str | None = ..., app_profile_id: str | None = ...,
-                 rpc_timeout_ms: int | None = ..., max_row_bytes: int | None = ...,
+                 rpc_timeout_ms: int | None = ..., credentials_file: _AnyPath | None = ...,
+                 ca_bundle_file: _AnyPath | None = ..., tls: bool = ...,
+                 max_row_bytes: int | None = ...,
                  ranges: Iterable[_RowRange] | None = ..., keys: Iterable[_Key] | None = ...,
                  column: _Key | None = ..., parallel_scans: int = ...,
-                 shard: tuple[int, int] | None = ..., ordered: bool = ...,
+                 shard: tuple[int, int] | Literal["auto"] | None = ..., ordered: bool = ...,
                  split_keys: Iterable[_Key] | None = ..., retry_timeout: float | None = ...,
                  task_index: int | None = ..., num_tasks: int | None = ...,
                  plan: _Plan | None = ...) -> None: ...
@@ -152,12 +158,25 @@ class Reader:
     def __enter__(self: _Self) -> _Self: ...
     def __exit__(self, *exc: object) -> None: ...
 
-class Dataset:
-    def __init__(self, project: str | None, instance: str, table: _Key, *,
-                 prefix: _Key = ..., family: str = ..., column: _Key = ..., parse: bool = ...,
-                 **reader_options: Any) -> None: ...
+# What a Dataset yields: the cell's bytes, or with parse=True its Example's
+# dict ({key: [values]}, the values Any as in tfrec.Example.to_dict()).
+_D = TypeVar("_D", bound=bytes | dict[str, list[Any]])
+
+class Dataset(Generic[_D]):
+    @overload
+    def __init__(self: Dataset[bytes], project: str | None, instance: str, table: _Key, *,
+                 prefix: _Key = ..., family: str = ..., column: _Key = ...,
+                 parse: Literal[False] = ..., **reader_options: Any) -> None: ...
+    @overload
+    def __init__(self: Dataset[dict[str, list[Any]]], project: str | None, instance: str,
+                 table: _Key, *, prefix: _Key = ..., family: str = ..., column: _Key = ...,
+                 parse: Literal[True], **reader_options: Any) -> None: ...
+    @overload
+    def __init__(self: Dataset[bytes | dict[str, list[Any]]], project: str | None,
+                 instance: str, table: _Key, *, prefix: _Key = ..., family: str = ...,
+                 column: _Key = ..., parse: bool = ..., **reader_options: Any) -> None: ...
     def stats(self) -> ReadStats: ...
-    def __iter__(self) -> Iterator[Any]: ...
+    def __iter__(self) -> Iterator[_D]: ...
 
 def export_output_name(output: str | bytes | PathLike[str], shard_index: int = ...,
                        num_shards: int = ..., parallel_scans: int = ...,
@@ -170,6 +189,8 @@ def export(project: str | None, instance: str, table: _Key,
            compression: str | None = ..., output_shards: bool = ...,
            keys_output: str | bytes | PathLike[str] | None = ..., part_file: bool = ...,
            endpoint: str | None = ..., app_profile_id: str | None = ...,
-           rpc_timeout_ms: int | None = ..., **read_options: Any) -> dict[str, Any]: ...
+           rpc_timeout_ms: int | None = ..., credentials_file: _AnyPath | None = ...,
+           ca_bundle_file: _AnyPath | None = ..., tls: bool = ...,
+           **read_options: Any) -> dict[str, Any]: ...
 def check_export(parts: str | PathLike[str] | Iterable[str | bytes | PathLike[str]],
                  plan: _Plan | None = ...) -> dict[str, int]: ...

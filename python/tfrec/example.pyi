@@ -2,6 +2,10 @@
 from collections.abc import Iterable, Iterator, KeysView, Mapping
 from typing import Any, Literal, overload
 
+from numpy.typing import NDArray
+
+from .parsing import _Spec
+
 _BytesLike = bytes | bytearray | memoryview
 # A value list: bytes or str (BytesList), ints or bools (Int64List), floats
 # (FloatList), a typed list below, or a numpy array or scalar (by dtype).
@@ -44,5 +48,8 @@ class Example:
     @classmethod
     def parse(cls, data: _BytesLike) -> Example: ...
 
-def parse_example(data: _BytesLike) -> dict[str, list[_Value]]: ...
+@overload
+def parse_example(data: _BytesLike, features: None = ...) -> dict[str, list[_Value]]: ...
+@overload
+def parse_example(data: _BytesLike, features: _Spec) -> dict[str, NDArray[Any]]: ...
 def serialize_example(features: Mapping[str | bytes, _Values]) -> bytes: ...

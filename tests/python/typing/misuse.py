@@ -15,3 +15,9 @@ w = tfrec.bigtable.Writer("p", "i", "t")
 w.stats["rows_acked"]  # error: the old attribute spelling
 w.stats()["rows"]  # error: a ReadStats key, not a WriterStats one
 tfrec.Dataset(["a"], shard=0)  # error: shard is (index, count)
+tfrec.Dataset(["a"], shard="all")  # error: shard is (index, count) or "auto"
+tfrec.parse_example(b"", {"a": 1})  # error: a spec maps keys to FixedLen/VarLenFeature
+for batch in tfrec.Dataset(["a"], batch_size=8):
+    batch.decode()  # error: a batch is a list of records
+tfrec.task_identity().rank  # error: TaskIdentity has index, not rank
+tfrec.bigtable.Reader("p", "i", "t", tls="yes")  # error: tls is a bool

@@ -2,9 +2,12 @@
 find no error here, and every assert_type must hold. Not run, only checked."""
 from typing import Any, Literal, assert_type
 
+from numpy.typing import NDArray
+
 import tfrec
 import tfrec.bigtable
 import tfrec.storage
+import tfrec.task
 from tfrec.bigtable import ReadStats, WriterStats
 from tfrec.record import ReaderStats
 
@@ -53,6 +56,30 @@ def datasets(files: list[str]) -> None:
     assert_type(tfrec.get_config("TFREC_MMAP"), str | None)
 
 
+def training(files: list[str], a: bytes, b: bytes) -> None:
+    spec = {"label": tfrec.FixedLenFeature([], "int64", default_value=-1),
+            "tokens": tfrec.VarLenFeature("int64")}
+    assert_type(tfrec.parse_example(a, spec), dict[str, NDArray[Any]])
+    assert_type(tfrec.parse_example_batch([a, bytearray(b)], spec)["label"], NDArray[Any])
+    for arrays in tfrec.Dataset(files, shard="auto", features=spec, batch_size=8):
+        assert_type(arrays, dict[str, NDArray[Any]])
+    for batch in tfrec.Dataset(files, batch_size=8, drop_remainder=True, shuffle_block=64):
+        assert_type(batch, list[bytes])
+    for dicts in tfrec.Dataset(files, parse=True, batch_size=8):
+        assert_type(dicts, list[dict[str, list[Any]]])
+    for rec in tfrec.Dataset("a.tfrecord.gz", compression_type="GZIP"):
+        assert_type(rec, bytes)
+    assert_type(tfrec.MapDataset(files, features=spec)[0], dict[str, NDArray[Any]])
+    assert_type(tfrec.MapDataset(files)[0], bytes)
+    assert_type(tfrec.MapDataset(files, parse=True)[0], dict[str, list[Any]])
+    for r in tfrec.tf_record_iterator(files[0], "GZIP"):
+        assert_type(r, bytes)
+    me = tfrec.task_identity()
+    assert_type(me.index, int)
+    assert_type(me.local_rank, int | None)
+    assert_type(tfrec.task.resolve_shard("auto"), tuple[int, int])
+
+
 def storage() -> None:
     info = tfrec.storage.stat("gs://bucket/a")
     assert_type(info.crc32c, int | None)
@@ -75,12 +102,17 @@ def bigtable() -> None:
         assert_type(ws["rows_acked"], int)
     for failed in w.failed_rows():
         assert_type(failed.message, str)
-    r = tfrec.bigtable.Reader("p", "i", "t", prefix=b"train_", parallel_scans=2)
+    r = tfrec.bigtable.Reader("p", "i", "t", prefix=b"train_", parallel_scans=2,
+                              credentials_file="/keys/sa.json", tls=True)
     for row in r:
         assert_type(row.key, bytes)
         assert_type(row.value("tfexample", b"example"), bytes | None)
     assert_type(r.stats(), ReadStats)
     ds = tfrec.bigtable.Dataset("p", "i", "t", parse=True)
+    for ex in ds:
+        assert_type(ex, dict[str, list[Any]])
+    for value in tfrec.bigtable.Dataset("p", "i", "t", shard="auto", plan="gs://b/plan"):
+        assert_type(value, bytes)
     assert_type(ds.stats()["rows"], int)
     try:
         tfrec.bigtable.check_export("gs://b/out.part-*")
