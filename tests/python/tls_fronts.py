@@ -57,6 +57,8 @@ pid %(dir)s/nginx.pid;
 events { worker_connections 512; }
 http {
     access_log %(dir)s/access.log;
+    # Which connection a call came on and its number there (GOAWAY tests).
+    log_format calls '$connection $connection_requests $request_uri $status';
     client_body_temp_path %(dir)s/body;
     proxy_temp_path %(dir)s/proxy;
     fastcgi_temp_path %(dir)s/fastcgi;
