@@ -225,3 +225,38 @@ def test_bigtable_calls_carry_the_user_project(how, build_dir, fronts, certs, go
     methods = {c[3].rsplit("/", 1)[-1] for c in calls}
     assert {"MutateRows", "ReadRows"} <= methods, methods
     assert calls and all(c[2] == "bt-billing" for c in calls), calls
+
+
+# ---------------------------------- Bigtable RESOURCE_EXHAUSTED / UNAVAILABLE
+
+def test_resource_exhausted_and_unavailable_calls_are_retried(
+        build_dir, fronts, certs, google, keypair, tmp_path):  # noqa: F811
+    # The front fails whole calls as Bigtable under load does: MutateRows
+    # and ReadRows answered RESOURCE_EXHAUSTED (throttling) and UNAVAILABLE.
+    # The load re-sends those rows, the scan re-reads those ranges: every
+    # row arrives once.
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 300, size=100, seed=8)
+    google.faults[:] = [["MutateRows", 8, 3], ["MutateRows", 14, 3]]
+    google.faulted.clear()
+    try:
+        res = run_tool(build_dir, "tfrec2bt",
+                       bt_flags(fronts[1], certs, cred) +
+                       ["--bigtable_table=throttled", "--create_table", "--quiet",
+                        "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                        "--batch_rows=10", "--max_inflight=1"], cred.env)
+        assert res.returncode == 0, res.stderr
+        assert [f[1] for f in google.faulted] == [8, 8, 8, 14, 14, 14], google.faulted
+        google.faults[:] = [["ReadRows", 14, 2], ["ReadRows", 8, 2]]
+        google.faulted.clear()
+        out = tmp_path / "out"
+        res = run_tool(build_dir, "bt2tfrec",
+                       bt_flags(fronts[1], certs, cred) +
+                       ["--bigtable_table=throttled", "--row_prefix=train_", "--quiet",
+                        "--parallel_scans=4", "--output=%s" % out], cred.env)
+        assert res.returncode == 0, res.stderr
+        assert [f[1] for f in google.faulted] == [14, 14, 8, 8], google.faulted
+    finally:
+        google.faults.clear()
+    assert tfrecord_ref.read_records(str(out)) == records
