@@ -29,7 +29,7 @@ import pytest
 
 import tfrecord_ref
 from google_side import google_side, keypair  # noqa: F401
-from storage_server import ours, server  # noqa: F401
+from storage_server import REPO, ours, server  # noqa: F401
 from test_storage_tls import Cred, backend_get, bt_flags, fronts, gcs_flags, google, run_tool, \
     write_records  # noqa: F401
 from tls_fronts import BIGTABLE_SERVER, Nginx, certs, needs_nginx  # noqa: F401
@@ -260,3 +260,72 @@ def test_resource_exhausted_and_unavailable_calls_are_retried(
     finally:
         google.faults.clear()
     assert tfrecord_ref.read_records(str(out)) == records
+
+
+# ------------------- Bigtable per-entry failures and mid-stream ReadRows
+
+def btfaults_bin():
+    """scripts/go/btfaults built from Debian's Go sources, cached as
+    scripts/emulator.sh caches its emulator build."""
+    src = os.path.join(REPO, "scripts", "go", "btfaults")
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                         "tfrec")
+    exe = os.path.join(cache, "btfaults")
+    main = os.path.join(src, "main.go")
+    if not os.access(exe, os.X_OK) or os.path.getmtime(exe) < os.path.getmtime(main):
+        os.makedirs(cache, exist_ok=True)
+        env = dict(os.environ, GOPATH="/usr/share/gocode", GO111MODULE="off", GOFLAGS="",
+                   GOCACHE=os.path.join(cache, "gocache"))
+        subprocess.run(["go", "build", "-o", exe, "."], cwd=src, env=env, check=True,
+                       timeout=600)
+    return exe
+
+
+@pytest.fixture
+def faulty_bigtable(tmp_path, certs, google):  # noqa: F811
+    """A TLS front before btfaults: MutateRows entries 7, 14, ... (six in
+    all) fail RESOURCE_EXHAUSTED and UNAVAILABLE in turn, unapplied; the
+    first two ReadRows streams end after 40 rows with the same codes."""
+    err = open(tmp_path / "btfaults.err", "w")
+    proc = subprocess.Popen([btfaults_bin(), "-entry_every", "7", "-entry_failures", "6",
+                             "-read_after", "40", "-read_failures", "2", "-codes", "8,14"],
+                            stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        addr = proc.stdout.readline().split()[-1]
+        d = tmp_path / "nginx"
+        d.mkdir()
+        n = Nginx(d, certs, google.port, [(BIGTABLE_SERVER, addr, "bigtable")])
+        try:
+            yield "localhost:%d" % n.ports[0], tmp_path / "btfaults.err"
+        finally:
+            n.stop()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        err.close()
+
+
+def test_failed_mutate_entries_and_broken_read_streams(build_dir, faulty_bigtable, certs,
+                                                       google, keypair, tmp_path):  # noqa: F811
+    front, log = faulty_bigtable
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 300, size=100, seed=9)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=entries", "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                    "--batch_rows=20"], cred.env)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    res = run_tool(build_dir, "bt2tfrec",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=entries", "--row_prefix=train_", "--quiet",
+                    "--output=%s" % out], cred.env)
+    assert res.returncode == 0, res.stderr
+    # Every row once: the failed entries were re-sent (they were never
+    # applied), the broken streams resumed after their last row.
+    assert tfrecord_ref.read_records(str(out)) == records
+    injected = log.read_text().split("\n")
+    assert [l for l in injected if l.startswith("entry")] == ["entry 8", "entry 14"] * 3
+    assert [l for l in injected if l.startswith("stream")] == ["stream 8 40", "stream 14 40"]
