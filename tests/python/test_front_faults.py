@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import time
 import urllib.request
@@ -329,3 +330,47 @@ def test_failed_mutate_entries_and_broken_read_streams(build_dir, faulty_bigtabl
     injected = log.read_text().split("\n")
     assert [l for l in injected if l.startswith("entry")] == ["entry 8", "entry 14"] * 3
     assert [l for l in injected if l.startswith("stream")] == ["stream 8 40", "stream 14 40"]
+
+
+def test_front_reloaded_mid_scan(build_dir, goaway_front, certs, google, keypair,
+                                 bigtable_emulator, tmp_path):  # noqa: F811
+    # nginx reloaded twice (SIGHUP to the master started here) while a scan
+    # of 40 ranges runs, each call slowed by the token check: the old
+    # workers finish their streams and send GOAWAY, later calls reach the
+    # new workers, and the output is the input.
+    front, log = goaway_front
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 400, size=200, seed=6)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=reloaded", "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src], cred.env)
+    assert res.returncode == 0, res.stderr
+    keys = tmp_path / "splits"
+    keys.write_text("".join("train_%06d\n" % (i * 10) for i in range(1, 40)))
+    out = tmp_path / "out"
+    pid = int((log.parent / "nginx.pid").read_text())
+    google.check_delay = 0.3
+    t0 = time.time()
+    try:
+        proc = subprocess.Popen([os.path.join(build_dir, "bin", "bt2tfrec")] +
+                                bt_flags(front, certs, cred) +
+                                ["--bigtable_table=reloaded", "--row_prefix=train_", "--quiet",
+                                 "--parallel_scans=40", "--split_keys_file=%s" % keys,
+                                 "--output=%s" % out], env=cred.env,
+                                stderr=subprocess.PIPE, text=True)
+        reloads = 0
+        for _ in range(2):
+            time.sleep(0.5)
+            if proc.poll() is None:
+                os.kill(pid, signal.SIGHUP)
+                reloads += 1
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        google.check_delay = 0.0
+    took = time.time() - t0
+    assert proc.returncode == 0, err
+    assert reloads == 2, "the scan ended before the reloads (%.1f s)" % took
+    assert tfrecord_ref.read_records(str(out)) == records
+    assert len(connections(log)) >= 2
