@@ -31,7 +31,7 @@ import pytest
 import tfrecord_ref
 from google_side import google_side, keypair  # noqa: F401
 from storage_server import REPO, ours, server  # noqa: F401
-from test_storage_tls import Cred, backend_get, bt_flags, fronts, gcs_flags, google, run_tool, \
+from test_storage_tls import Cred, backend_get, bt_flags, fronts, google, run_tool, \
     write_records  # noqa: F401
 from tls_fronts import BIGTABLE_SERVER, Nginx, certs, needs_nginx  # noqa: F401
 
