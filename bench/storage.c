@@ -197,7 +197,7 @@ static long load_list(const char *path, job **out)
 static int usage(void)
 {
     fprintf(stderr, "usage: storage [--chunk B] [--parallel N] [--read-ahead B] [--buffer B] "
-                    "[--no-checksum]\n"
+                    "[--no-checksum] [--deadline-ms MS]\n"
                     "               copy SRC DEST | copy-many THREADS LIST | records THREADS "
                     "NAME...\n");
     return 2;
@@ -225,6 +225,8 @@ int main(int argc, char **argv)
             opts.parallel_reads = (unsigned)v;
         else if (strcmp(o, "--read-ahead") == 0)
             opts.read_ahead_bytes = (size_t)v;
+        else if (strcmp(o, "--deadline-ms") == 0)
+            opts.retry_deadline_ms = (uint32_t)v;
         else if (strcmp(o, "--buffer") == 0 && v > 0)
             sh.buffer = (size_t)v;
         else

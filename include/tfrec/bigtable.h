@@ -61,6 +61,10 @@ typedef struct tfrec_bt_client_options {
      * front or private endpoint on this machine) [0: TLS except to a
      * loopback endpoint or BIGTABLE_EMULATOR_HOST]. */
     int tls;
+    /* Since 1.1. Quota and billing project of every call, sent as
+     * x-goog-user-project with the token (so over TLS only)
+     * [NULL: $TFREC_USER_PROJECT, else the credentials' own project]. */
+    const char *user_project;
 } tfrec_bt_client_options;
 
 #define TFREC_BT_CLIENT_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_bt_client_options)

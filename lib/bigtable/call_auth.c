@@ -22,6 +22,7 @@
 typedef struct plugin {
     atomic_int refs; /* gRPC's reference, plus one per fetching thread */
     tfrec_gauth *auth;
+    char *user_project; /* x-goog-user-project with every token; NULL: none */
 } plugin;
 
 typedef struct pending {
@@ -34,13 +35,15 @@ static void unref(plugin *p)
 {
     if (atomic_fetch_sub(&p->refs, 1) == 1) {
         tfrec_gauth_free(p->auth);
+        free(p->user_project);
         free(p);
     }
 }
 
-/* One token as call metadata: TFREC_OK and md filled, or the failure
- * (gRPC fails the call with it: UNAUTHENTICATED, our message). */
-static int token_md(plugin *p, grpc_metadata *md, char *err, size_t errcap)
+/* One token as call metadata, and the billing project after it: TFREC_OK
+ * and md[0] (md[1]) filled, *n their count, or the failure (gRPC fails the
+ * call with it: UNAUTHENTICATED, our message). */
+static int token_md(plugin *p, grpc_metadata *md, size_t *n, char *err, size_t errcap)
 {
     char *header = NULL;
     int rc = tfrec_gauth_header(p->auth, 0, &header, err, errcap);
@@ -52,19 +55,31 @@ static int token_md(plugin *p, grpc_metadata *md, char *err, size_t errcap)
     md->value = grpc_slice_from_copied_string(header + sizeof prefix - 1);
     memset(header, 0, strlen(header));
     free(header);
+    *n = 1;
+    if (p->user_project) {
+        /* Quota and billing of the call go to this project, as Google's
+         * clients send it (the caller needs serviceusage.services.use). */
+        memset(&md[1], 0, sizeof md[1]);
+        md[1].key = grpc_slice_from_static_string("x-goog-user-project");
+        md[1].value = grpc_slice_from_copied_string(p->user_project);
+        *n = 2;
+    }
     return TFREC_OK;
 }
 
 static void *fetch_thread(void *arg)
 {
     pending *q = arg;
-    grpc_metadata md;
+    grpc_metadata md[2];
+    size_t n = 0;
     char err[768];
-    int rc = token_md(q->p, &md, err, sizeof err);
+    int rc = token_md(q->p, md, &n, err, sizeof err);
     if (rc == TFREC_OK) {
-        q->cb(q->user_data, &md, 1, GRPC_STATUS_OK, NULL);
-        grpc_slice_unref(md.key);
-        grpc_slice_unref(md.value);
+        q->cb(q->user_data, md, n, GRPC_STATUS_OK, NULL);
+        for (size_t i = 0; i < n; i++) {
+            grpc_slice_unref(md[i].key);
+            grpc_slice_unref(md[i].value);
+        }
     } else {
         q->cb(q->user_data, NULL, 0, GRPC_STATUS_UNAUTHENTICATED, err);
     }
@@ -84,8 +99,7 @@ static int get_metadata(void *state, grpc_auth_metadata_context context,
     *num_creds_md = 0;
     *error_details = NULL;
     if (tfrec_gauth_fresh(p->auth)) {
-        if (token_md(p, &creds_md[0], err, sizeof err) == TFREC_OK) {
-            *num_creds_md = 1;
+        if (token_md(p, creds_md, num_creds_md, err, sizeof err) == TFREC_OK) {
             *status = GRPC_STATUS_OK;
         } else {
             *status = GRPC_STATUS_UNAUTHENTICATED;
@@ -128,7 +142,10 @@ grpc_call_credentials *tfrec_bt_call_credentials(tfrec_bt_client *c)
 {
     plugin *p = calloc(1, sizeof *p);
     char why[512];
-    if (!p || tfrec_gauth_new(&p->auth, c->credentials_file, 0, why, sizeof why) != TFREC_OK) {
+    if (!p || tfrec_gauth_new(&p->auth, c->credentials_file, 0, why, sizeof why) != TFREC_OK ||
+        (c->user_project && !(p->user_project = strdup(c->user_project)))) {
+        if (p)
+            tfrec_gauth_free(p->auth);
         free(p);
         tfrec_fail(&c->err, TFREC_E_NOMEM, "out of memory");
         return NULL;

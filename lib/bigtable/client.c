@@ -182,7 +182,8 @@ int tfrec_bt_client_open(tfrec_bt_client **out, const tfrec_bt_client_options *o
     if (c->tls)
         c->emulator = 0; /* a TLS front on this machine is not the emulator */
     if (!rc)
-        rc = tfrec_bt_credentials_setup(c, opts->credentials_file, opts->ca_bundle_file);
+        rc = tfrec_bt_credentials_setup(c, opts->credentials_file, opts->ca_bundle_file,
+                                        opts->user_project);
     if (rc) {
         if (c->err.msg[0]) /* else the message is already the thread's last one */
             tfrec_fail_copy(NULL, &c->err);

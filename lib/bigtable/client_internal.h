@@ -23,6 +23,7 @@ struct tfrec_bt_client {
     int emulator;           /* endpoints are plain-text (emulator or loopback) */
     int tls;                /* TLS with call credentials (!emulator, or forced by the tls option) */
     char *credentials_file; /* NULL: the chain */
+    char *user_project;     /* x-goog-user-project; NULL: none */
     char *ca_pem;           /* trust roots (PEM); NULL: gRPC's */
     struct tfrec_gauth *auth; /* the shared token source (TLS only) */
     int64_t rpc_timeout_ms;
@@ -56,7 +57,7 @@ void tfrec_bt_last_grpc_error(char *buf, size_t cap);
  * and the shared token source, one token fetched to report a broken
  * credential now. TFREC_OK or the reason in c->err. */
 int tfrec_bt_credentials_setup(tfrec_bt_client *c, const char *credentials_file,
-                               const char *ca_bundle_file);
+                               const char *ca_bundle_file, const char *user_project);
 void tfrec_bt_credentials_free(tfrec_bt_client *c);
 /* Insecure credentials for plain text, else TLS composed with the call
  * credentials below. NULL on failure. */

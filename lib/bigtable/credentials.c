@@ -41,13 +41,39 @@ static int load_ca_bundle(tfrec_bt_client *c, const char *path, const char *what
     return TFREC_OK;
 }
 
+/* The billing project: the option, else TFREC_USER_PROJECT; a value that
+ * cannot be a metadata value is refused here rather than by gRPC. */
+static int set_user_project(tfrec_bt_client *c, const char *opt)
+{
+    char cfg[256];
+    const char *v = opt && *opt ? opt : NULL;
+    int n = v ? 0 : tfrec_cfg(TFREC_CFG_USER_PROJECT, cfg, sizeof cfg);
+    if (n < 0)
+        return tfrec_fail(&c->err, TFREC_E_INVALID, "TFREC_USER_PROJECT is too long");
+    if (n > 0)
+        v = cfg;
+    if (!v)
+        return TFREC_OK;
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+            return tfrec_fail(&c->err, TFREC_E_INVALID,
+                              "Bigtable user project: \"%s\" holds a control or non-ASCII "
+                              "character",
+                              v);
+    if (!(c->user_project = strdup(v)))
+        return tfrec_fail(&c->err, TFREC_E_NOMEM, "out of memory");
+    return TFREC_OK;
+}
+
 int tfrec_bt_credentials_setup(tfrec_bt_client *c, const char *credentials_file,
-                               const char *ca_bundle_file)
+                               const char *ca_bundle_file, const char *user_project)
 {
     if (!c->tls)
         return TFREC_OK;
     char cfg[4096];
-    int rc;
+    int rc = set_user_project(c, user_project);
+    if (rc)
+        return rc;
     if (ca_bundle_file && *ca_bundle_file)
         rc = load_ca_bundle(c, ca_bundle_file, "CA bundle");
     else if (tfrec_cfg(TFREC_CFG_CA_BUNDLE, cfg, sizeof cfg) > 0)
@@ -81,6 +107,7 @@ void tfrec_bt_credentials_free(tfrec_bt_client *c)
     c->auth = NULL;
     free(c->ca_pem);
     free(c->credentials_file);
+    free(c->user_project);
 }
 
 grpc_channel_credentials *tfrec_bt_channel_credentials(tfrec_bt_client *c)

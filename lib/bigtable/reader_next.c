@@ -220,8 +220,9 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
     }
     if (r->t.hint)
         r->t.hint(r->t.ctx, ev->code, ev->details, hint, sizeof hint);
-    if (stalled ||
-        (tfrec_bt_retryable(ev->code, ev->details) && ev->code != BT_RESOURCE_EXHAUSTED)) {
+    /* Throttling (RESOURCE_EXHAUSTED that is not a size limit) waits and
+     * resumes like the writer's rows do; the backoff spreads the load. */
+    if (stalled || tfrec_bt_retryable(ev->code, ev->details)) {
         if (!s->failures++)
             s->fail_since = now;
         if (!reached(r) && (stalled || tfrec_bt_unreachable(ev->code)) &&

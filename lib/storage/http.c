@@ -26,15 +26,38 @@ void tfrec_gcs_retry_start(const tfrec_storage *st, gcs_retry *r)
     r->seed = tfrec_gcs_now_ms() ^ (uint64_t)(uintptr_t)r ^ 0x9E3779B97F4A7C15ull;
 }
 
-int tfrec_gcs_retry_wait(tfrec_storage *st, gcs_retry *r)
+uint64_t tfrec_gcs_retry_after_ms(const char *v, int64_t now_s)
 {
+    if (!v || !*v)
+        return 0;
+    if (*v >= '0' && *v <= '9') {
+        /* delay-seconds: digits only */
+        uint64_t s = 0;
+        for (; *v >= '0' && *v <= '9'; v++)
+            if ((s = s * 10 + (uint64_t)(*v - '0')) > 86400u * 365u)
+                s = 86400u * 365u;
+        return *v ? 0 : s * 1000u;
+    }
+    time_t when = curl_getdate(v, NULL); /* an HTTP date */
+    return when == (time_t)-1 || (int64_t)when <= now_s ? 0
+                                                        : (uint64_t)((int64_t)when - now_s) * 1000u;
+}
+
+int tfrec_gcs_retry_wait_after(tfrec_storage *st, gcs_retry *r, const gcs_resp *resp)
+{
+    uint64_t asked = resp ? tfrec_gcs_retry_after_ms(resp->retry_after, (int64_t)time(NULL)) : 0;
     /* Half the delay fixed, half random: many clients that failed together
-     * do not come back together. */
+     * do not come back together. A server that says when to come back
+     * (429, 503 with Retry-After) is not asked sooner, within a bound. */
     r->seed ^= r->seed << 13;
     r->seed ^= r->seed >> 7;
     r->seed ^= r->seed << 17;
     unsigned half = r->delay_ms / 2;
-    unsigned sleep_ms = half + (half ? (unsigned)(r->seed % (half + 1)) : 0);
+    uint64_t sleep_ms = half + (half ? (unsigned)(r->seed % (half + 1)) : 0);
+    if (asked > GCS_MAX_RETRY_AFTER_MS)
+        asked = GCS_MAX_RETRY_AFTER_MS;
+    if (asked > sleep_ms)
+        sleep_ms = asked;
     if (tfrec_gcs_now_ms() + sleep_ms >= r->deadline_ms)
         return -1;
     struct timespec ts = { (time_t)(sleep_ms / 1000), (long)(sleep_ms % 1000) * 1000000L };
@@ -45,6 +68,11 @@ int tfrec_gcs_retry_wait(tfrec_storage *st, gcs_retry *r)
     r->attempts++;
     atomic_fetch_add(&st->retries, 1);
     return 0;
+}
+
+int tfrec_gcs_retry_wait(tfrec_storage *st, gcs_retry *r)
+{
+    return tfrec_gcs_retry_wait_after(st, r, NULL);
 }
 
 int tfrec_gcs_status_retryable(long s)
@@ -194,7 +222,7 @@ void tfrec_gcs_resp_header(gcs_resp *r, const char *p, size_t n)
                 status = status * 10 + (*d - '0');
         r->status = digits == 3 && status >= 100 ? status : 0;
         r->location[0] = r->range[0] = r->content_range[0] = 0;
-        r->goog_hash[0] = r->goog_generation[0] = 0;
+        r->goog_hash[0] = r->goog_generation[0] = r->retry_after[0] = 0;
         return;
     }
     const char *colon = memchr(p, ':', len);
@@ -222,6 +250,8 @@ void tfrec_gcs_resp_header(gcs_resp *r, const char *p, size_t n)
         keep_header(r->goog_hash, sizeof r->goog_hash, v, vl, 1);
     else if (IS("x-goog-generation"))
         keep_header(r->goog_generation, sizeof r->goog_generation, v, vl, 0);
+    else if (IS("retry-after"))
+        keep_header(r->retry_after, sizeof r->retry_after, v, vl, 0);
 #undef IS
 }
 
@@ -555,7 +585,7 @@ int tfrec_gcs_call(tfrec_storage *st, const gcs_call *call, gcs_resp *resp, tfre
             }
             if ((s >= 200 && s < 300) || s == 308)
                 return TFREC_OK;
-            if (tfrec_gcs_status_retryable(s) && tfrec_gcs_retry_wait(st, &r) == 0)
+            if (tfrec_gcs_status_retryable(s) && tfrec_gcs_retry_wait_after(st, &r, resp) == 0)
                 continue;
             return tfrec_gcs_status_error(st, err, call, resp);
         }

@@ -466,7 +466,8 @@ static int finished(gcs_source *s, block *b, CURLcode c)
             atomic_fetch_add(&s->st->refreshes, 1);
             return start(s, b, 1);
         }
-        if (tfrec_gcs_status_retryable(st) && tfrec_gcs_retry_wait(s->st, &b->retry) == 0)
+        if (tfrec_gcs_status_retryable(st) &&
+            tfrec_gcs_retry_wait_after(s->st, &b->retry, &b->resp) == 0)
             return start(s, b, 0);
         if (st == 404 && s->generation && !s->probing)
             return tfrec_fail(&s->err, TFREC_E_STATE,

@@ -111,6 +111,7 @@ typedef struct gcs_resp {
     char content_range[96];
     char goog_hash[256];
     char goog_generation[32];
+    char retry_after[64];
     /* Body kept in memory when the call has no on_body (bounded by
      * body_limit, GCS_MAX_ERROR_BODY for error replies). */
     char *body;
@@ -160,6 +161,16 @@ void tfrec_gcs_retry_start(const tfrec_storage *st, gcs_retry *r);
 /* Sleep before the next attempt. Returns 0, or -1 when the deadline would
  * pass (no sleep then). */
 int tfrec_gcs_retry_wait(tfrec_storage *st, gcs_retry *r);
+/* The same after a retryable HTTP answer: a Retry-After in it (seconds or
+ * an HTTP date) is honoured as the least wait, up to
+ * GCS_MAX_RETRY_AFTER_MS; one that would pass the deadline ends the
+ * retries at once. */
+#define GCS_MAX_RETRY_AFTER_MS 60000u
+int tfrec_gcs_retry_wait_after(tfrec_storage *st, gcs_retry *r, const gcs_resp *resp);
+/* A Retry-After value in milliseconds from now (0: absent, unreadable or
+ * past); now_s is the wall clock (seconds) an HTTP date is measured
+ * from. */
+uint64_t tfrec_gcs_retry_after_ms(const char *value, int64_t now_s);
 /* Statuses worth another attempt: 408, 429, 500, 502, 503, 504. */
 int tfrec_gcs_status_retryable(long status);
 /* libcurl failures worth another attempt (connection level). */

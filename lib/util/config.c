@@ -81,8 +81,9 @@ static const setting table[TFREC_CFG_COUNT] = {
                                      "tfrec_storage_options.endpoint" },
     [TFREC_CFG_USER_PROJECT] = { "TFREC_USER_PROJECT",
                                  "billing/quota project for Cloud Storage requests (userProject, "
-                                 "x-goog-user-project; requester pays); API: "
-                                 "tfrec_storage_options.user_project" },
+                                 "x-goog-user-project; requester pays) and Bigtable calls "
+                                 "(x-goog-user-project); API: tfrec_storage_options.user_project, "
+                                 "tfrec_bt_client_options.user_project" },
     [TFREC_CFG_TF_CONFIG] = { "TF_CONFIG",
                               "TensorFlow's cluster and task (AI Platform, Vertex AI), read by "
                               "tfrec_task_resolve; API: tfrec_task_options" },

@@ -40,7 +40,9 @@ class _ClientOptions(_Sized):
     _fields_ = [("struct_size", c_size_t), ("project", c_char_p), ("instance", c_char_p), ("app_profile_id", c_char_p),
                 ("endpoint", c_char_p), ("admin_endpoint", c_char_p),
                 ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64),
-                ("credentials_file", c_char_p), ("ca_bundle_file", c_char_p), ("tls", c_int)]
+                ("credentials_file", c_char_p), ("ca_bundle_file", c_char_p), ("tls", c_int),
+                # Left NULL: the billing project comes from TFREC_USER_PROJECT.
+                ("user_project", c_char_p)]
 
 
 class _WriterOptions(_Sized):

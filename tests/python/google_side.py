@@ -76,6 +76,11 @@ class GoogleSide:
         self.checks = []  # (service, account or None, x-goog-user-project, uri) per /check
         self.check_delay = 0.0  # seconds /check takes (slows a load down)
         self.refused = 0  # /check answers 401
+        # Calls to fail as a service under load does: [uri substring, gRPC
+        # code, count] consumed in order by the calls /check lets through;
+        # the front answers them with that grpc-status (tls_fronts.py).
+        self.faults = []
+        self.faulted = []  # (uri, code) per call failed so
         side = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -209,11 +214,20 @@ class GoogleSide:
                 403 if account in self.denied else 200
             if status == 401:
                 self.refused += 1
+            uri = h.headers.get("X-Original-Uri") or ""
+            fault = next((f for f in self.faults if f[2] > 0 and f[0] in uri), None) \
+                if status == 200 else None
+            if fault:
+                fault[2] -= 1
+                self.faulted.append((uri, fault[1]))
+                status = 500
             self.checks.append((h.headers.get("X-Service"), account,
                                 h.headers.get("X-User-Project") or None,
                                 h.headers.get("X-Original-Uri")))
         try:
             h.send_response(status)
+            if fault:
+                h.send_header("X-Grpc-Status", str(fault[1]))
             h.send_header("Content-Length", "0")
             h.end_headers()
         except (BrokenPipeError, ConnectionResetError):

@@ -28,8 +28,8 @@ import urllib.request
 import pytest
 
 import tfrecord_ref
-from google_side import EMAIL, EMAIL2, GCE_EMAIL, USER, google_side, key_file, keypair, \
-    user_file  # noqa: F401
+from google_side import EMAIL, EMAIL2, GCE_EMAIL, METADATA_TOKEN, USER, google_side, key_file, \
+    keypair, user_file  # noqa: F401
 from storage_server import REPO, ours, server  # noqa: F401
 from tls_fronts import BIGTABLE_SERVER, STORAGE_SERVER, Nginx, certs, needs_nginx  # noqa: F401
 
@@ -249,8 +249,9 @@ def test_imagenet2tfrec_uploads_through_the_front(build_dir, fronts, certs, goog
 
 # ------------------------------------------------------ expiry and refresh
 
-@pytest.mark.parametrize("mode", ["expires", "revoked"])
-def test_token_expiring_mid_upload_and_mid_download(mode, build_dir, fronts, certs, google,
+@pytest.mark.parametrize("mode,kind", [("expires", "key"), ("revoked", "key"),
+                                       ("expires", "user"), ("revoked", "metadata")])
+def test_token_expiring_mid_upload_and_mid_download(mode, kind, build_dir, fronts, certs, google,
                                                     keypair, ours, tmp_path):  # noqa: F811
     # 3 MiB in 256 KiB chunks and 256 KiB ranged reads, each request slowed
     # by the front's token check: several token lifetimes per transfer.
@@ -261,14 +262,18 @@ def test_token_expiring_mid_upload_and_mid_download(mode, build_dir, fronts, cer
         google.expires_in = 2
     else:
         google.lifetime = 1.5
+    # Each credential source refreshes its own way: a new JWT (key), the
+    # refresh-token grant (user), the metadata server (metadata).
     google.check_delay = 0.3
-    cred = Cred("key", tmp_path, keypair, google)
+    cred = Cred(kind, tmp_path, keypair, google)
+    path = {"key": "/token", "user": "/token", "metadata": METADATA_TOKEN}[kind]
+    asked0, checks0 = google.count(path), len(google.checks)
     env = dict(cred.env, CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=fronts[0],
                TFREC_CA_BUNDLE="%s/ca.pem" % certs)
     data = random.Random(7).randbytes(3 * 1024 * 1024 + 1234)
     src = tmp_path / "blob"
     src.write_bytes(data)
-    name = "expiry/%s.bin" % mode
+    name = "expiry/%s-%s.bin" % (mode, kind)
     knobs = ["--chunk", 256 * 1024, "--read-ahead", 256 * 1024, "--parallel", 1,
              "--buffer", 64 * 1024]
     issued0, refused0 = google.issued, google.refused
@@ -290,11 +295,14 @@ def test_token_expiring_mid_upload_and_mid_download(mode, build_dir, fronts, cer
     assert down.read_bytes() == data
     assert took_up > 3 and took_down > 3, (took_up, took_down)
     assert mid - issued0 >= 2 and google.issued - mid >= 2, (issued0, mid, google.issued)
+    assert google.count(path) - asked0 >= 4  # every token came from this source
+    assert {c[1] for c in google.checks[checks0:]} == {ACCOUNT[kind]}
     if mode == "revoked":  # the front refused a dead token in each transfer
         assert mid_refused > refused0 and google.refused > mid_refused
 
 
-def test_token_revoked_mid_scan_is_refreshed(build_dir, fronts, certs, google, keypair,
+@pytest.mark.parametrize("kind", SOURCES)
+def test_token_revoked_mid_scan_is_refreshed(kind, build_dir, fronts, certs, google, keypair,
                                              bigtable_emulator, tmp_path):  # noqa: F811
     # A long scan's stream survives its token (the front checks a call when
     # it starts), but a stream that breaks is resumed with a new call, and
@@ -302,9 +310,10 @@ def test_token_revoked_mid_scan_is_refreshed(build_dir, fronts, certs, google, k
     # UNAUTHENTICATED, and the reader takes a fresh token and goes on from
     # the last row it delivered. The emulator sits behind a proxy that cuts
     # the first connections after 100 kB, and every token is honoured for
-    # one call only (revoked once its call began).
-    cred = Cred("key", tmp_path, keypair, google)
-    table = "tls_scan"
+    # one call only (revoked once its call began). Each credential source
+    # fetches the new token its own way.
+    cred = Cred(kind, tmp_path, keypair, google)
+    table = "tls_scan_" + kind
     src = tmp_path / "in-00000-of-00001"
     records = write_records(src, 2000, size=400, seed=3)
     res = run_tool(build_dir, "tfrec2bt",
@@ -324,6 +333,8 @@ def test_token_revoked_mid_scan_is_refreshed(build_dir, fronts, certs, google, k
         try:
             google.max_uses = 1
             refused0, issued0 = google.refused, google.issued
+            path = METADATA_TOKEN if kind == "metadata" else "/token"
+            asked0, checks0 = google.count(path), len(google.checks)
             args = bt_flags("localhost:%d" % n.ports[0], certs, cred)
             res = run_tool(build_dir, "bt2tfrec",
                            args + ["--bigtable_table=" + table, "--row_prefix=train_",
@@ -337,6 +348,8 @@ def test_token_revoked_mid_scan_is_refreshed(build_dir, fronts, certs, google, k
     assert res.returncode == 0, res.stderr
     assert tfrecord_ref.read_records(str(tmp_path / "out")) == records
     assert google.refused > refused0 and google.issued - issued0 >= 2
+    assert google.count(path) - asked0 >= 2
+    assert {c[1] for c in google.checks[checks0:]} == {ACCOUNT[kind]}
 
 
 # ------------------------------------------------------------------ errors

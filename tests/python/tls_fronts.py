@@ -57,6 +57,8 @@ pid %(dir)s/nginx.pid;
 events { worker_connections 512; }
 http {
     access_log %(dir)s/access.log;
+    # Which connection a call came on and its number there (GOAWAY tests).
+    log_format calls '$connection $connection_requests $request_uri $status';
     client_body_temp_path %(dir)s/body;
     proxy_temp_path %(dir)s/proxy;
     fastcgi_temp_path %(dir)s/fastcgi;
@@ -97,7 +99,11 @@ def server_head(listen, forbidden):
 """
 
 
-BIGTABLE_SERVER = server_head("ssl http2", "permission_denied") + """            grpc_pass grpc://%(backend)s;
+BIGTABLE_SERVER = server_head("ssl http2", "permission_denied") + """            # A call the Google side fails (its faults list): the check
+            # answers 500 and names the gRPC code.
+            auth_request_set $fault_status $upstream_http_x_grpc_status;
+            error_page 500 = @fault;
+            grpc_pass grpc://%(backend)s;
             grpc_read_timeout 300s;
             grpc_send_timeout 300s;
         }
@@ -111,7 +117,14 @@ BIGTABLE_SERVER = server_head("ssl http2", "permission_denied") + """           
             return 204;
         }
 """ % e for e in (("unauthenticated", 16, "Request had invalid authentication credentials"),
-                  ("permission_denied", 7, "The caller does not have permission"))) + """    }
+                  ("permission_denied", 7, "The caller does not have permission"))) + """        location @fault {
+            default_type application/grpc;
+            add_header grpc-status $fault_status always;
+            add_header grpc-message "injected by the test front" always;
+            add_header content-length 0 always;
+            return 204;
+        }
+    }
 """
 
 STORAGE_SERVER = server_head("ssl", "forbidden") + """            proxy_pass http://%(backend)s;

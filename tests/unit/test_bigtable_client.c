@@ -129,5 +129,33 @@ static void test_only_real_loopback_endpoints_are_plain_text(void)
     rmdir(dir);
 }
 
+/* A billing project that cannot be a metadata value is refused when the
+ * client opens (before any token is fetched), from the option and from
+ * TFREC_USER_PROJECT alike. */
+static void test_user_project_must_be_a_metadata_value(void)
+{
+    unsetenv("BIGTABLE_EMULATOR_HOST");
+    tfrec_bt_client_options o = TFREC_BT_CLIENT_OPTIONS_INIT;
+    o.project = "p";
+    o.instance = "i";
+    o.endpoint = "127.0.0.1:1";
+    o.tls = 1;
+    o.user_project = "bill\nme";
+    tfrec_bt_client *c = NULL;
+    int rc = tfrec_bt_client_open(&c, &o);
+    CHECKF(rc == TFREC_E_INVALID && strstr(tfrec_last_errmsg(), "Bigtable user project"),
+           "rc %d %s", rc, tfrec_last_errmsg());
+    tfrec_bt_client_free(c);
+    o.user_project = NULL;
+    setenv("TFREC_USER_PROJECT", "bill\tme", 1);
+    c = NULL;
+    rc = tfrec_bt_client_open(&c, &o);
+    unsetenv("TFREC_USER_PROJECT");
+    CHECKF(rc == TFREC_E_INVALID && strstr(tfrec_last_errmsg(), "Bigtable user project"),
+           "rc %d %s", rc, tfrec_last_errmsg());
+    tfrec_bt_client_free(c);
+}
+
 TESTS(TEST(test_emulator_host_needs_a_port), TEST(test_credential_errors_told_apart),
-      TEST(test_only_real_loopback_endpoints_are_plain_text))
+      TEST(test_only_real_loopback_endpoints_are_plain_text),
+      TEST(test_user_project_must_be_a_metadata_value))

@@ -435,7 +435,8 @@ static void test_resume_every_retryable_code(void)
     } codes[] = { { BT_UNAVAILABLE, "connection reset" },
                   { BT_ABORTED, "aborted" },
                   { BT_DEADLINE_EXCEEDED, "Deadline Exceeded" },
-                  { BT_INTERNAL, "Received RST_STREAM with error code 2" } };
+                  { BT_INTERNAL, "Received RST_STREAM with error code 2" },
+                  { BT_RESOURCE_EXHAUSTED, "Quota exceeded for quota metric 'Read requests'" } };
     for (size_t c = 0; c < sizeof codes / sizeof codes[0]; c++) {
         tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
         o.retry_initial_ms = 1;

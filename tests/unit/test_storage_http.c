@@ -700,6 +700,29 @@ static void test_headers_and_ranges_parse_without_curl(void)
                bad_held[i]);
 }
 
+static void header(gcs_resp *r, const char *line)
+{
+    tfrec_gcs_resp_header(r, line, strlen(line));
+}
+
+static void test_retry_after_is_read_in_both_forms(void)
+{
+    gcs_resp r = { 0 };
+    header(&r, "HTTP/1.1 429 Too Many Requests\r\n");
+    header(&r, "Retry-After: 7\r\n");
+    CHECK(strcmp(r.retry_after, "7") == 0);
+    CHECK_EQ(tfrec_gcs_retry_after_ms(r.retry_after, 0), 7000);
+    header(&r, "HTTP/1.1 503 x\r\n"); /* a new answer forgets it */
+    CHECK(r.retry_after[0] == 0);
+    /* Sun, 06 Nov 1994 08:49:37 GMT is 784111777 s after the epoch. */
+    CHECK_EQ(tfrec_gcs_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", 784111770), 7000);
+    CHECK_EQ(tfrec_gcs_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", 784111790), 0); /* past */
+    CHECK_EQ(tfrec_gcs_retry_after_ms("", 0), 0);
+    CHECK_EQ(tfrec_gcs_retry_after_ms("5s", 0), 0);
+    CHECK_EQ(tfrec_gcs_retry_after_ms("-5", 0), 0);
+    CHECK_EQ(tfrec_gcs_retry_after_ms("99999999999999999999999", 0), 86400ull * 365 * 1000);
+}
+
 TESTS(TEST(test_emulator_requests_carry_no_credentials),
       TEST(test_uploads_send_and_check_the_crc32c), TEST(test_session_on_another_host_is_refused),
       TEST(test_bad_replies_are_errors), TEST(test_oversized_reply_is_refused),
@@ -707,4 +730,5 @@ TESTS(TEST(test_emulator_requests_carry_no_credentials),
       TEST(test_listing_that_never_ends_is_cut), TEST(test_upload_of_the_wrong_size_is_removed),
       TEST(test_session_id_never_reaches_a_message),
       TEST(test_download_without_hash_checks_the_metadata_crc),
-      TEST(test_headers_and_ranges_parse_without_curl))
+      TEST(test_headers_and_ranges_parse_without_curl),
+      TEST(test_retry_after_is_read_in_both_forms))

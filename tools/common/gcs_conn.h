@@ -26,7 +26,7 @@ extern cli_gcs_conn cli_gcs;
         .name = "user_project", .type = CLI_STRING, .dest = &cli_gcs.user_project,   \
         .value_name = "PROJECT",                                                     \
         .help = "billing/quota project for gs:// requests (requester pays)\n"        \
-                "[$TFREC_USER_PROJECT]"                                              \
+                "and Bigtable calls [$TFREC_USER_PROJECT]"                           \
     }
 
 /* Credentials and trust roots, for tools without the Bigtable flags of the

@@ -1,0 +1,155 @@
+// btfaults: the Bigtable emulator of Debian's golang-google-cloud-dev source
+// (cloud.google.com/go/bigtable/bttest) failing what Bigtable under load
+// fails, for the fault tests behind a TLS front (tests/python):
+//
+//   - MutateRows entries: every -entry_every'th entry (at most
+//     -entry_failures of them) is not applied and is answered with the next
+//     code of -codes, as per-entry statuses of a successful call are;
+//   - ReadRows streams: a stream ends after -read_after rows with the next
+//     code of -codes (at most -read_failures streams), mid-stream.
+//
+// It prints "btfaults running on HOST:PORT" and, on stderr, one line per
+// injected failure ("entry CODE" / "stream CODE ROWS").
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cloud.google.com/go/bigtable/bttest"
+	btpb "google.golang.org/genproto/googleapis/bigtable/v2"
+	rpcpb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+type faults struct {
+	mu         sync.Mutex
+	codes      []codes.Code
+	next       int
+	entryEvery int
+	entrySeen  int
+	entryLeft  int
+	readAfter  int
+	readLeft   int
+}
+
+func (f *faults) code() codes.Code {
+	c := f.codes[f.next%len(f.codes)]
+	f.next++
+	return c
+}
+
+// mutateStream drops the chosen entries from the request and reports them
+// failed in the response, with the indexes of the caller's request.
+type mutateStream struct {
+	grpc.ServerStream
+	f       *faults
+	kept    []int64
+	dropped []*btpb.MutateRowsResponse_Entry
+}
+
+func (s *mutateStream) RecvMsg(m interface{}) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	req := m.(*btpb.MutateRowsRequest)
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	var keep []*btpb.MutateRowsRequest_Entry
+	for i, e := range req.Entries {
+		s.f.entrySeen++
+		if s.f.entryLeft > 0 && s.f.entrySeen%s.f.entryEvery == 0 {
+			s.f.entryLeft--
+			c := s.f.code()
+			fmt.Fprintf(os.Stderr, "entry %d\n", int(c))
+			s.dropped = append(s.dropped, &btpb.MutateRowsResponse_Entry{
+				Index:  int64(i),
+				Status: &rpcpb.Status{Code: int32(c), Message: "injected by btfaults"},
+			})
+			continue
+		}
+		s.kept = append(s.kept, int64(i))
+		keep = append(keep, e)
+	}
+	req.Entries = keep
+	return nil
+}
+
+func (s *mutateStream) SendMsg(m interface{}) error {
+	resp := m.(*btpb.MutateRowsResponse)
+	for _, e := range resp.Entries {
+		e.Index = s.kept[e.Index]
+	}
+	resp.Entries = append(resp.Entries, s.dropped...)
+	s.dropped = nil
+	return s.ServerStream.SendMsg(m)
+}
+
+// readStream ends the stream with an error after readAfter responses.
+type readStream struct {
+	grpc.ServerStream
+	f    *faults
+	sent int
+	fail bool
+}
+
+func (s *readStream) SendMsg(m interface{}) error {
+	if s.fail && s.sent >= s.f.readAfter {
+		s.f.mu.Lock()
+		c := s.f.code()
+		s.f.mu.Unlock()
+		fmt.Fprintf(os.Stderr, "stream %d %d\n", int(c), s.sent)
+		return status.Error(c, "injected by btfaults")
+	}
+	s.sent++
+	return s.ServerStream.SendMsg(m)
+}
+
+func main() {
+	host := flag.String("host", "127.0.0.1", "address to bind to")
+	port := flag.Int("port", 0, "port (0: any free one)")
+	codeList := flag.String("codes", "8,14", "gRPC codes to fail with, in turn")
+	entryEvery := flag.Int("entry_every", 7, "fail every Nth MutateRows entry")
+	entryFailures := flag.Int("entry_failures", 0, "entries to fail in all")
+	readAfter := flag.Int("read_after", 50, "rows a failing ReadRows stream sends first")
+	readFailures := flag.Int("read_failures", 0, "ReadRows streams to fail in all")
+	flag.Parse()
+	f := &faults{entryEvery: *entryEvery, entryLeft: *entryFailures, readAfter: *readAfter,
+		readLeft: *readFailures}
+	for _, c := range strings.Split(*codeList, ",") {
+		n, err := strconv.Atoi(c)
+		if err != nil {
+			log.Fatalf("bad code %q", c)
+		}
+		f.codes = append(f.codes, codes.Code(n))
+	}
+	intercept := func(srv interface{}, ss grpc.ServerStream, info *grpc.StreamServerInfo,
+		handler grpc.StreamHandler) error {
+		switch info.FullMethod {
+		case "/google.bigtable.v2.Bigtable/MutateRows":
+			return handler(srv, &mutateStream{ServerStream: ss, f: f})
+		case "/google.bigtable.v2.Bigtable/ReadRows":
+			f.mu.Lock()
+			fail := f.readLeft > 0
+			if fail {
+				f.readLeft--
+			}
+			f.mu.Unlock()
+			return handler(srv, &readStream{ServerStream: ss, f: f, fail: fail})
+		}
+		return handler(srv, ss)
+	}
+	srv, err := bttest.NewServer(fmt.Sprintf("%s:%d", *host, *port), grpc.StreamInterceptor(intercept))
+	if err != nil {
+		log.Fatalf("failed to start: %v", err)
+	}
+	fmt.Printf("btfaults running on %s\n", srv.Addr)
+	select {}
+}

@@ -1,0 +1,376 @@
+# needs: tfrec-storage tfrec-bigtable
+"""Faults as Google's services produce them, injected on the TLS fronts of
+test_storage_tls.py (nginx, a CA made here, bearer tokens from the Google
+side of google_side.py), and the billing project of Bigtable calls:
+
+- Cloud Storage answering 429 and 503 with Retry-After mid-upload and
+  mid-download (the storage test server injects them behind the front):
+  the client waits at least as long as asked, within its retry deadline,
+  and the bytes come out identical; a Retry-After beyond the deadline ends
+  the retries at once instead of sleeping past it.
+- HTTP/2 GOAWAY from the Bigtable front (`keepalive_requests 5`: nginx
+  closes every connection after five calls with GOAWAY) mid-load and
+  mid-scan: calls move to new connections, and every row arrives once.
+- --user_project / TFREC_USER_PROJECT on Bigtable calls: the front sees
+  x-goog-user-project on each of them.
+
+docs/testing.md (the production-path matrix) lists these cases. Every
+server listens on 127.0.0.1 and is stopped by its PID.
+"""
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+import tfrecord_ref
+from google_side import google_side, keypair  # noqa: F401
+from storage_server import REPO, ours, server  # noqa: F401
+from test_storage_tls import Cred, backend_get, bt_flags, fronts, google, run_tool, \
+    write_records  # noqa: F401
+from tls_fronts import BIGTABLE_SERVER, Nginx, certs, needs_nginx  # noqa: F401
+
+pytestmark = needs_nginx
+
+
+def admin(server, route, body=None):  # noqa: F811
+    """A call to the storage test server's admin port."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(server[1] + route, data=data, method="POST" if data else "GET")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.load(r)
+
+
+def ours_env(cred, fronts, certs):  # noqa: F811
+    return dict(cred.env, CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=fronts[0],
+                TFREC_CA_BUNDLE="%s/ca.pem" % certs)
+
+
+def waits_after_injections(log):
+    """(status, Retry-After ms asked, ms until the next request of the same
+    method) for every injected answer in the server's request log."""
+    out = []
+    log = sorted(log, key=lambda e: e["t"])
+    for i, e in enumerate(log):
+        if not e.get("injected"):
+            continue
+        nxt = next((f for f in log[i + 1:] if f["method"] == e["method"]), None)
+        assert nxt, "no request after the injected %s" % e
+        out.append((e["injected"], nxt["t"] - e["t"]))
+    return out
+
+
+# ------------------------------------------------ Cloud Storage 429 / 503
+
+def test_429_and_503_with_retry_after_mid_upload_and_mid_download(
+        build_dir, fronts, certs, google, keypair, ours, server, tmp_path):  # noqa: F811
+    cred = Cred("key", tmp_path, keypair, google)
+    env = ours_env(cred, fronts, certs)
+    data = random.Random(11).randbytes(1024 * 1024 + 777)
+    src = tmp_path / "blob"
+    src.write_bytes(data)
+    knobs = ["--chunk", 256 * 1024, "--read-ahead", 256 * 1024, "--parallel", 1]
+    admin(server, "/reset", {"objects": False})
+    # The second chunk's PUT: 429 asking for 2 s; then a 503 asking for 1 s.
+    admin(server, "/inject", {"status": 429, "method": "PUT", "path": "upload_id",
+                              "retry_after": 2, "count": 1})
+    admin(server, "/inject", {"status": 503, "method": "PUT", "path": "upload_id",
+                              "retry_after": 1, "count": 1})
+    res = subprocess.run([ours] + [str(k) for k in knobs] +
+                         ["copy", src, "gs://fault-bucket/up.bin"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert backend_get(fronts, "fault-bucket", "up.bin") == data
+    assert admin(server, "/pending")["pending"] == []
+    waits = waits_after_injections(admin(server, "/log")["requests"])
+    assert [w[0] for w in waits] == [429, 503], waits
+    assert waits[0][1] >= 1950 and waits[1][1] >= 950, waits  # Retry-After honoured
+
+    # Mid-download: the ranged reads after the first are answered 503 and
+    # 429 with Retry-After: 1.
+    admin(server, "/reset", {"objects": False})
+    admin(server, "/inject", {"status": 503, "method": "GET", "path": "alt=media",
+                              "retry_after": 1, "count": 1})
+    admin(server, "/inject", {"status": 429, "method": "GET", "path": "alt=media",
+                              "retry_after": 1, "count": 1})
+    down = tmp_path / "down"
+    res = subprocess.run([ours] + [str(k) for k in knobs] +
+                         ["copy", "gs://fault-bucket/up.bin", down], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert down.read_bytes() == data
+    assert admin(server, "/pending")["pending"] == []
+    waits = waits_after_injections(admin(server, "/log")["requests"])
+    assert sorted(w[0] for w in waits) == [429, 503], waits
+    assert all(w[1] >= 950 for w in waits), waits
+
+
+def test_retry_after_beyond_the_deadline_ends_the_retries_at_once(
+        build_dir, fronts, certs, google, keypair, ours, server, tmp_path):  # noqa: F811
+    # A server asking for an hour: the wait is bounded (60 s at most, never
+    # past the operation's retry deadline), so with a 20 s deadline the
+    # client gives up now and says what the server answered.
+    cred = Cred("key", tmp_path, keypair, google)
+    env = ours_env(cred, fronts, certs)
+    src = tmp_path / "small"
+    src.write_bytes(b"x" * 1000)
+    res = subprocess.run([ours, "copy", src, "gs://fault-bucket/small.bin"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    admin(server, "/reset", {"objects": False})
+    admin(server, "/inject", {"status": 503, "method": "GET", "path": "alt=media",
+                              "retry_after": 3600, "count": 5})
+    t0 = time.time()
+    res = subprocess.run([ours, "--deadline-ms", "20000", "copy", "gs://fault-bucket/small.bin",
+                          tmp_path / "out"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    took = time.time() - t0
+    admin(server, "/reset", {"objects": False})
+    assert res.returncode != 0
+    assert "HTTP 503" in res.stderr, res.stderr
+    assert took < 10, took
+
+
+# ------------------------------------------------------- Bigtable GOAWAY
+
+@pytest.fixture
+def goaway_front(tmp_path, certs, bigtable_emulator, google):  # noqa: F811
+    """A Bigtable front whose connections end with GOAWAY after 5 calls;
+    its access log shows each call's connection and its number on it."""
+    tmpl = BIGTABLE_SERVER.replace("ssl_certificate ", "keepalive_requests 5;\n"
+                                   "        access_log %(dir)s/calls.log calls;\n"
+                                   "        ssl_certificate ", 1)
+    d = tmp_path / "nginx"
+    d.mkdir()
+    n = Nginx(d, certs, google.port, [(tmpl.replace("%(dir)s", str(d)), bigtable_emulator,
+                                       "bigtable")])
+    yield "localhost:%d" % n.ports[0], d / "calls.log"
+    n.stop()
+
+
+def connections(log):
+    """{connection number: calls on it} of the front's data calls."""
+    conns = {}
+    for line in log.read_text().splitlines():
+        m = re.match(r"(\d+) (\d+) (\S+)", line)
+        if m and "/google.bigtable.v2.Bigtable/" in m.group(3):
+            conns[m.group(1)] = max(conns.get(m.group(1), 0), int(m.group(2)))
+    return conns
+
+
+def test_goaway_mid_load_and_mid_scan(build_dir, goaway_front, certs, google, keypair,
+                                      bigtable_emulator, tmp_path):  # noqa: F811
+    front, log = goaway_front
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 400, size=200, seed=4)
+    # 40 MutateRows calls of 10 rows, one at a time: eight connections.
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=goaway", "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                    "--batch_rows=10", "--max_inflight=1"], cred.env)
+    assert res.returncode == 0, res.stderr
+    loaded = connections(log)
+    assert len(loaded) >= 6 and max(loaded.values()) <= 5, loaded
+    log.write_text("")
+    # A scan cut into 40 ranges read by 2 readers: each reader's calls
+    # cross GOAWAYs.
+    keys = tmp_path / "splits"
+    keys.write_text("".join("train_%06d\n" % (i * 10) for i in range(1, 40)))
+    out = tmp_path / "out"
+    res = run_tool(build_dir, "bt2tfrec",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=goaway", "--row_prefix=train_", "--quiet",
+                    "--parallel_scans=40", "--split_keys_file=%s" % keys,
+                    "--output=%s" % out], cred.env)
+    assert res.returncode == 0, res.stderr
+    assert tfrecord_ref.read_records(str(out)) == records
+    scanned = connections(log)
+    assert sum(scanned.values()) >= 40 and max(scanned.values()) <= 5, scanned
+
+
+# ------------------------------------------------- Bigtable user project
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_bigtable_calls_carry_the_user_project(how, build_dir, fronts, certs, google, keypair,
+                                               tmp_path):  # noqa: F811
+    cred = Cred("user", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 20)
+    env, extra = cred.env, []
+    if how == "flag":
+        extra = ["--user_project=bt-billing"]
+    else:
+        env = dict(env, TFREC_USER_PROJECT="bt-billing")
+    before = len(google.checks)
+    table = "billed_" + how
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(fronts[1], certs, cred) + extra +
+                   ["--bigtable_table=" + table, "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src], env)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    res = run_tool(build_dir, "bt2tfrec",
+                   bt_flags(fronts[1], certs, cred) + extra +
+                   ["--bigtable_table=" + table, "--row_prefix=train_", "--quiet",
+                    "--output=%s" % out], env)
+    assert res.returncode == 0, res.stderr
+    assert tfrecord_ref.read_records(str(out)) == records
+    calls = [c for c in google.checks[before:] if c[0] == "bigtable"]
+    methods = {c[3].rsplit("/", 1)[-1] for c in calls}
+    assert {"MutateRows", "ReadRows"} <= methods, methods
+    assert calls and all(c[2] == "bt-billing" for c in calls), calls
+
+
+# ---------------------------------- Bigtable RESOURCE_EXHAUSTED / UNAVAILABLE
+
+def test_resource_exhausted_and_unavailable_calls_are_retried(
+        build_dir, fronts, certs, google, keypair, tmp_path):  # noqa: F811
+    # The front fails whole calls as Bigtable under load does: MutateRows
+    # and ReadRows answered RESOURCE_EXHAUSTED (throttling) and UNAVAILABLE.
+    # The load re-sends those rows, the scan re-reads those ranges: every
+    # row arrives once.
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 300, size=100, seed=8)
+    google.faults[:] = [["MutateRows", 8, 3], ["MutateRows", 14, 3]]
+    google.faulted.clear()
+    try:
+        res = run_tool(build_dir, "tfrec2bt",
+                       bt_flags(fronts[1], certs, cred) +
+                       ["--bigtable_table=throttled", "--create_table", "--quiet",
+                        "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                        "--batch_rows=10", "--max_inflight=1"], cred.env)
+        assert res.returncode == 0, res.stderr
+        assert [f[1] for f in google.faulted] == [8, 8, 8, 14, 14, 14], google.faulted
+        google.faults[:] = [["ReadRows", 14, 2], ["ReadRows", 8, 2]]
+        google.faulted.clear()
+        out = tmp_path / "out"
+        res = run_tool(build_dir, "bt2tfrec",
+                       bt_flags(fronts[1], certs, cred) +
+                       ["--bigtable_table=throttled", "--row_prefix=train_", "--quiet",
+                        "--parallel_scans=4", "--output=%s" % out], cred.env)
+        assert res.returncode == 0, res.stderr
+        assert [f[1] for f in google.faulted] == [14, 14, 8, 8], google.faulted
+    finally:
+        google.faults.clear()
+    assert tfrecord_ref.read_records(str(out)) == records
+
+
+# ------------------- Bigtable per-entry failures and mid-stream ReadRows
+
+def btfaults_bin():
+    """scripts/go/btfaults built from Debian's Go sources, cached as
+    scripts/emulator.sh caches its emulator build."""
+    src = os.path.join(REPO, "scripts", "go", "btfaults")
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                         "tfrec")
+    exe = os.path.join(cache, "btfaults")
+    main = os.path.join(src, "main.go")
+    if not os.access(exe, os.X_OK) or os.path.getmtime(exe) < os.path.getmtime(main):
+        os.makedirs(cache, exist_ok=True)
+        env = dict(os.environ, GOPATH="/usr/share/gocode", GO111MODULE="off", GOFLAGS="",
+                   GOCACHE=os.path.join(cache, "gocache"))
+        subprocess.run(["go", "build", "-o", exe, "."], cwd=src, env=env, check=True,
+                       timeout=600)
+    return exe
+
+
+@pytest.fixture
+def faulty_bigtable(tmp_path, certs, google):  # noqa: F811
+    """A TLS front before btfaults: MutateRows entries 7, 14, ... (six in
+    all) fail RESOURCE_EXHAUSTED and UNAVAILABLE in turn, unapplied; the
+    first two ReadRows streams end after 40 rows with the same codes."""
+    err = open(tmp_path / "btfaults.err", "w")
+    proc = subprocess.Popen([btfaults_bin(), "-entry_every", "7", "-entry_failures", "6",
+                             "-read_after", "40", "-read_failures", "2", "-codes", "8,14"],
+                            stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        addr = proc.stdout.readline().split()[-1]
+        d = tmp_path / "nginx"
+        d.mkdir()
+        n = Nginx(d, certs, google.port, [(BIGTABLE_SERVER, addr, "bigtable")])
+        try:
+            yield "localhost:%d" % n.ports[0], tmp_path / "btfaults.err"
+        finally:
+            n.stop()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        err.close()
+
+
+def test_failed_mutate_entries_and_broken_read_streams(build_dir, faulty_bigtable, certs,
+                                                       google, keypair, tmp_path):  # noqa: F811
+    front, log = faulty_bigtable
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 300, size=100, seed=9)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=entries", "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                    "--batch_rows=20"], cred.env)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    res = run_tool(build_dir, "bt2tfrec",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=entries", "--row_prefix=train_", "--quiet",
+                    "--output=%s" % out], cred.env)
+    assert res.returncode == 0, res.stderr
+    # Every row once: the failed entries were re-sent (they were never
+    # applied), the broken streams resumed after their last row.
+    assert tfrecord_ref.read_records(str(out)) == records
+    injected = log.read_text().split("\n")
+    assert [l for l in injected if l.startswith("entry")] == ["entry 8", "entry 14"] * 3
+    assert [l for l in injected if l.startswith("stream")] == ["stream 8 40", "stream 14 40"]
+
+
+def test_front_reloaded_mid_scan(build_dir, goaway_front, certs, google, keypair,
+                                 bigtable_emulator, tmp_path):  # noqa: F811
+    # nginx reloaded twice (SIGHUP to the master started here) while a scan
+    # of 40 ranges runs, each call slowed by the token check: the old
+    # workers finish their streams and send GOAWAY, later calls reach the
+    # new workers, and the output is the input.
+    front, log = goaway_front
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 400, size=200, seed=6)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=reloaded", "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src], cred.env)
+    assert res.returncode == 0, res.stderr
+    keys = tmp_path / "splits"
+    keys.write_text("".join("train_%06d\n" % (i * 10) for i in range(1, 40)))
+    out = tmp_path / "out"
+    pid = int((log.parent / "nginx.pid").read_text())
+    google.check_delay = 0.3
+    t0 = time.time()
+    try:
+        proc = subprocess.Popen([os.path.join(build_dir, "bin", "bt2tfrec")] +
+                                bt_flags(front, certs, cred) +
+                                ["--bigtable_table=reloaded", "--row_prefix=train_", "--quiet",
+                                 "--parallel_scans=40", "--split_keys_file=%s" % keys,
+                                 "--output=%s" % out], env=cred.env,
+                                stderr=subprocess.PIPE, text=True)
+        reloads = 0
+        for _ in range(2):
+            time.sleep(0.5)
+            if proc.poll() is None:
+                os.kill(pid, signal.SIGHUP)
+                reloads += 1
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        google.check_delay = 0.0
+    took = time.time() - t0
+    assert proc.returncode == 0, err
+    assert reloads == 2, "the scan ended before the reloads (%.1f s)" % took
+    assert tfrecord_ref.read_records(str(out)) == records
+    assert len(connections(log)) >= 2
