@@ -24,8 +24,8 @@
 enum { TFREC_IDX_LINE_MAX = 64 };
 
 /* The index of data file name: malloc'd "NAME.idx", NULL when out of
- * memory. Exported: the Bigtable part finds indexes beside remote data. */
-TFREC_PRIVATE_API char *tfrec_idx_name(const char *name);
+ * memory. */
+char *tfrec_idx_name(const char *name);
 
 /* "OFFSET LENGTH\n" at p (at most 42 bytes); returns its length. Inline
  * and by hand: snprintf would cost more than reading the record. */
