@@ -795,8 +795,6 @@ class SplitPlan:
     def load(cls, path):
         h = BtPlanHandle()
         name = os.fsencode(path)
-        if name[:5].lower() == b"gs://":
-            from . import storage  # noqa: F401  (registers gs://)
         rc = lib.tfrec_bt_plan_read(byref(h), None, name)
         if rc < 0:
             _raise(rc)
@@ -804,8 +802,6 @@ class SplitPlan:
 
     def save(self, path):
         name = os.fsencode(path)
-        if name[:5].lower() == b"gs://":
-            from . import storage  # noqa: F401
         rc = lib.tfrec_bt_plan_write(self._handle(), None, name)
         if rc < 0:
             _raise(rc)
@@ -1167,8 +1163,6 @@ def export(project, instance, table, output, *, prefix=b"train_", family="tfexam
     out = os.fsencode(output)
     names = [out, _args.text(family, "family"), _b(column, "column"),
              os.fsencode(keys_output) if keys_output is not None else None]
-    if any(n and n[:5].lower() == b"gs://" for n in (out, names[3])):
-        from . import storage  # noqa: F401  (registers gs://)
     eo = _ExportOptions(family=names[1], column=names[2],
                         missing_cell=_MISSING_CELL[missing_cell],
                         compression=_compression_code(compression, False),
