@@ -41,7 +41,7 @@ class _ClientOptions(_Sized):
                 ("endpoint", c_char_p), ("admin_endpoint", c_char_p),
                 ("rpc_timeout_ms", c_int64), ("max_message_bytes", c_int64),
                 ("credentials_file", c_char_p), ("ca_bundle_file", c_char_p), ("tls", c_int),
-                # Left NULL: the billing project comes from TFREC_USER_PROJECT.
+                # NULL (user_project=None): TFREC_USER_PROJECT, else the credentials' own.
                 ("user_project", c_char_p)]
 
 
@@ -300,13 +300,16 @@ def key_width(num_records=None):
 
 
 class _Client:
-    """A connection. credentials_file, ca_bundle_file and tls are the
-    keyword arguments of every public constructor here, as in
+    """A connection. credentials_file, ca_bundle_file, tls and user_project
+    are the keyword arguments of every public constructor here, as in
     tfrec_bt_client_options (tls=True: TLS and tokens even to a loopback
-    endpoint, e.g. a TLS front)."""
+    endpoint, e.g. a TLS front; user_project: the quota and billing project
+    sent as x-goog-user-project with every call, over TLS only; None:
+    $TFREC_USER_PROJECT, else the credentials' own project)."""
 
     def __init__(self, project, instance, endpoint, admin_endpoint, app_profile_id,
-                 rpc_timeout_ms, credentials_file=None, ca_bundle_file=None, tls=False):
+                 rpc_timeout_ms, credentials_file=None, ca_bundle_file=None, tls=False,
+                 user_project=None):
         if not instance:
             raise ValueError("instance is required")
         t = _args.text
@@ -314,11 +317,13 @@ class _Client:
                       t(app_profile_id, "app_profile_id"), t(endpoint, "endpoint"),
                       t(admin_endpoint, "admin_endpoint"),
                       _args.optional_path(credentials_file, "credentials_file"),
-                      _args.optional_path(ca_bundle_file, "ca_bundle_file")]
+                      _args.optional_path(ca_bundle_file, "ca_bundle_file"),
+                      t(user_project, "user_project")]
         o = _ClientOptions(project=self._keep[0], instance=self._keep[1],
                            app_profile_id=self._keep[2], endpoint=self._keep[3],
                            admin_endpoint=self._keep[4], credentials_file=self._keep[5],
                            ca_bundle_file=self._keep[6], tls=1 if tls else 0,
+                           user_project=self._keep[7],
                            rpc_timeout_ms=_args.size(rpc_timeout_ms, "rpc_timeout_ms") or 0)
         h = BtClientHandle()
         rc = lib.tfrec_bt_client_open(byref(h), byref(o))
@@ -382,7 +387,7 @@ class Writer(Committing):
                  endpoint=None, admin_endpoint=None, app_profile_id=None, create_table=False,
                  batch_rows=None, batch_bytes=None, max_inflight=None, timestamp_micros=None,
                  retry_timeout_ms=None, rpc_timeout_ms=None,
-                 credentials_file=None, ca_bundle_file=None, tls=False):
+                 credentials_file=None, ca_bundle_file=None, tls=False, user_project=None):
         self.table = table
         self.family = family
         table, family = _args.text(table, "table"), _args.text(family, "family")
@@ -393,7 +398,8 @@ class Writer(Committing):
                            timestamp_micros=timestamp_micros or 0,
                            retry_timeout_ms=_args.size(retry_timeout_ms, "retry_timeout_ms") or 0)
         self._client = _Client(project, instance, endpoint, admin_endpoint, app_profile_id,
-                               rpc_timeout_ms, credentials_file, ca_bundle_file, tls)
+                               rpc_timeout_ms, credentials_file, ca_bundle_file, tls,
+                               user_project)
         self._h = None
         self._final_stats = None
         self.load_stats = None
@@ -859,7 +865,7 @@ class SplitPlan:
 
 def plan(project, instance, table, num_shards, *, prefix=None, start=None, end=None,
          ranges=None, split_keys=None, endpoint=None, app_profile_id=None, rpc_timeout_ms=None,
-         credentials_file=None, ca_bundle_file=None, tls=False):
+         credentials_file=None, ca_bundle_file=None, tls=False, user_project=None):
     """Plan num_shards shares of the rows (prefix, [start, end) or ranges, as
     Reader takes them) of table, from the table's SampleRowKeys or from
     split_keys: a SplitPlan to save or pass (pickled) to every worker's
@@ -870,7 +876,7 @@ def plan(project, instance, table, num_shards, *, prefix=None, start=None, end=N
                             split_keys=split_keys, what="plan")
     o.num_shards = num_shards
     client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms,
-                     credentials_file, ca_bundle_file, tls)
+                     credentials_file, ca_bundle_file, tls, user_project)
     try:
         h = BtPlanHandle()
         rc = lib.tfrec_bt_plan_create(byref(h), client.h, _args.text(table, "table"), byref(o))
@@ -915,7 +921,7 @@ class Reader(Closing):
     def __init__(self, project, instance, table, *, prefix=None, start=None, end=None,
                  limit=None, family=None, all_versions=False, endpoint=None,
                  app_profile_id=None, rpc_timeout_ms=None, credentials_file=None,
-                 ca_bundle_file=None, tls=False, max_row_bytes=None,
+                 ca_bundle_file=None, tls=False, user_project=None, max_row_bytes=None,
                  ranges=None, keys=None, column=None, parallel_scans=1, shard=None,
                  ordered=True, split_keys=None, retry_timeout=None, task_index=None,
                  num_tasks=None, plan=None, shuffle_ranges=None, seed=0, epoch=0):
@@ -929,7 +935,7 @@ class Reader(Closing):
             num_tasks=num_tasks, plan=plan, shuffle_ranges=shuffle_ranges, seed=seed,
             epoch=epoch)
         self._client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms,
-                     credentials_file, ca_bundle_file, tls)
+                     credentials_file, ca_bundle_file, tls, user_project)
         h = BtReaderHandle()
         rc = lib.tfrec_bt_reader_open(byref(h), self._client.h, table, byref(o))
         if rc < 0:
@@ -1142,7 +1148,7 @@ def export(project, instance, table, output, *, prefix=b"train_", family="tfexam
            column=b"example", missing_cell="error", compression=None, output_shards=False,
            keys_output=None, part_file=True, endpoint=None, app_profile_id=None,
            rpc_timeout_ms=None, credentials_file=None, ca_bundle_file=None, tls=False,
-           **read_options):
+           user_project=None, **read_options):
     """Export rows into TFRecord files, one record per row (the latest cell
     of family:column), in key order: the library's tfrec_bt_export, the loop
     bt2tfrec runs, so the same rows give the same bytes. read_options are
@@ -1170,7 +1176,7 @@ def export(project, instance, table, output, *, prefix=b"train_", family="tfexam
                         no_part_file=0 if part_file else 1)
     st = _ExportStats()
     client = _Client(project, instance, endpoint, None, app_profile_id, rpc_timeout_ms,
-                     credentials_file, ca_bundle_file, tls)
+                     credentials_file, ca_bundle_file, tls, user_project)
     try:
         rc = lib.tfrec_bt_export(client.h, _args.text(table, "table"), out, byref(ro), byref(eo),
                                  byref(st))

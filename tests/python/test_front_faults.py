@@ -11,8 +11,9 @@ side of google_side.py), and the billing project of Bigtable calls:
 - HTTP/2 GOAWAY from the Bigtable front (`keepalive_requests 5`: nginx
   closes every connection after five calls with GOAWAY) mid-load and
   mid-scan: calls move to new connections, and every row arrives once.
-- --user_project / TFREC_USER_PROJECT on Bigtable calls: the front sees
-  x-goog-user-project on each of them.
+- --user_project / TFREC_USER_PROJECT on Bigtable calls, and the Python
+  user_project= argument of tfrec.bigtable's Writer, plan, Reader,
+  Dataset and export: the front sees x-goog-user-project on each of them.
 
 docs/testing.md (the production-path matrix) lists these cases. Every
 server listens on 127.0.0.1 and is stopped by its PID.
@@ -23,6 +24,7 @@ import random
 import re
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -226,6 +228,55 @@ def test_bigtable_calls_carry_the_user_project(how, build_dir, fronts, certs, go
     methods = {c[3].rsplit("/", 1)[-1] for c in calls}
     assert {"MutateRows", "ReadRows"} <= methods, methods
     assert calls and all(c[2] == "bt-billing" for c in calls), calls
+
+
+PY_BILLED = r"""
+import json, sys
+import tfrec, tfrec.bigtable as bt
+a = json.loads(sys.argv[1])
+conn = dict(endpoint=a["endpoint"], tls=True, ca_bundle_file=a["ca"], credentials_file=a["cred"])
+with bt.Writer("p", "i", a["table"], create_table=True, user_project="bill-writer",
+               **conn) as w:
+    for i in range(30):
+        w.put(b"train_%03d" % i, b"value-%d" % i)
+plan = bt.plan("p", "i", a["table"], 2, prefix=b"train_", user_project="bill-plan", **conn)
+with bt.Reader("p", "i", a["table"], prefix=b"train_", user_project="bill-reader",
+               **conn) as r:
+    read = [bytes(row.value()) for row in r]
+ds = [bytes(v) for v in bt.Dataset("p", "i", a["table"], shard=(1, 2), plan=plan,
+                                   user_project="bill-dataset", **conn)]
+st = bt.export("p", "i", a["table"], a["out"], user_project="bill-export", part_file=False,
+               **conn)
+print(json.dumps({"read": len(read), "dataset": len(ds), "exported": st["rows"]}))
+"""
+
+
+def test_python_bigtable_calls_carry_the_user_project_argument(
+        build_dir, fronts, certs, google, keypair, tmp_path):  # noqa: F811
+    # user_project= of Writer, plan, Reader, Dataset and export: each
+    # call of each reaches the front with that x-goog-user-project, and
+    # TFREC_USER_PROJECT (set too) gives way to the argument.
+    cred = Cred("key", tmp_path, keypair, google)
+    env = dict(cred.env, TFREC_USER_PROJECT="from-env", PYTHONPATH=os.path.join(REPO, "python"),
+               TFREC_LIBRARY=os.path.join(build_dir, "libtfrec.so"))
+    arg = {"endpoint": fronts[1], "ca": "%s/ca.pem" % certs, "cred": str(cred.file),
+           "table": "billed_py", "out": str(tmp_path / "export.tfrecord")}
+    before = len(google.checks)
+    res = subprocess.run([sys.executable, "-c", PY_BILLED, json.dumps(arg)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    got = json.loads(res.stdout)
+    assert got["read"] == got["exported"] == 30 and 0 < got["dataset"] < 30, got
+    calls = [c for c in google.checks[before:] if c[0] == "bigtable"]
+    by_project = {}
+    for c in calls:
+        by_project.setdefault(c[2], set()).add(c[3].rsplit("/", 1)[-1])
+    assert by_project.keys() == {"bill-writer", "bill-plan", "bill-reader", "bill-dataset",
+                                 "bill-export"}, by_project
+    assert "MutateRows" in by_project["bill-writer"], by_project
+    assert "SampleRowKeys" in by_project["bill-plan"], by_project
+    for p in ("bill-reader", "bill-dataset", "bill-export"):
+        assert "ReadRows" in by_project[p], by_project
 
 
 # ---------------------------------- Bigtable RESOURCE_EXHAUSTED / UNAVAILABLE

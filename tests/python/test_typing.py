@@ -21,7 +21,8 @@ CONFIG = os.path.join(HERE, "mypy.ini")
 # Names the docs' examples leave to the reader, with the types they stand for
 # (declared before an example that uses one without binding it).
 GIVEN = {"serialized_example": "bytes", "jpeg_bytes": "bytes", "records": "list[bytes]",
-         "path": "str", "files": "list[str]", "rank": "int", "world": "int"}
+         "path": "str", "files": "list[str]", "rank": "int", "world": "int",
+         "num_records": "int", "epochs": "int", "plan": "tfrec.bigtable.SplitPlan"}
 
 
 def with_given_names(code):

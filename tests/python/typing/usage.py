@@ -103,7 +103,8 @@ def bigtable() -> None:
     for failed in w.failed_rows():
         assert_type(failed.message, str)
     r = tfrec.bigtable.Reader("p", "i", "t", prefix=b"train_", parallel_scans=2,
-                              credentials_file="/keys/sa.json", tls=True)
+                              credentials_file="/keys/sa.json", tls=True,
+                              user_project="billing-project")
     for row in r:
         assert_type(row.key, bytes)
         assert_type(row.value("tfexample", b"example"), bytes | None)
