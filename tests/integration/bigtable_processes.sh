@@ -121,10 +121,12 @@ s1=$?
 t2b --source_glob=- --bigtable_table=one --processes=2 <"$T/d/data-00000-of-00005" \
     >/dev/null 2>"$T/u2"
 s2=$?
+# A task count without this task's index: every pod would take task 0.
 TFREC_NUM_TASKS=2 t2b --source_glob="$GLOB" --bigtable_table=one --processes=2 >/dev/null 2>"$T/u3"
 s3=$?
 if [ "$s1 $s2 $s3" = "2 2 2" ] && grep -q "cannot run one task of --num_tasks" "$T/u1" &&
-   grep -q "cannot share standard input" "$T/u2" && grep -q "cannot run one task" "$T/u3"; then
+   grep -q "cannot share standard input" "$T/u2" &&
+   grep -q "TFREC_NUM_TASKS is set but JOB_COMPLETION_INDEX is not" "$T/u3"; then
     pass processes_with_tasks_or_stdin_is_a_usage_error
 else fail processes_with_tasks_or_stdin_is_a_usage_error "exits $s1 $s2 $s3: $(cat "$T"/u[1-3] | head -c 600)"; fi
 
