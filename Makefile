@@ -540,7 +540,8 @@ INSTALLED_FILES = \
     $(foreach p,$(ALL_PARTS),$(addprefix $(LIBDIR)/lib$(p),.a .so .so.$(SOVERSION) .so.$(VERSION)) \
         $(LIBDIR)/pkgconfig/$(p).pc) \
     $(foreach t,$(ALL_TOOLS),$(PREFIX)/bin/$(t) $(MANDIR)/man1/$(t).1 $(BASH_COMPLETION_DIR)/$(t)) \
-    $(addprefix $(PYTHON_SITEDIR)/tfrec/,$(notdir $(wildcard python/tfrec/*.py)))
+    $(addprefix $(PYTHON_SITEDIR)/tfrec/,$(notdir $(wildcard python/tfrec/*.py python/tfrec/*.pyi)) \
+        py.typed)
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
 	rm -rf $(DESTDIR)$(PYTHON_SITEDIR)/tfrec/__pycache__
