@@ -1,4 +1,5 @@
-/* Internal: guess a file's compression from its first bytes. */
+/* Internal: guess a file's compression from its first bytes, and what a
+ * file that is not TFRecord data holds instead. */
 #ifndef TFREC_RECORD_DETECT_H
 #define TFREC_RECORD_DETECT_H
 
@@ -15,5 +16,12 @@ enum { DETECT_BYTES = 12 };
  * dictionary, header check multiple of 31) is ZLIB; anything else NONE,
  * which lets the reader report exactly what is wrong with it. */
 int tfrec_detect_compression(const uint8_t *head, size_t len);
+
+/* What a stream whose first record header is bad starts like, for the
+ * message ("JSON", "a JPEG image", "text", ...), or NULL when it looks like
+ * nothing in particular (a damaged record file, most likely). head holds
+ * the first len bytes of the stream; a tar archive is recognised only from
+ * 263 bytes on, the rest from the first DETECT_BYTES. */
+const char *tfrec_detect_other_format(const uint8_t *head, size_t len);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record/detect.h"
 #include "record/framing.h"
 #include "record/reader_internal.h"
 #include "util/vec.h"
@@ -109,6 +110,7 @@ typedef struct frame_info {
     uint64_t len;
     size_t avail;            /* bytes present when the check stopped */
     uint32_t stored, actual; /* CRCs for messages */
+    const char *other;       /* a bad first header: what the stream looks like */
 } frame_info;
 
 /* Check the record at buf[start], reading as much of it as needed. Returns
@@ -130,6 +132,8 @@ static int check_frame(tfrec_reader *r, frame_info *fi, int resyncing)
     if (!frame_header_ok(h, &fi->len)) {
         fi->stored = frame_load32(h + 8);
         fi->actual = frame_length_crc(h);
+        if (r->pos == 0 && tfrec_reader_fill(r, 512) >= 0) /* enough to see a tar header */
+            fi->other = tfrec_detect_other_format(r->buf + r->start, r->end - r->start);
         return FRAME_BAD_HEADER;
     }
     if (fi->len > r->max_record || fi->len > SIZE_MAX - FRAME_OVERHEAD)
@@ -170,6 +174,11 @@ static int report(tfrec_reader *r, int check, const frame_info *fi)
                           "or trailing garbage)",
                           n, fi->avail, w, at);
     case FRAME_BAD_HEADER:
+        if (fi->other) /* e.g. a manifest.json beside the shards a pattern matched */
+            return tfrec_fail(&r->err, TFREC_E_BAD_LENGTH_CRC,
+                              "%s: not a TFRecord file: it starts like %s (no valid record "
+                              "header at %s 0)",
+                              n, fi->other, w);
         return tfrec_fail(&r->err, TFREC_E_BAD_LENGTH_CRC,
                           "%s: bad length CRC in record header at %s %llu (expected 0x%08x, got "
                           "0x%08x; length field says %llu)",

@@ -269,5 +269,29 @@ if "$TFREC" cat --raw "$T/ls/b" | cmp -s - "$T/ls/b"; then pass "cat --raw: a GZ
 else fail "cat --raw: a GZIP file's bytes"; fi
 expect_status "cat --raw: a missing file is exit 3" 3 "$TFREC" cat --raw "$T/ls/nope"
 
+# ---------------------------------------------------- files that are not TFRecord data
+# A pattern that also matches manifest.json (or an image, a tarball, notes)
+# says what the file is instead of a length CRC with an absurd length.
+mkdir -p "$T/other"
+printf '{"version": "1.0.0", "shards": []}\n' >"$T/other/manifest.json"
+printf '\377\330\377\340\000\020JFIF\000\001\001\000' >"$T/other/img.jpg"
+printf 'train-00000-of-00002 1234\n' >"$T/other/notes.txt"
+(cd "$T/other" && tar cf "$T/other/pack.tar" manifest.json notes.txt)
+head -c 64 /dev/zero | tr '\000' '\252' >"$T/other/damaged"
+for k in "manifest.json:JSON" "img.jpg:a JPEG image" "notes.txt:text" "pack.tar:a tar archive"; do
+    f=${k%%:*} what=${k#*:}
+    "$TFREC" count "$T/other/$f" >/dev/null 2>"$T/err"
+    st=$?
+    if [ $st -eq 1 ] && grep -q "$f: not a TFRecord file: it starts like $what" "$T/err"; then
+        pass "count of $f: not a TFRecord file, starts like $what"
+    else fail "count of $f" "exit $st: $(head -c 300 "$T/err")"; fi
+done
+"$TFREC" count "$T/other/damaged" >/dev/null 2>"$T/err"
+st=$?
+if [ $st -eq 1 ] && grep -q "bad length CRC in record header at offset 0" "$T/err" &&
+   ! grep -q "not a TFRecord file" "$T/err"; then
+    pass "count of a damaged record file: the bad length CRC, no guess"
+else fail "count of a damaged record file" "exit $st: $(head -c 300 "$T/err")"; fi
+
 echo "tfrec_cli: $fails failed"
 [ "$fails" -eq 0 ]
