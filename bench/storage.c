@@ -11,7 +11,9 @@
  * DEST "/dev/null" discards the bytes (a sink would write a temporary file
  * next to it). Options set the client's tfrec_storage_options:
  *   --chunk BYTES  --parallel N  --read-ahead BYTES  --no-checksum
- * and --buffer BYTES, the size of each read/write call (default 1 MiB).
+ * --buffer BYTES, the size of each read/write call (default 1 MiB), and
+ * --ranged LEN, sources read as the slice [0, LEN) with ranged GETs (the
+ * random-access path) instead of one streamed GET.
  * Prints "bytes N records N files N seconds S" on success; on failure the
  * library's message and exit status 1 (2 for usage). */
 #include <pthread.h>
@@ -36,6 +38,7 @@ typedef struct shared {
     size_t next; /* under lock */
     int records; /* 1: count records of src, no dest */
     size_t buffer;
+    uint64_t ranged; /* > 0: read sources as the slice [0, ranged) (ranged GETs) */
     pthread_mutex_t lock;
     unsigned long long bytes, nrecords; /* under lock */
     int failed;                         /* under lock */
@@ -53,7 +56,9 @@ static long long copy_one(shared *sh, const char *src, const char *dest, unsigne
     tfrec_io in = TFREC_IO_INIT, out = TFREC_IO_INIT;
     int discard = strcmp(dest, "/dev/null") == 0;
     long long total = 0;
-    if (tfrec_storage_open_source(sh->st, &in, src) != TFREC_OK) {
+    int rc = sh->ranged ? tfrec_storage_open_source_range(sh->st, &in, src, 0, sh->ranged)
+                        : tfrec_storage_open_source(sh->st, &in, src);
+    if (rc != TFREC_OK) {
         fprintf(stderr, "storage: %s: %s\n", src, tfrec_last_errmsg());
         return -1;
     }
@@ -197,7 +202,7 @@ static long load_list(const char *path, job **out)
 static int usage(void)
 {
     fprintf(stderr, "usage: storage [--chunk B] [--parallel N] [--read-ahead B] [--buffer B] "
-                    "[--no-checksum] [--deadline-ms MS]\n"
+                    "[--no-checksum] [--deadline-ms MS] [--ranged LEN]\n"
                     "               copy SRC DEST | copy-many THREADS LIST | records THREADS "
                     "NAME...\n");
     return 2;
@@ -227,6 +232,8 @@ int main(int argc, char **argv)
             opts.read_ahead_bytes = (size_t)v;
         else if (strcmp(o, "--deadline-ms") == 0)
             opts.retry_deadline_ms = (uint32_t)v;
+        else if (strcmp(o, "--ranged") == 0 && v > 0)
+            sh.ranged = v;
         else if (strcmp(o, "--buffer") == 0 && v > 0)
             sh.buffer = (size_t)v;
         else

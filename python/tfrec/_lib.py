@@ -214,10 +214,12 @@ def _not_found_help():
 
 
 def _can_exist(line):
-    """False for an "(absent)" entry in a directory that is not there."""
+    """False for an "(absent)" entry in a directory that is not there,
+    unless TFREC_LIBRARY named it (the user's own setting is always said)."""
     what, _, rest = line.partition(": ")
     path, _, why = rest.partition(" (")
-    return not (why.startswith("absent") and not os.path.isdir(os.path.dirname(path)))
+    return what == "TFREC_LIBRARY" or not (why.startswith("absent") and
+                                           not os.path.isdir(os.path.dirname(path)))
 
 
 def _load():

@@ -287,7 +287,10 @@ def test_token_expiring_mid_upload_and_mid_download(mode, kind, build_dir, front
     mid, mid_refused = google.issued, google.refused
     down = tmp_path / "down"
     t0 = time.time()
-    res = subprocess.run([ours] + [str(k) for k in knobs] +
+    # A sequential download is one streamed GET, authorized once at its
+    # start: read the object as a slice instead, one ranged GET per block
+    # (the random-access path), so tokens expire between its requests.
+    res = subprocess.run([ours] + [str(k) for k in knobs + ["--ranged", len(data)]] +
                          ["copy", "gs://tls-expiry/" + name, down], env=env,
                          capture_output=True, text=True, timeout=120)
     took_down = time.time() - t0
