@@ -144,60 +144,6 @@ def test_token_expiring_mid_load_is_refreshed(build_dir, front, certs, google_si
     assert read_back(build_dir, front, certs, key, table, tmp_path / "out", env) == records
 
 
-@pytest.mark.parametrize("mode,kind", [("expires", "user"), ("revoked", "metadata")])
-def test_token_expiring_mid_load_from_user_and_metadata_sources(
-        mode, kind, build_dir, front, certs, google_side, bigtable_emulator, tmp_path,  # noqa: F811
-        env):
-    # As above (and as the mid-upload test pairs them), with shorter tokens (2 s told, or an hour told and 1.5 s
-    # honoured) and the other two credential sources: an authorized_user
-    # file refreshes with its refresh-token grant at the token endpoint,
-    # the metadata server's default account at its token path.
-    if mode == "expires":
-        google_side.expires_in, google_side.lifetime = 2, None
-    else:
-        google_side.expires_in, google_side.lifetime = 3600, 1.5
-    google_side.check_delay = 0.004
-    if kind == "user":
-        flags = ["--credentials_file=%s" % user_file(tmp_path / "user.json", google_side)]
-        path, account = "/token", "user:" + USER["client_id"]
-    else:
-        flags = []
-        env = dict(env, GCE_METADATA_HOST="127.0.0.1:%d" % google_side.port)
-        path, account = METADATA_TOKEN, GCE_EMAIL
-    refused0, issued0, asked0 = google_side.refused, google_side.issued, google_side.count(path)
-    checks0 = len(google_side.checks)
-    n = 600
-    table = "tls_%s_%s" % (mode, kind)
-    src, records = write_input(tmp_path, n)
-    args = ["--endpoint=" + front, "--tls", "--ca_bundle=%s/ca.pem" % certs, "--project=p",
-            "--bigtable_instance=i"] + flags
-    t0 = time.time()
-    try:
-        res = run_tool(build_dir, "tfrec2bt",
-                       args + ["--bigtable_table=" + table, "--create_table", "--quiet",
-                               "--source_glob=%s" % src, "--progress_file=%s.progress" % src,
-                               "--num_records=%d" % n, "--batch_rows=2", "--max_inflight=1"],
-                       env)
-    finally:
-        google_side.expires_in, google_side.lifetime, google_side.check_delay = 3600, None, 0.0
-    took = time.time() - t0
-    assert res.returncode == 0, res.stderr
-    assert took > 3, "the load took %.1f s: too short to outlive a token" % took
-    assert google_side.issued - issued0 >= 2, (issued0, google_side.issued, took)
-    # Every token came from this source's own path, and every call went as its account.
-    assert google_side.count(path) - asked0 == google_side.issued - issued0
-    assert {c[1] for c in google_side.checks[checks0:]} == {account}
-    if mode == "revoked":
-        assert google_side.refused > refused0  # the front did refuse a dead token
-    # Nothing lost or duplicated: the row count and the rows read back.
-    assert cbt(bigtable_emulator, "count", table).split()[-1] == str(n)
-    res = run_tool(build_dir, "bt2tfrec",
-                   args + ["--bigtable_table=" + table, "--row_prefix=train_", "--quiet",
-                           "--output=%s" % (tmp_path / "out")], env)
-    assert res.returncode == 0, res.stderr
-    assert tfrecord_ref.read_records(str(tmp_path / "out")) == records
-
-
 def test_wrong_ca_fails_with_a_clear_tls_error(build_dir, front, certs, google_side,  # noqa: F811
                                                keypair, tmp_path, env):
     key = key_file(tmp_path / "key.json", keypair[0], google_side)

@@ -46,7 +46,8 @@ def test_shard_auto_reads_each_row_once(tfrec, loaded, clean_env):
                          '"task": {"type": "%s", "index": %d}}'
                          % ("workerpool0" if rank == 0 else "workerpool1", max(0, rank - 1)))
         got = list(tfrec.bigtable.Dataset(PROJECT, INSTANCE, TABLE, shard="auto", plan=plan))
-        assert got  # 120 rows in 3 shares: none empty
+        # a share may be empty: the plan cuts at the emulator's SampleRowKeys,
+        # which it answers at random; exactly once is what counts (below)
         seen += got
     assert sorted(seen) == sorted(loaded)
 

@@ -241,7 +241,8 @@ def test_shell_lines_and_the_bigtable_block_against_the_emulators(build_dir, tmp
                                             ("workerpool1", 1)))]
     outputs(procs)
     shares = [json.loads((tmp_path / ("seen-%d" % k)).read_text()) for k in range(3)]
-    assert all(shares), [len(s) for s in shares]
+    # A share may be empty (the plan cuts at the emulator's random
+    # SampleRowKeys); together they yield every record exactly once.
     every = sorted(sum(shares, []))
     assert every == sorted("%d:%d" % (f, r) for f, n in enumerate(COUNTS) for r in range(n))
 
