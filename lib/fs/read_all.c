@@ -24,14 +24,20 @@ int tfrec_fs_read_all(const tfrec_fs *fs, const char *name, size_t max_bytes, ch
         return rc; /* the layer's message names the object */
     size_t n = 0, cap = 0;
     char *buf = NULL;
+    /* A source that knows its size smaller than a step gets a buffer of
+     * about its size (parts and plans are often a few hundred bytes). */
+    size_t step = READ_STEP;
+    int64_t size = io.size ? io.size(io.ctx) : -1;
+    if (size >= 0 && (uint64_t)size < READ_STEP)
+        step = (size_t)size + 1;
     for (;;) {
         /* one byte more than a step: room for the NUL, and to see an
          * object that passes max_bytes without reading much past it */
-        if (tfrec_vec_reserve(&buf, &cap, n + READ_STEP + 1, READ_STEP)) {
+        if (tfrec_vec_reserve(&buf, &cap, n + step + 1, step)) {
             rc = tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory at %zu bytes", name, n);
             break;
         }
-        ptrdiff_t got = io.read(io.ctx, buf + n, READ_STEP);
+        ptrdiff_t got = io.read(io.ctx, buf + n, step);
         if (got < 0) {
             const char *why = io.errmsg ? io.errmsg(io.ctx) : NULL;
             rc = tfrec_fail(NULL, (int)got, "%s: %s", name, why ? why : "read failed");

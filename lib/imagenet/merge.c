@@ -287,16 +287,22 @@ static int check_parts(merge *m)
     return TFREC_OK;
 }
 
-/* CRC32C of the rest of a source (read from where it stands). */
+/* CRC32C of the rest of a source (read from where it stands). The buffer
+ * is no larger than the source when its size is known: a merge over many
+ * small shards does not map and unmap a large buffer for each. */
 static int source_crc(tfrec_io *io, uint32_t *crc)
 {
     enum { BUF = 1 << 20 };
-    char *buf = malloc(BUF);
+    size_t cap = BUF;
+    int64_t size = io->size ? io->size(io->ctx) : -1;
+    if (size >= 0 && size < BUF)
+        cap = size > 0 ? (size_t)size : 1;
+    char *buf = malloc(cap);
     if (!buf)
         return TFREC_E_NOMEM;
     uint32_t c = 0;
     ptrdiff_t got;
-    while ((got = io->read(io->ctx, buf, BUF)) > 0)
+    while ((got = io->read(io->ctx, buf, cap)) > 0)
         c = tfrec_crc32c_extend(c, buf, (size_t)got);
     free(buf);
     if (got < 0)
