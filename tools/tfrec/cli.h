@@ -127,8 +127,6 @@ int cmd_ls(int argc, char **argv);
  * there is none (or it is stale, or the options need the data read), or
  * -EXIT_DATA after printing why a present index is unusable. */
 int cli_count_from_index(const char *path, const cli_read_opts *o, uint64_t *count);
-/* Leave out FILE.idx where FILE is in the list too. */
-void cli_drop_index_files(cli_files *f);
 
 /* dump's per-record JSON line, shared with head. */
 typedef struct dump_opts {

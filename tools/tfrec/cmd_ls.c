@@ -96,7 +96,7 @@ int cmd_ls(int argc, char **argv)
         /* every match is listed, FILE.idx beside FILE too (unlike the
          * reading commands, which drop it) */
         const char *unmatched = NULL;
-        int rc = cli_files_expand(&files, cl.args, (size_t)cl.nargs, &unmatched);
+        int rc = cli_files_list(&files, cl.args, (size_t)cl.nargs, &unmatched);
         if (cl.nargs == 0) {
             cli_usage_error(&cl, "no pattern: give the files or objects to list");
             st = EXIT_USAGE;
