@@ -86,8 +86,6 @@ int cmd_ls(int argc, char **argv)
                            .dest = &c.count,
                            .help = "read the files without a fresh index to count their records" },
                          CLI_READ_FLAGS(&c.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          { 0 } };
     cli_cmdline cl;
     cli_files files = { 0 };
