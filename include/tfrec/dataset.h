@@ -59,6 +59,13 @@ int tfrec_index_load_fresh(tfrec_index **out, const char *path);
  * system without modification times (gs://) is checked by tiling alone. */
 int tfrec_fs_index_load_fresh(const struct tfrec_fs *fs, tfrec_index **out, const char *path);
 
+/* (since 1.1) Nonzero when name, one of the matches of a glob pattern, is
+ * the index beside another match: "X.idx" with X in matches[0..n), which
+ * are sorted bytewise (as tfrec_fs_list hands them out). A pattern such as
+ * "train-*" matches both the data and its indexes; the tools read only the
+ * data of a pattern's matches, and never leave out a name given literally. */
+int tfrec_index_beside_match(const char *name, const char *const *matches, size_t n);
+
 /* Write the index text to sink (owned from now on; committed on success,
  * discarded on failure). */
 int tfrec_index_write_io(const tfrec_index *ix, const tfrec_io *sink, const char *name);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "record/index_format.h"
+#include "tfrec/dataset.h"
 
 char *tfrec_idx_name(const char *name)
 {
@@ -12,6 +13,34 @@ char *tfrec_idx_name(const char *name)
     if (s)
         memcpy(s, name, n), memcpy(s + n, ".idx", 5);
     return s;
+}
+
+/* Order name[0..len) against s as strcmp would order that prefix as a
+ * string of its own. */
+static int cmp_prefix(const char *name, size_t len, const char *s)
+{
+    int c = strncmp(name, s, len);
+    return c ? c : s[len] ? -1 : 0;
+}
+
+int tfrec_index_beside_match(const char *name, const char *const *matches, size_t n)
+{
+    size_t len = name ? strlen(name) : 0;
+    if (len <= 4 || strcmp(name + len - 4, ".idx") != 0 || !matches)
+        return 0;
+    len -= 4; /* X of "X.idx", looked for by bisection */
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = matches[mid] ? cmp_prefix(name, len, matches[mid]) : 1;
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------- parsing */

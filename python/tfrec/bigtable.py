@@ -467,7 +467,7 @@ class Writer(Committing):
         task_index, num_tasks = _task(task_index, num_tasks)
         h = self._handle()
         prefix = _args.key(row_prefix, "row_prefix")  # checked before anything is read
-        files = _paths.glob(pattern)  # any scheme of the file system layer
+        files = _paths.data_glob(pattern)  # any scheme; NAME.idx beside NAME left out
         if not files:
             raise BigtableError("no files match %r" % (pattern,), C.TFREC_E_NOT_FOUND)
         keep = [prefix, self._column] + [os.fsencode(f) for f in files]
@@ -1203,7 +1203,7 @@ def check_export(parts, plan=None):
     raises BigtableError (code TFREC_E_STATE, .report: one line per
     problem, each naming the task to run again) otherwise."""
     if isinstance(parts, (str, os.PathLike)):
-        parts = _paths.glob(os.fspath(parts))
+        parts = _paths.data_glob(os.fspath(parts))
     names = [os.fsencode(p) for p in parts]
     if not names:
         raise BigtableError("check_export: no part files", C.TFREC_E_NOT_FOUND)

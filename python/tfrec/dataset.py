@@ -140,7 +140,7 @@ def _expand(files):
     listed through the file system layer; a match NAME.idx is left out when
     NAME matched too); a name without glob characters is kept as given, so
     a missing file fails at open with its name."""
-    from .paths import glob
+    from .paths import data_glob
     if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
     out = []
@@ -148,13 +148,12 @@ def _expand(files):
         f = os.fspath(f)
         text = os.fsdecode(f)
         if _GLOB_CHARS & set(text):
-            matched = glob(text)
-            if not matched:
-                raise FileNotFoundError("no file matches %r" % (text,))
             # "train-*" also matches the indexes next to the data: a match
             # NAME.idx whose NAME matched too is that file's index, not data.
-            names = set(matched)
-            out.extend(m for m in matched if not (m.endswith(".idx") and m[:-4] in names))
+            matched = data_glob(text)
+            if not matched:
+                raise FileNotFoundError("no file matches %r" % (text,))
+            out.extend(matched)
         else:
             out.append(text)
     return out

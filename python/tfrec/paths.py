@@ -9,7 +9,7 @@ and `tfrec2bt --source_glob`.
 """
 
 import os
-from ctypes import CFUNCTYPE, c_char_p, c_int, c_size_t, c_void_p
+from ctypes import CFUNCTYPE, POINTER, c_char_p, c_int, c_size_t, c_void_p
 
 from . import _args
 from . import _constants as C
@@ -19,6 +19,7 @@ from .errors import error_for
 _LIST_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p)
 _proto("tfrec_fs_list", c_int, c_void_p, c_char_p, _LIST_FN, c_void_p)
 _proto("tfrec_fs_scheme_length", c_size_t, c_char_p)
+_proto("tfrec_index_beside_match", c_int, c_char_p, POINTER(c_char_p), c_size_t)
 
 
 def _is_local(name):
@@ -44,6 +45,15 @@ def glob(pattern):
     if rc < 0:
         raise error_for(rc)
     return names if isinstance(pattern, bytes) else [os.fsdecode(n) for n in names]
+
+
+def data_glob(pattern):
+    """glob(pattern) less each match NAME.idx whose NAME matched too (that
+    file's index, not data): the files the tools read for the pattern."""
+    names = glob(pattern)
+    raw = [_args.path(n, "name") for n in names]
+    arr = (c_char_p * len(raw))(*raw)
+    return [n for n, b in zip(names, raw) if not lib.tfrec_index_beside_match(b, arr, len(raw))]
 
 
 __all__ = ["glob"]

@@ -144,6 +144,26 @@ if [ "$st" -eq 0 ] && grep -qP "^$size10\t3\tcounted\t$B/ix/train-10\$" "$T/r.ls
 else
     fail "tfrec ls --count gs://" "exit $st: $(cat "$T/r.ls" "$T/err" | head -c 500)"
 fi
+# The data of a bucket pattern that also matches OBJECT.idx: its records,
+# the index left out (tfrec's subcommands and tfrec2bt --source_glob alike)
+"$BIN/tfrec" count --noindex "$B/ix/train-*" >"$T/r.count" 2>"$T/err"
+st=$?
+if [ "$st" -eq 0 ] && [ "$(wc -l <"$T/r.count")" -eq 3 ] && grep -qP '^7\ttotal$' "$T/r.count"; then
+    pass "tfrec count gs://.../train-* beside train-2.idx: 7 records of 2 objects"
+else
+    fail "tfrec count gs://.../train-* beside train-2.idx" "exit $st: $(cat "$T/r.count" "$T/err" | head -c 300)"
+fi
+if [ -x "$BIN/tfrec2bt" ]; then
+    "$BIN/tfrec2bt" --source_glob="$B/ix/train-*" --dry_run >"$T/r.dry" 2>"$T/err"
+    st=$?
+    if [ "$st" -eq 0 ] && grep -q '^dry run: 7 records ' "$T/r.dry"; then
+        pass "tfrec2bt --source_glob=gs://.../train-* --dry_run beside train-2.idx: 7 records"
+    else
+        fail "tfrec2bt --source_glob=gs:// beside an index" "exit $st: $(cat "$T/r.dry" "$T/err" | head -c 300)"
+    fi
+else
+    echo "tfrec2bt not built: its --source_glob=gs:// check beside an index not run here"
+fi
 "$BIN/tfrec" cat --raw "$B/ix/manifest.json" >"$T/r.manifest" 2>"$T/err"
 st=$?
 if [ "$st" -eq 0 ] && [ "$(cat "$T/r.manifest")" = '{"version": "1.0.0"}' ]; then

@@ -101,6 +101,21 @@ def test_write_tfrecords_read_back_with_cbt(tfrec, bigtable_emulator, tmp_path):
         tfrec.Example.parse(expected[5]).to_dict()["image/class/label"]
 
 
+def test_write_tfrecords_pattern_leaves_out_the_indexes(tfrec, bigtable_emulator, tmp_path):
+    """'a*' matches a.tfrecord and its index a.tfrecord.idx: the data only,
+    as tfrec2bt --source_glob reads it; b.idx without a b is data."""
+    records = [b"r%d" % i for i in range(12)]
+    tfrecord_ref.write_records(str(tmp_path / "a.tfrecord"), records[:9])
+    tfrecord_ref.write_records(str(tmp_path / "b.idx"), records[9:])
+    assert tfrec.index_file(str(tmp_path / "a.tfrecord")) == 9
+    assert tfrec.glob(str(tmp_path / "*")) == [str(tmp_path / n) for n in
+                                               ("a.tfrecord", "a.tfrecord.idx", "b.idx")]
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "beside", create_table=True) as w:
+        assert w.write_tfrecords(str(tmp_path / "*"), row_prefix="x_") == 12
+    rows = cbt_rows(bigtable_emulator, "beside")
+    assert rows == {"x_%010d" % i: {"tfexample:example": records[i]} for i in range(12)}
+
+
 def test_num_records_limits_and_pads(tfrec, bigtable_emulator, tmp_path):
     records = [b"r%d\x00" % i for i in range(12)]
     tfrecord_ref.write_records(str(tmp_path / "a.tfrecord"), records)

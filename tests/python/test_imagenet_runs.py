@@ -42,11 +42,7 @@ def big(tmp_path_factory):
     --verify=full on one thread to be interrupted in the middle."""
     root = str(tmp_path_factory.mktemp("big"))
     make_images.cmd_samples(root, train=8, validation=4, classes=2, seed=9)
-    for syn in os.listdir(os.path.join(root, "train")):
-        d = os.path.join(root, "train", syn)
-        originals = sorted(os.listdir(d))
-        for k in range(1500):
-            os.link(os.path.join(d, originals[k % len(originals)]), os.path.join(d, "c%05d.JPEG" % k))
+    make_images.link_train_copies(root, 1500)
     return root
 
 

@@ -2,24 +2,15 @@
 to a `make install`ed library: the package finds libtfrec through the
 documented search order, or says exactly what to install."""
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from bindings_env import PYTHON_DIR, REPO
+from bindings_env import PYTHON_DIR
+from install_env import PROBE, copy_python_source, make, pip_install_offline, system_has_libtfrec
 
 PY = "/usr/bin/python3"
-PROBE = r"""
-import os, sys, tfrec
-p = sys.argv[1]
-with tfrec.TFRecordWriter(p) as w:
-    w.write_many([b"a", b"bc"])
-assert list(tfrec.TFRecordReader(p)) == [b"a", b"bc"]
-print(tfrec.library_path)
-print(sorted(k for k, v in tfrec.parts().items() if v))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -28,25 +19,12 @@ def installed(build_dir, tmp_path_factory):
     t = tmp_path_factory.mktemp("install")
     # pip builds in the source directory; build from a copy so that nothing
     # is written into the tree under test.
-    src = t / "src"
-    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns(
-        "__pycache__", "build", "*.egg-info", "libtfrec*.so*"))
+    src = copy_python_source(t / "src")
     site = t / "site"
-    out = subprocess.run([PY, "-m", "pip", "install", "--no-build-isolation", "--no-deps",
-                          "--no-index", "--target", str(site), str(src)],
-                         capture_output=True, text=True, timeout=600,
-                         env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
-    assert out.returncode == 0, out.stdout + out.stderr
+    pip_install_offline(PY, src, "--target", str(site))
     assert (site / "tfrec" / "_lib.py").exists()
-    parts = open(os.path.join(build_dir, "parts")).read().split()
     prefix = t / "prefix"
-    out = subprocess.run(["make", "-C", REPO, "--no-print-directory", "BUILD=" + build_dir,
-                          "WITH_IMAGE=%d" % ("tfrec-image" in parts),
-                          "WITH_BIGTABLE=%d" % ("tfrec-bigtable" in parts),
-                          "WITH_STORAGE=%d" % ("tfrec-storage" in parts),
-                          "install", "PREFIX=" + str(prefix)],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stdout + out.stderr
+    parts = make(build_dir, "install", "PREFIX=" + str(prefix))
     return site, prefix, parts
 
 
@@ -57,14 +35,6 @@ def run_probe(site, tmp_path, **env):
     base["PYTHONPATH"] = str(site)
     return subprocess.run([PY, "-c", PROBE, str(tmp_path / "probe.tfrecord")], cwd=str(tmp_path),
                           capture_output=True, text=True, env=base, timeout=120)
-
-
-def system_has_libtfrec():
-    out = subprocess.run([PY, "-c", "import ctypes; ctypes.CDLL('libtfrec.so.1')"],
-                         capture_output=True)
-    return out.returncode == 0 or any(
-        os.path.exists(os.path.join(d, "libtfrec.so.1"))
-        for d in ("/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu"))
 
 
 def test_found_through_ld_library_path(installed, tmp_path):

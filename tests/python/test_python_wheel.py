@@ -11,22 +11,12 @@ offline (--no-index --no-build-isolation) from local files:
     cannot exist."""
 import glob
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from bindings_env import PYTHON_DIR, REPO
+from install_env import PROBE, copy_python_source, make, pip_install_offline, system_has_libtfrec
 
-PROBE = r"""
-import os, sys, tfrec
-p = sys.argv[1]
-with tfrec.TFRecordWriter(p) as w:
-    w.write_many([b"a", b"bc"])
-assert list(tfrec.TFRecordReader(p)) == [b"a", b"bc"]
-print(tfrec.library_path)
-print(sorted(k for k, v in tfrec.parts().items() if v))
-"""
 CLEAN = ("TFREC_LIBRARY", "TFREC_BUILD", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV")
 
 
@@ -37,17 +27,6 @@ def clean_env(**extra):
     return env
 
 
-def make(build_dir, *args):
-    parts = open(os.path.join(build_dir, "parts")).read().split()
-    out = subprocess.run(["make", "-C", REPO, "--no-print-directory", "BUILD=" + build_dir,
-                          "WITH_IMAGE=%d" % ("tfrec-image" in parts),
-                          "WITH_BIGTABLE=%d" % ("tfrec-bigtable" in parts),
-                          "WITH_STORAGE=%d" % ("tfrec-storage" in parts)] + list(args),
-                         capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    return parts
-
-
 def venv(path):
     out = subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(path)],
                          capture_output=True, text=True, timeout=300)
@@ -56,23 +35,12 @@ def venv(path):
 
 
 def pip_install(py, what, cwd):
-    out = subprocess.run([py, "-m", "pip", "install", "--no-index", "--no-build-isolation",
-                          "--no-deps", "--force-reinstall", "-q", what], capture_output=True, text=True,
-                         timeout=600, env=clean_env(), cwd=str(cwd))
-    assert out.returncode == 0, out.stdout + out.stderr
+    pip_install_offline(py, what, "--force-reinstall", "-q", env=clean_env(), cwd=cwd)
 
 
 def site_of(py):
     return subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                           capture_output=True, text=True, check=True).stdout.strip()
-
-
-def system_has_libtfrec():
-    out = subprocess.run(["/usr/bin/python3", "-c", "import ctypes; ctypes.CDLL('libtfrec.so.1')"],
-                         capture_output=True)
-    return out.returncode == 0 or any(
-        os.path.exists(os.path.join(d, "libtfrec.so.1"))
-        for d in ("/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu"))
 
 
 @pytest.fixture(scope="module")
@@ -85,10 +53,7 @@ def venv_python(tmp_path_factory):
 @pytest.fixture(scope="module")
 def source_copy(tmp_path_factory):
     """python/ without any library copied in (pip builds in place)."""
-    src = tmp_path_factory.mktemp("src") / "python"
-    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns(
-        "__pycache__", "build", "*.egg-info", "libtfrec*.so*"))
-    return src
+    return copy_python_source(tmp_path_factory.mktemp("src") / "python")
 
 
 def test_pip_installed_package_finds_a_make_install_by_the_tools_on_path(

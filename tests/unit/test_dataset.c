@@ -736,7 +736,41 @@ static void test_dataset_through_a_caller_opener(void)
     tfrec_dataset_free(ds);
 }
 
-TESTS(TEST(test_writer_index_matches_tfrec_index_file),
+/* A pattern's matches (sorted bytewise): X.idx is an index when X matched
+ * too, whatever lies between them in the order; anything else is data. */
+static void test_index_beside_match(void)
+{
+    const char *m[] = { "d/a",    "d/a-1",   "d/a.idx",      "d/a.idx.idx",      "d/b.idx",
+                        "d/c",    "d/c.idx", "d/c.tfrecord", "d/c.tfrecord.idx", "d/e.IDX",
+                        "d/x.idx" };
+    size_t n = sizeof m / sizeof m[0];
+    CHECK(tfrec_index_beside_match("d/a.idx", m, n));
+    CHECK(tfrec_index_beside_match("d/a.idx.idx", m, n)); /* d/a.idx matched */
+    CHECK(tfrec_index_beside_match("d/c.idx", m, n));
+    CHECK(tfrec_index_beside_match("d/c.tfrecord.idx", m, n));
+    CHECK(!tfrec_index_beside_match("d/b.idx", m, n)); /* no d/b: data */
+    CHECK(!tfrec_index_beside_match("d/x.idx", m, n));
+    CHECK(!tfrec_index_beside_match("d/a", m, n));
+    CHECK(!tfrec_index_beside_match("d/a-1", m, n));
+    CHECK(!tfrec_index_beside_match("d/e.IDX", m, n)); /* the suffix is exact */
+    CHECK(!tfrec_index_beside_match("d/c.tfrecord", m, n));
+    /* the first and last of the order are found; an empty or NULL list
+     * and a bare ".idx" match nothing */
+    const char *two[] = { "a", "a.idx" };
+    CHECK(tfrec_index_beside_match("a.idx", two, 2));
+    const char *last[] = { "a.idx", "b", "z" };
+    CHECK(tfrec_index_beside_match("z.idx", last, 3));
+    CHECK(!tfrec_index_beside_match("a.idx", two, 0));
+    CHECK(!tfrec_index_beside_match("a.idx", NULL, 2));
+    CHECK(!tfrec_index_beside_match(".idx", two, 2));
+    CHECK(!tfrec_index_beside_match(NULL, two, 2));
+    /* a prefix of a match is not that match: "a" is not in { "ab" } */
+    const char *ab[] = { "ab", "ab.idx" };
+    CHECK(!tfrec_index_beside_match("a.idx", ab, 2));
+    CHECK(tfrec_index_beside_match("ab.idx", ab, 2));
+}
+
+TESTS(TEST(test_index_beside_match), TEST(test_writer_index_matches_tfrec_index_file),
       TEST(test_index_of_compressed_file_is_refused), TEST(test_writer_index_sink_ownership),
       TEST(test_stale_index_is_detected_and_count_falls_back), TEST(test_hostile_index_text),
       TEST(test_random_reader_checks_every_read),

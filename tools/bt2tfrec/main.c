@@ -127,42 +127,21 @@ static void set_defaults(bt2_flags *f, cli_task *task)
 static size_t flag_table(bt2_flags *f, cli_task *task, cli_flag *out, size_t cap)
 {
     const cli_flag flags[] = {
-        { .name = "bigtable_instance",
-          .type = CLI_STRING,
-          .dest = &f->instance,
-          .value_name = "I",
-          .help = "Cloud Bigtable instance (required)" },
-        { .name = "bigtable_table",
-          .type = CLI_STRING,
-          .dest = &f->table,
-          .value_name = "T",
-          .help = "table to read (required)" },
+        CLI_BT_TABLE_FLAGS(&f->instance, &f->table, "Cloud Bigtable instance (required)",
+                           "table to read (required)"),
         { .name = "output",
           .type = CLI_PATH,
           .dest = &f->output,
           .value_name = "FILE",
           .help = "TFRecord file to write (required); gs://BUCKET/OBJECT\n"
                   "uploads it (the object appears only when complete)" },
-        { .name = "project",
-          .type = CLI_STRING,
-          .dest = &f->project,
-          .value_name = "P",
-          .help = "project [from the GCE metadata server]" },
+        CLI_BT_PROJECT_FLAG(&f->project),
         { .name = "row_prefix",
           .type = CLI_STRING,
           .dest = &f->prefix,
           .value_name = "P",
           .help = "rows whose key starts with P [train_]; '' for all rows" },
-        { .name = "column_family",
-          .type = CLI_STRING,
-          .dest = &f->family,
-          .value_name = "F",
-          .help = "[tfexample]" },
-        { .name = "column",
-          .type = CLI_STRING,
-          .dest = &f->column,
-          .value_name = "C",
-          .help = "[example]" },
+        CLI_BT_CELL_FLAGS(&f->family, &f->column, "[example]"),
         { .name = "max_rows",
           .type = CLI_INT64,
           .dest = &f->max_rows,
@@ -256,11 +235,7 @@ static size_t flag_table(bt2_flags *f, cli_task *task, cli_flag *out, size_t cap
         CLI_TASK_FLAGS(task),
         { 0 }
     };
-    size_t n = sizeof flags / sizeof flags[0];
-    if (n > cap)
-        return 0;
-    memcpy(out, flags, sizeof flags);
-    return n;
+    return cli_flags_copy(out, cap, flags, sizeof flags / sizeof flags[0]);
 }
 
 /* What the flags together cannot mean, or NULL: the message of the usage

@@ -46,6 +46,35 @@ typedef struct cli_bt_conn {
           .help = "TLS and tokens even to a loopback --endpoint (a TLS front)" }, \
         CLI_GCS_CONN_FLAGS
 
+/* The table's flags, the same names and forms in both tools (each says in
+ * its help whether it reads or writes): instance and table (pointers to
+ * const char *), the project, the cell's family and column. */
+#define CLI_BT_TABLE_FLAGS(instance, table, instance_help, table_help)                    \
+    { .name = "bigtable_instance",                                                        \
+      .type = CLI_STRING,                                                                 \
+      .dest = (instance),                                                                 \
+      .value_name = "I",                                                                  \
+      .help = (instance_help) },                                                          \
+    {                                                                                     \
+        .name = "bigtable_table", .type = CLI_STRING, .dest = (table), .value_name = "T", \
+        .help = (table_help)                                                              \
+    }
+#define CLI_BT_PROJECT_FLAG(project)                                                 \
+    {                                                                                \
+        .name = "project", .type = CLI_STRING, .dest = (project), .value_name = "P", \
+        .help = "project [from the GCE metadata server]"                             \
+    }
+#define CLI_BT_CELL_FLAGS(family, column, column_help)                             \
+    { .name = "column_family",                                                     \
+      .type = CLI_STRING,                                                          \
+      .dest = (family),                                                            \
+      .value_name = "F",                                                           \
+      .help = "[tfexample]" },                                                     \
+    {                                                                              \
+        .name = "column", .type = CLI_STRING, .dest = (column), .value_name = "C", \
+        .help = (column_help)                                                      \
+    }
+
 void cli_bt_conn_apply(const cli_bt_conn *c, tfrec_bt_client_options *o);
 
 /* After parsing: --credentials_file and --ca_bundle serve gs:// too (one

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "exit_codes.h"
+#include "tfrec/dataset.h"
 #include "tfrec/error.h"
 #include "tfrec/fs.h"
 #include "util/strlist.h"
@@ -29,25 +30,45 @@ static int push_listed(void *ctx, const char *name, const tfrec_fs_info *info)
     return push(ctx, name); /* TFREC_E_NOMEM stops the listing, returned */
 }
 
+/* A pattern's matches m[0..n) (sorted bytewise): data lists leave out the
+ * index beside a matched file ("train-*" also matches train-0.idx). */
+static int push_matches(cli_files *out, char *const *m, size_t n, int data)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (data && tfrec_index_beside_match(m[k], (const char *const *)m, n))
+            continue;
+        if (push(out, m[k]))
+            return TFREC_E_NOMEM;
+    }
+    return TFREC_OK;
+}
+
 /* A name with a scheme (gs://, mem://, ...): a pattern is listed through
  * the file system layer (sorted bytewise, as the local matches are), a
  * plain name is taken as it is (a missing object is found out when it is
  * opened). */
-static int expand_remote(cli_files *out, const char *a)
+static int expand_remote(cli_files *out, const char *a, int data)
 {
     if (!strpbrk(a + tfrec_fs_scheme_length(a) + 3, "*?["))
         return push(out, a);
     cli_fs_setup();
-    return tfrec_fs_list(NULL, a, push_listed, out);
+    cli_files m = { 0 };
+    int rc = tfrec_fs_list(NULL, a, push_listed, &m);
+    if (!rc) {
+        tfrec_strv_sort(m.paths, m.n); /* already so from the layer's own lists */
+        rc = push_matches(out, m.paths, m.n, data);
+    }
+    cli_files_free(&m);
+    return rc;
 }
 
-int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **unmatched)
+static int expand(cli_files *out, char *const *args, size_t n, const char **unmatched, int data)
 {
     for (size_t i = 0; i < n; i++) {
         const char *a = args[i];
         struct stat st;
         if (cli_is_remote(a)) {
-            int rc = expand_remote(out, a);
+            int rc = expand_remote(out, a, data);
             if (rc && unmatched)
                 *unmatched = a;
             if (rc)
@@ -75,15 +96,22 @@ int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **u
             return rc == GLOB_NOSPACE ? TFREC_E_NOMEM : TFREC_E_IO;
         }
         tfrec_strv_sort(g.gl_pathv, g.gl_pathc);
-        for (size_t k = 0; k < g.gl_pathc; k++) {
-            if (push(out, g.gl_pathv[k])) {
-                globfree(&g);
-                return TFREC_E_NOMEM;
-            }
-        }
+        rc = push_matches(out, g.gl_pathv, g.gl_pathc, data);
         globfree(&g);
+        if (rc)
+            return rc;
     }
     return TFREC_OK;
+}
+
+int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **unmatched)
+{
+    return expand(out, args, n, unmatched, 1);
+}
+
+int cli_files_list(cli_files *out, char *const *args, size_t n, const char **unmatched)
+{
+    return expand(out, args, n, unmatched, 0);
 }
 
 void cli_files_free(cli_files *f)

@@ -21,16 +21,21 @@ typedef struct cli_files {
     size_t n, cap;
 } cli_files;
 
-/* Append the files named by args[0..n): an argument with * ? or [ that
- * names no existing file is a pattern (glob(3), or tfrec_fs_list for a
- * name with a scheme), its matches sorted bytewise; any other argument is
- * taken literally ("-" too). Returns 0; TFREC_E_NOT_FOUND when a pattern
+/* Append the data files named by args[0..n): an argument with * ? or [
+ * that names no existing file is a pattern (glob(3), or tfrec_fs_list for
+ * a name with a scheme), its matches sorted bytewise, less each X.idx
+ * whose X it matched too (tfrec_index_beside_match: the index, not data);
+ * any other argument is taken literally ("-" too, and an X.idx named
+ * itself). Every tool's input files and --source_glob come through here,
+ * so the rule is the same everywhere. Returns 0; TFREC_E_NOT_FOUND when a pattern
  * matched nothing; TFREC_E_IO if a directory or bucket could not be
  * listed; TFREC_E_UNSUPPORTED for a scheme nobody registered;
  * TFREC_E_NOMEM. On failure *unmatched (if not NULL) is the argument at
  * fault, and for one with a scheme tfrec_last_errmsg() says why. out must be zeroed (or freed)
  * before the first call. */
 int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **unmatched);
+/* The same keeping every match, the indexes too (tfrec ls). */
+int cli_files_list(cli_files *out, char *const *args, size_t n, const char **unmatched);
 void cli_files_free(cli_files *f);
 
 /* Nonzero for a name outside the local file system: one with a scheme

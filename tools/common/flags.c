@@ -469,3 +469,11 @@ void cli_cmdline_free(cli_cmdline *cl)
     cl->nowned_ = cl->owned_cap_ = 0;
     cl->nargs = 0;
 }
+
+size_t cli_flags_copy(cli_flag *out, size_t cap, const cli_flag *flags, size_t n)
+{
+    if (n > cap)
+        return 0;
+    memcpy(out, flags, n * sizeof *flags);
+    return n;
+}

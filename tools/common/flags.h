@@ -92,6 +92,9 @@ void cli_cmdline_free(cli_cmdline *cl);
 cli_flag *cli_flag_get(const cli_cmdline *cl, const char *name);
 /* Whether the flag was given (on the command line or in a flagfile). */
 int cli_flag_seen(const cli_cmdline *cl, const char *name);
+/* Copy a tool's flag table (n entries, its zeroed end included) into out,
+ * the array the tool parses with: n, or 0 when cap is too small. */
+size_t cli_flags_copy(cli_flag *out, size_t cap, const cli_flag *flags, size_t n);
 
 /* "PROG: <message>" and "Try 'PROG --help' ..." on stderr. */
 void cli_usage_error(const cli_cmdline *cl, const char *fmt, ...)

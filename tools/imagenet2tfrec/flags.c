@@ -270,9 +270,5 @@ size_t in_flag_table(cli *c, cli_flag *out, size_t cap)
         CLI_GCS_AUTH_FLAGS,
         { 0 }
     };
-    size_t n = sizeof flags / sizeof flags[0];
-    if (n > cap)
-        return 0;
-    memcpy(out, flags, sizeof flags);
-    return n;
+    return cli_flags_copy(out, cap, flags, sizeof flags / sizeof flags[0]);
 }

@@ -63,7 +63,6 @@ int cli_input_files(cli_files *out, const cli_cmdline *cl)
         cli_files_free(out);
         return EXIT_IO;
     }
-    cli_drop_index_files(out); /* a pattern matching FILE and FILE.idx: read FILE only */
     if (out->n == 0) {
         cli_usage_error(cl, "no input files");
         return EXIT_USAGE;

@@ -96,13 +96,18 @@ int cli_cmd_run(const char *prog, const char *usage, cli_flag *flags, int argc, 
         .parse = cli_parse_output_compression, .value_name = "C",                           \
         .help = "output compression: NONE (default), ZLIB or GZIP"                          \
     }
-#define CLI_READ_FLAGS(o)                                               \
-    CLI_INPUT_COMPRESSION_FLAG(&(o)->compression),                      \
-    {                                                                   \
-        .name = "max-record-size", .short_name = 'M', .type = CLI_SIZE, \
-        .dest = &(o)->max_record_size, .umin = 1, .umax = UINT64_MAX,   \
-        .help = "refuse longer records (default 1G; K/M/G suffixes)"    \
-    }
+/* Every reading subcommand's: how the input is read, and the gs://
+ * connection its names may need. */
+#define CLI_READ_FLAGS(o)                                                 \
+    CLI_INPUT_COMPRESSION_FLAG(&(o)->compression),                        \
+        { .name = "max-record-size",                                      \
+          .short_name = 'M',                                              \
+          .type = CLI_SIZE,                                               \
+          .dest = &(o)->max_record_size,                                  \
+          .umin = 1,                                                      \
+          .umax = UINT64_MAX,                                             \
+          .help = "refuse longer records (default 1G; K/M/G suffixes)" }, \
+        CLI_GCS_CONN_FLAGS, CLI_GCS_AUTH_FLAGS
 #define CLI_SKIP_FLAG(o)                                                                         \
     {                                                                                            \
         .name = "skip-corrupt", .short_name = 'S', .type = CLI_BOOL, .dest = &(o)->skip_corrupt, \
@@ -127,8 +132,6 @@ int cmd_ls(int argc, char **argv);
  * there is none (or it is stale, or the options need the data read), or
  * -EXIT_DATA after printing why a present index is unusable. */
 int cli_count_from_index(const char *path, const cli_read_opts *o, uint64_t *count);
-/* Leave out FILE.idx where FILE is in the list too. */
-void cli_drop_index_files(cli_files *f);
 
 /* dump's per-record JSON line, shared with head. */
 typedef struct dump_opts {

@@ -134,8 +134,6 @@ int cmd_cat(int argc, char **argv)
     s.mode = OUT_RAW;
     s.limit = UINT64_MAX;
     cli_flag flags[] = { CLI_READ_FLAGS(&s.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          CLI_SKIP_FLAG(&s.o),
                          { .name = "framed",
                            .type = CLI_BOOL,
@@ -162,8 +160,6 @@ int cmd_head(int argc, char **argv)
                            .dest = &s.limit,
                            .help = "how many records (default 10)" },
                          CLI_READ_FLAGS(&s.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          CLI_SKIP_FLAG(&s.o),
                          { .name = "full",
                            .short_name = 'f',

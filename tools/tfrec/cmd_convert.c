@@ -152,8 +152,6 @@ int cmd_convert(int argc, char **argv)
                            .value_name = "FILE",
                            .help = "output file (otherwise the last argument)" },
                          CLI_READ_FLAGS(&o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          CLI_SKIP_FLAG(&o),
                          { .name = "quiet",
                            .short_name = 'q',

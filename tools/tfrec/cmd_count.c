@@ -55,8 +55,6 @@ int cmd_count(int argc, char **argv)
 {
     count_cmd c = { { 0 }, 1 };
     cli_flag flags[] = { CLI_READ_FLAGS(&c.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          CLI_SKIP_FLAG(&c.o),
                          { .name = "index",
                            .type = CLI_BOOL,
@@ -130,8 +128,6 @@ int cmd_verify(int argc, char **argv)
 {
     verify_cmd c = { { 0 }, 0, 0 };
     cli_flag flags[] = { CLI_READ_FLAGS(&c.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          { .name = "quiet",
                            .short_name = 'q',
                            .type = CLI_BOOL,

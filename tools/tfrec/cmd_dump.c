@@ -138,8 +138,6 @@ int cmd_dump(int argc, char **argv)
     dump_state s;
     memset(&s, 0, sizeof s);
     cli_flag flags[] = { CLI_READ_FLAGS(&s.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          CLI_SKIP_FLAG(&s.o),
                          { .name = "full",
                            .short_name = 'f',

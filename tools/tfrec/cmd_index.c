@@ -53,27 +53,3 @@ int cli_count_from_index(const char *path, const cli_read_opts *o, uint64_t *cou
     tfrec_index_free(ix);
     return 1;
 }
-
-static int is_index_of(const char *idx, const cli_files *f)
-{
-    size_t n = strlen(idx);
-    if (n < 5 || strcmp(idx + n - 4, ".idx") != 0)
-        return 0;
-    for (size_t i = 0; i < f->n; i++)
-        if (strlen(f->paths[i]) == n - 4 && !strncmp(f->paths[i], idx, n - 4))
-            return 1;
-    return 0;
-}
-
-void cli_drop_index_files(cli_files *f)
-{
-    size_t keep = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        if (is_index_of(f->paths[i], f)) {
-            free(f->paths[i]);
-            continue;
-        }
-        f->paths[keep++] = f->paths[i];
-    }
-    f->n = keep;
-}

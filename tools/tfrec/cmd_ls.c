@@ -86,8 +86,6 @@ int cmd_ls(int argc, char **argv)
                            .dest = &c.count,
                            .help = "read the files without a fresh index to count their records" },
                          CLI_READ_FLAGS(&c.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          { 0 } };
     cli_cmdline cl;
     cli_files files = { 0 };
@@ -96,7 +94,7 @@ int cmd_ls(int argc, char **argv)
         /* every match is listed, FILE.idx beside FILE too (unlike the
          * reading commands, which drop it) */
         const char *unmatched = NULL;
-        int rc = cli_files_expand(&files, cl.args, (size_t)cl.nargs, &unmatched);
+        int rc = cli_files_list(&files, cl.args, (size_t)cl.nargs, &unmatched);
         if (cl.nargs == 0) {
             cli_usage_error(&cl, "no pattern: give the files or objects to list");
             st = EXIT_USAGE;

@@ -285,8 +285,6 @@ int cmd_stats(int argc, char **argv)
 {
     stats_cmd c = { { 0 }, 0 };
     cli_flag flags[] = { CLI_READ_FLAGS(&c.o),
-                         CLI_GCS_CONN_FLAGS,
-                         CLI_GCS_AUTH_FLAGS,
                          CLI_SKIP_FLAG(&c.o),
                          { .name = "json",
                            .short_name = 'j',

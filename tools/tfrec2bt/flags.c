@@ -56,21 +56,8 @@ static size_t flag_table(t2b_flags *f, cli_flag *out, size_t cap)
           .section = "Flags of tfrecords_to_bigtable.py (same meaning and defaults):",
           .help = "TFRecord files to load (sorted by name, read in order);\n"
                   "gs://BUCKET/train-* lists the bucket" },
-        { .name = "bigtable_instance",
-          .type = CLI_STRING,
-          .dest = &f->instance,
-          .value_name = "I",
-          .help = "Cloud Bigtable instance" },
-        { .name = "bigtable_table",
-          .type = CLI_STRING,
-          .dest = &f->table,
-          .value_name = "T",
-          .help = "table to write to" },
-        { .name = "project",
-          .type = CLI_STRING,
-          .dest = &f->project,
-          .value_name = "P",
-          .help = "project [from the GCE metadata server]" },
+        CLI_BT_TABLE_FLAGS(&f->instance, &f->table, "Cloud Bigtable instance", "table to write to"),
+        CLI_BT_PROJECT_FLAG(&f->project),
         { .name = "num_records",
           .type = CLI_UINT64,
           .dest = &f->num_records,
@@ -85,16 +72,7 @@ static size_t flag_table(t2b_flags *f, cli_flag *out, size_t cap)
           .max = 1 << 20,
           .help = "accepted; files are always read in order, so the keys\n"
                   "do not depend on it" },
-        { .name = "column_family",
-          .type = CLI_STRING,
-          .dest = &f->column_family,
-          .value_name = "F",
-          .help = "[tfexample]" },
-        { .name = "column",
-          .type = CLI_STRING,
-          .dest = &f->column,
-          .value_name = "C",
-          .help = "column qualifier [example]" },
+        CLI_BT_CELL_FLAGS(&f->column_family, &f->column, "column qualifier [example]"),
         { .name = "row_prefix",
           .type = CLI_STRING,
           .dest = &f->row_prefix,
@@ -211,11 +189,7 @@ static size_t flag_table(t2b_flags *f, cli_flag *out, size_t cap)
         CLI_TASK_FLAGS(&f->task),
         { 0 }
     };
-    size_t n = sizeof flags / sizeof flags[0];
-    if (n > cap)
-        return 0;
-    memcpy(out, flags, sizeof flags);
-    return n;
+    return cli_flags_copy(out, cap, flags, sizeof flags / sizeof flags[0]);
 }
 
 /* What the flags together cannot mean, or NULL: the message of the usage
