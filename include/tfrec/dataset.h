@@ -63,7 +63,8 @@ int tfrec_fs_index_load_fresh(const struct tfrec_fs *fs, tfrec_index **out, cons
  * the index beside another match: "X.idx" with X in matches[0..n), which
  * are sorted bytewise (as tfrec_fs_list hands them out). A pattern such as
  * "train-*" matches both the data and its indexes; the tools read only the
- * data of a pattern's matches, and never leave out a name given literally. */
+ * data of a pattern's matches (and of the names the shell expanded such a
+ * pattern into), and read an X.idx named without its X. */
 int tfrec_index_beside_match(const char *name, const char *const *matches, size_t n);
 
 /* Write the index text to sink (owned from now on; committed on success,

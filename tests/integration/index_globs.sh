@@ -3,8 +3,8 @@
 # ("data-*" after `tfrec index`): every tool reads the data only, as the
 # Python Dataset does. tfrec index / count / cat and tfrec2bt --source_glob
 # (--dry_run: the records it would write) count the data's records; a
-# NAME.idx whose NAME is not matched is data; a name given literally is
-# read whatever it is called; tfrec ls still lists every match.
+# NAME.idx whose NAME is not matched is data; so is a FILE.idx named
+# alone; tfrec ls still lists every match.
 # Usage: tests/integration/index_globs.sh [BUILD_DIR]   (or TFREC_BUILD=...)
 [ -n "${1:-}" ] && export TFREC_BUILD=$1
 source "$(dirname "$0")/lib/common.sh"
@@ -53,12 +53,19 @@ if [ $st -eq 0 ] && [ "$(grep -c '\.idx$' "$T/ls")" -eq 3 ]; then
     pass "tfrec ls 'd/*': the indexes listed"
 else fail "tfrec ls 'd/*'" "exit $st: $(cat "$T/ls" "$T/err" | head -c 300)"; fi
 
-# A name given literally is read as named: an index is not TFRecord data.
-"$BIN/tfrec" count --noindex "$D/data-00000-of-00003" "$D/data-00000-of-00003.idx" >"$T/out" 2>"$T/err"
+# Names the shell expanded (an unquoted d/*): FILE.idx given with FILE is
+# its index, as in a pattern's matches; FILE.idx named alone is read as
+# named, and an index is not TFRecord data.
+"$BIN/tfrec" count --noindex "$D"/* >"$T/count" 2>"$T/err"
+st=$?
+if [ $st -eq 0 ] && [ "$(total "$T/count")" = 30 ] && [ "$(wc -l <"$T/count")" -eq 4 ]; then
+    pass "tfrec count d/* (expanded by the shell): 30 records of 3 files"
+else fail "tfrec count d/* (expanded by the shell)" "exit $st: $(cat "$T/count" "$T/err" | head -c 300)"; fi
+"$BIN/tfrec" count --noindex "$D/data-00000-of-00003.idx" >"$T/out" 2>"$T/err"
 st=$?
 if [ $st -ne 0 ] && grep -qF "data-00000-of-00003.idx" "$T/err"; then
-    pass "tfrec count FILE FILE.idx (named): FILE.idx is read, and refused"
-else fail "tfrec count FILE FILE.idx (named)" "exit $st: $(cat "$T/out" "$T/err" | head -c 300)"; fi
+    pass "tfrec count FILE.idx (named alone): read, and refused"
+else fail "tfrec count FILE.idx (named alone)" "exit $st: $(cat "$T/out" "$T/err" | head -c 300)"; fi
 
 # NAME.idx whose NAME is not matched is data: a TFRecord file called so
 mkdir "$T/e"

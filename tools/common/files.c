@@ -62,7 +62,8 @@ static int expand_remote(cli_files *out, const char *a, int data)
     return rc;
 }
 
-static int expand(cli_files *out, char *const *args, size_t n, const char **unmatched, int data)
+static int expand_args(cli_files *out, char *const *args, size_t n, const char **unmatched,
+                       int data, const char *const *lits, size_t nlits)
 {
     for (size_t i = 0; i < n; i++) {
         const char *a = args[i];
@@ -79,6 +80,8 @@ static int expand(cli_files *out, char *const *args, size_t n, const char **unma
          * files for one command line) arrive here. A name that exists is
          * taken literally even if it has a '*'. */
         if (!strpbrk(a, "*?[") || stat(a, &st) == 0) {
+            if (data && tfrec_index_beside_match(a, lits, nlits))
+                continue;
             if (push(out, a))
                 return TFREC_E_NOMEM;
             continue;
@@ -102,6 +105,35 @@ static int expand(cli_files *out, char *const *args, size_t n, const char **unma
             return rc;
     }
     return TFREC_OK;
+}
+
+/* The local names given literally, sorted bytewise: the shell may have
+ * expanded a pattern into them before the tool ran, and X.idx given with
+ * X is X's index there as among a pattern's matches. */
+static int literal_names(char *const *args, size_t n, const char ***out, size_t *nout)
+{
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return TFREC_E_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!cli_is_remote(args[i]))
+            v[k++] = args[i];
+    tfrec_strv_sort((char **)v, k);
+    *out = v;
+    *nout = k;
+    return TFREC_OK;
+}
+
+static int expand(cli_files *out, char *const *args, size_t n, const char **unmatched, int data)
+{
+    const char **lits = NULL;
+    size_t nlits = 0;
+    if (data && literal_names(args, n, &lits, &nlits))
+        return TFREC_E_NOMEM;
+    int rc = expand_args(out, args, n, unmatched, data, lits, nlits);
+    free(lits);
+    return rc;
 }
 
 int cli_files_expand(cli_files *out, char *const *args, size_t n, const char **unmatched)

@@ -25,8 +25,9 @@ typedef struct cli_files {
  * that names no existing file is a pattern (glob(3), or tfrec_fs_list for
  * a name with a scheme), its matches sorted bytewise, less each X.idx
  * whose X it matched too (tfrec_index_beside_match: the index, not data);
- * any other argument is taken literally ("-" too, and an X.idx named
- * itself). Every tool's input files and --source_glob come through here,
+ * any other argument is taken literally ("-" too), less a local X.idx
+ * given with X (the shell's expansion of such a pattern; an X.idx named
+ * alone is read). Every tool's input files and --source_glob come through here,
  * so the rule is the same everywhere. Returns 0; TFREC_E_NOT_FOUND when a pattern
  * matched nothing; TFREC_E_IO if a directory or bucket could not be
  * listed; TFREC_E_UNSUPPORTED for a scheme nobody registered;
