@@ -246,8 +246,8 @@ int tfrec_gauth_header(tfrec_gauth *g, int force_refresh, char **header, char *e
     int64_t life = 0;
     char msg[sizeof a->last_err] = "";
     double asked_at = now_s();
-    int rc = fetch(a, resolved, resolved ? &a->cred : &fresh, &t, &h, &life, &asked_at, msg,
-                   sizeof msg);
+    int rc =
+        fetch(a, resolved, resolved ? &a->cred : &fresh, &t, &h, &life, &asked_at, msg, sizeof msg);
     double t0 = now_s();
 
     pthread_mutex_lock(&a->mu);
