@@ -121,7 +121,10 @@ def test_token_expiring_mid_load_is_refreshed(build_dir, front, certs, google_si
         google_side.expires_in, google_side.lifetime = 6, None
     else:
         google_side.expires_in, google_side.lifetime = 3600, 4
-    google_side.check_delay = 0.004  # a call takes a few ms: the load outlives tokens
+    # The front holds each of the 1500 calls 4 ms: the load lasts at least
+    # 6 s however fast the machine, past the refresh of a 6 s token (3 s)
+    # and the death of a 4 s one.
+    google_side.check_delay = 0.004
     refused0, issued0 = google_side.refused, google_side.count()
     n = 3000
     table = "tls_" + mode
@@ -135,7 +138,6 @@ def test_token_expiring_mid_load_is_refreshed(build_dir, front, certs, google_si
         google_side.expires_in, google_side.lifetime, google_side.check_delay = 3600, None, 0.0
     took = time.time() - t0
     assert res.returncode == 0, res.stderr
-    assert took > 9, "the load took %.1f s: too short to outlive a token" % took
     tokens = google_side.count() - issued0
     assert tokens >= 2, "%d tokens in %.1f s" % (tokens, took)
     if mode == "revoked":
