@@ -3,9 +3,11 @@
  * are read from), each with a token cache. One thread at a time refreshes (the others wait for
  * its result instead of each asking the token endpoint), and nothing is
  * held locked across the network exchange. A token is refreshed 5 minutes
- * before it expires, or halfway through its life if that is shorter; if
- * the refresh fails while the old token is still valid, the old one is
- * used until it expires. */
+ * before it expires, or halfway through its life if that is shorter; its
+ * life counts from when it was asked for, not from when the answer came
+ * (the server counts from issuing it, and a slow answer must not make it
+ * look younger). If the refresh fails while the old token is still valid,
+ * the old one is used until it expires. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,13 +177,14 @@ void tfrec_gauth_free(tfrec_gauth *a)
 /* The network part of a refresh, run without the lock by the one thread
  * refreshing. cred is that thread's to fill while resolved == 0. */
 static int fetch(source *a, int resolved, tfrec_gauth_cred *cred, const tfrec_gauth_tuning *t,
-                 char **header, int64_t *life, char *err, size_t errcap)
+                 char **header, int64_t *life, double *asked_at, char *err, size_t errcap)
 {
     int rc;
     if (!resolved &&
         (rc = tfrec_gauth_chain_resolve(cred, a->credentials_file, t, err, errcap)) < 0)
         return rc;
     char *token = NULL;
+    *asked_at = now_s();
     if ((rc = tfrec_gauth_token_fetch(cred, t, &token, life, err, errcap)) < 0)
         return rc;
     size_t n = strlen(token) + 32;
@@ -242,7 +245,9 @@ int tfrec_gauth_header(tfrec_gauth *g, int force_refresh, char **header, char *e
     char *h = NULL;
     int64_t life = 0;
     char msg[sizeof a->last_err] = "";
-    int rc = fetch(a, resolved, resolved ? &a->cred : &fresh, &t, &h, &life, msg, sizeof msg);
+    double asked_at = now_s();
+    int rc =
+        fetch(a, resolved, resolved ? &a->cred : &fresh, &t, &h, &life, &asked_at, msg, sizeof msg);
     double t0 = now_s();
 
     pthread_mutex_lock(&a->mu);
@@ -254,8 +259,8 @@ int tfrec_gauth_header(tfrec_gauth *g, int force_refresh, char **header, char *e
         free_header(a->header);
         a->header = h;
         int64_t margin = life / 2 < REFRESH_MARGIN_S ? life / 2 : REFRESH_MARGIN_S;
-        a->refresh_at = t0 + (double)(life - margin);
-        a->expire_at = t0 + (double)life;
+        a->refresh_at = asked_at + (double)(life - margin);
+        a->expire_at = asked_at + (double)life;
         a->fetched++;
         rc = hand_out(a, header, err, errcap);
     } else {

@@ -79,6 +79,19 @@ def test_refreshed_before_expiry(probe, google, keypair, tmp_path):
     assert len(times) == 2 and 3.0 < times[1] - times[0] < 6.0
 
 
+def test_token_life_counts_from_when_it_was_asked_for(probe, google, keypair, tmp_path):
+    # The endpoint answers 2 s after issuing a 6 s token: it is refreshed
+    # 3 s after it was asked for (1 s after it came), not 3 s after it came,
+    # when the server would count 5 of its 6 s gone.
+    google.expires_in, google.delay = 6, 2.0
+    f = key_file(tmp_path / "key.json", keypair[0], google)
+    out = probe("get", "sleep:1600", "get", file=f, tune=("--timeout-ms=10000", "--attempts=1",
+                                                         "--backoff-ms=20", "--probe-ms=1000"))
+    assert out == ["ok Authorization: Bearer tok-1", "slept 1600",
+                   "ok Authorization: Bearer tok-2"]
+    assert google.count() == 2
+
+
 def test_force_refresh_fetches_a_new_token(probe, google, keypair, tmp_path):
     f = key_file(tmp_path / "key.json", keypair[0], google)
     out = probe("get", "force", "get", file=f)

@@ -355,6 +355,75 @@ def test_token_revoked_mid_scan_is_refreshed(kind, build_dir, fronts, certs, goo
     assert {c[1] for c in google.checks[checks0:]} == {ACCOUNT[kind]}
 
 
+PY_SCAN = r"""
+import json, sys
+import tfrec.bigtable
+a = json.loads(sys.argv[1])
+rows = [r.value() for r in tfrec.bigtable.Reader(
+    "p", "i", a["table"], prefix="train_", endpoint=a["endpoint"], tls=True,
+    ca_bundle_file=a["ca"], credentials_file=a["cred"], rpc_timeout_ms=a["stall_ms"])]
+print(json.dumps([r.hex() for r in rows]))
+"""
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_token_expiring_mid_scan_is_refreshed_ahead(kind, build_dir, fronts, certs, google,
+                                                    keypair, bigtable_emulator, tmp_path):  # noqa: F811
+    # The Python Reader's scan goes silent twice (the proxy behind the
+    # front stops forwarding after 100 kB on two connections); after 3 s
+    # without a message (rpc_timeout_ms) it resumes with a new call from
+    # the last row it delivered. Tokens last 4 s and are refreshed 2 s
+    # ahead, so each resumed call, at least 3 s after the call before it
+    # took its token, goes with a new one, fetched ahead, not after a
+    # refusal. A slower machine only makes the silences longer.
+    cred = Cred(kind, tmp_path, keypair, google)
+    table = "tls_scan_expiry_" + kind
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 2000, size=400, seed=4)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(fronts[1], certs, cred) +
+                   ["--bigtable_table=" + table, "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                    "--num_records=2000"], cred.env)
+    assert res.returncode == 0, res.stderr
+    cuts = tmp_path / "cuts"
+    proxy = subprocess.Popen([sys.executable, CUT_PROXY, "--target", bigtable_emulator,
+                              "--then", "down:100000/stall", "--max-cuts", "2",
+                              "--status-file", str(cuts), "--max-seconds", "120"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proxy.stdout.readline().split()[1].split("=")[1])
+        (tmp_path / "nginx").mkdir()
+        n = Nginx(tmp_path / "nginx", certs, google.port,
+                  [(BIGTABLE_SERVER, "127.0.0.1:%d" % port, "bigtable")])
+        try:
+            google.expires_in = 4
+            refused0, issued0 = google.refused, google.issued
+            path = METADATA_TOKEN if kind == "metadata" else "/token"
+            asked0, checks0 = google.count(path), len(google.checks)
+            env = dict(cred.env, TFREC_BUILD=build_dir, PYTHONPATH=os.path.join(REPO, "python"))
+            arg = {"table": table, "endpoint": "localhost:%d" % n.ports[0],
+                   "ca": "%s/ca.pem" % certs, "cred": str(cred.file) if cred.file else None,
+                   "stall_ms": 3000}
+            res = subprocess.run([sys.executable, "-c", PY_SCAN, json.dumps(arg)], env=env,
+                                 capture_output=True, text=True, timeout=120)
+        finally:
+            n.stop()
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+    assert res.returncode == 0, res.stderr
+    assert [bytes.fromhex(r) for r in json.loads(res.stdout)] == records  # every row once
+    assert cuts.read_text().split() == ["2"]
+    # A token for the first call and one for each resumed call; none
+    # refused (one refusal is survivable, should a call take 2 s from
+    # taking its token to the front's check).
+    tokens = google.issued - issued0
+    assert tokens >= 3 and google.refused - refused0 <= 1, (tokens, google.refused - refused0)
+    assert google.count(path) - asked0 == tokens
+    assert {c[1] for c in google.checks[checks0:]} == {ACCOUNT[kind]}
+
+
 # ------------------------------------------------------------------ errors
 
 def small_load(build_dir, fronts, certs, cred, tmp_path, table):  # noqa: F811
