@@ -28,10 +28,11 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * blocks of block_records would make each block a fresh multi-megabyte
  * allocation, and read-ahead coarse. */
 #define BLOCK_BYTES (1u << 20)
-/* The same for files of other file systems (gs://): each run of a block
- * is one ranged read there, and every request pays the server's
- * first-byte latency, so larger blocks make fewer requests
- * (bench/RESULTS.md, "gs:// sequential reads"). */
+/* The same for files of other file systems (gs://). In order, each file
+ * there is read as one stream per epoch whatever the block size (see
+ * claim_block); shuffled, each run of a block is one ranged read, and
+ * every request pays the server's first-byte latency, so larger blocks
+ * make fewer requests (bench/RESULTS.md, "gs:// sequential reads"). */
 #define REMOTE_BLOCK_BYTES (8u << 20)
 
 typedef struct ds_block {
@@ -69,6 +70,7 @@ struct tfrec_dataset {
     size_t nfiles;
     uint64_t *cum;
     uint64_t block_bytes_max; /* BLOCK_BYTES, or REMOTE_BLOCK_BYTES */
+    int remote;               /* files of another file system than the local one */
 
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
@@ -78,7 +80,12 @@ struct tfrec_dataset {
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
     uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
-    ds_block **slots;      /* ring of ring_len, block j at j % ring_len */
+    /* Streamed epochs (in order, remote files): block j belongs to the
+     * thread streaming its file, and threads claim out of order. */
+    int streamed;     /* fixed at open */
+    uint8_t *claimed; /* per block, when streamed */
+    size_t nrunning;  /* threads started (owners are file % nrunning) */
+    ds_block **slots; /* ring of ring_len, block j at j % ring_len */
     size_t ring_len;
     uint64_t buffered;
     ds_worker *workers;
@@ -124,6 +131,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
     for (size_t i = 0; i < OPEN_PER_THREAD; i++) {
         if (w->open[i].r && w->open[i].file == f) {
             w->open[i].used = ++w->clock;
+            tfrec_random_reader_stream(w->open[i].r, ds->streamed);
             *out = w->open[i].r;
             return TFREC_OK;
         }
@@ -138,6 +146,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
                                                 ds->o.use_mmap);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    tfrec_random_reader_stream(slot->r, ds->streamed);
     slot->file = f;
     slot->used = ++w->clock;
     *out = slot->r;
@@ -186,16 +195,38 @@ static void read_block(ds_worker *w, ds_block *b)
     }
 }
 
+/* The next block this thread may read, or nblocks. In order, blocks are
+ * taken in order by whichever thread is free. Streamed, a file's blocks
+ * all go to one thread (file % threads), which then continues one request
+ * over the whole file instead of one per block: the consumer takes blocks
+ * in order, so the owners of the files in the window read in parallel. */
+static uint64_t claim_block(const tfrec_dataset *ds, size_t self)
+{
+    uint64_t end =
+        ds->next_out + ds->ring_len < ds->nblocks ? ds->next_out + ds->ring_len : ds->nblocks;
+    if (!ds->streamed)
+        return ds->next_claim < end ? ds->next_claim : ds->nblocks;
+    for (uint64_t j = ds->next_out; j < end; j++) {
+        if (ds->claimed[j])
+            continue;
+        size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, ds->items[ds->block_start[j]]);
+        if (f % ds->nrunning == self % ds->nrunning)
+            return j;
+    }
+    return ds->nblocks;
+}
+
 static void *worker_main(void *arg)
 {
     ds_worker *w = arg;
     tfrec_dataset *ds = w->ds;
+    size_t self = (size_t)(w - ds->workers);
     pthread_mutex_lock(&ds->mu);
     for (;;) {
         if (ds->stop)
             break;
-        uint64_t j = ds->next_claim;
-        if (j >= ds->nblocks || j >= ds->next_out + ds->ring_len) {
+        uint64_t j = claim_block(ds, self);
+        if (j >= ds->nblocks) {
             pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
@@ -221,7 +252,10 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
-        ds->next_claim++;
+        if (ds->streamed)
+            ds->claimed[j] = 1;
+        else
+            ds->next_claim++;
         ds->buffered += b->size;
         if (ds->npool) {
             ds->npool--;
@@ -342,8 +376,10 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     tfrec_fs t;
     if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
         t.open_source != tfrec_fs_local()->open_source)
-        ds->block_bytes_max = REMOTE_BLOCK_BYTES;
+        ds->block_bytes_max = REMOTE_BLOCK_BYTES, ds->remote = 1;
     ds->nworkers = o.num_threads;
+    ds->nrunning = o.num_threads;
+    ds->streamed = ds->remote && !o.shuffle;
     *out = ds;
     return TFREC_OK;
 }
@@ -384,14 +420,27 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
     /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES.
-     * In order on another file system, blocks are cut by bytes alone: a
-     * run of consecutive records is one request there, however many. */
-    int whole_runs = !ds->o.shuffle && ds->block_bytes_max == REMOTE_BLOCK_BYTES;
+     * In order on another file system (streamed), blocks are cut by bytes
+     * and where the file changes: each belongs to the thread streaming
+     * its file. */
+    int streamed = ds->streamed;
+    uint8_t *claimed = streamed ? calloc(nitems ? nitems : 1, 1) : NULL;
+    if (streamed && !claimed) {
+        free(items);
+        free(starts);
+        return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
+                          (unsigned long long)ds->cum[ds->nfiles]);
+    }
+    size_t last_file = 0;
     for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
+        size_t f = streamed ? tfrec_ds_file_of(ds->cum, ds->nfiles, items[i]) : 0;
+        if (n && streamed && f != last_file)
+            n = 0, bytes = 0;
+        last_file = f;
         if (n == 0)
             starts[nblocks++] = i;
         bytes += block_bytes(ds, &items[i], 1);
-        if ((++n == ds->o.block_records && !whole_runs) || bytes >= ds->block_bytes_max)
+        if ((++n == ds->o.block_records && !streamed) || bytes >= ds->block_bytes_max)
             n = 0, bytes = 0;
     }
     starts[nblocks] = nitems;
@@ -407,6 +456,8 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     }
     free(ds->items);
     free(ds->block_start);
+    free(ds->claimed);
+    ds->claimed = claimed;
     ds->items = items;
     ds->nitems = nitems;
     ds->block_start = starts;
@@ -425,7 +476,11 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
         if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
             if (t == 0)
                 return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: cannot start a thread");
-            break; /* fewer threads still work */
+            pthread_mutex_lock(&ds->mu); /* fewer threads still work */
+            ds->nrunning = t;
+            pthread_cond_broadcast(&ds->work);
+            pthread_mutex_unlock(&ds->mu);
+            break;
         }
         w->started = 1;
     }
@@ -540,5 +595,6 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     free(ds->workers);
     free(ds->items);
     free(ds->block_start);
+    free(ds->claimed);
     free(ds);
 }
