@@ -281,6 +281,61 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Indexes of every file at open, num_threads files at a time: scanning a
+ * file without a fresh index reads it whole, and on gs:// each file also
+ * waits for its server's first bytes. The lowest failing file's error is
+ * the one reported, whatever the threads' timing. */
+typedef struct index_job {
+    tfrec_dataset *ds;
+    const char *const *files;
+    pthread_mutex_t mu;
+    size_t next, failed; /* failed: lowest failing file, or nfiles */
+    tfrec_err err;
+} index_job;
+
+static void *index_main(void *arg)
+{
+    index_job *job = arg;
+    tfrec_dataset *ds = job->ds;
+    for (;;) {
+        pthread_mutex_lock(&job->mu);
+        size_t f = job->next < job->failed ? job->next++ : ds->nfiles;
+        pthread_mutex_unlock(&job->mu);
+        if (f >= ds->nfiles)
+            return NULL;
+        tfrec_err err = { 0 };
+        int rc = tfrec_index_for_source(&ds->ix[f], job->files[f], ds->o.index_policy, ds->fs,
+                                        ds->o.max_record_size, &err);
+        if (rc < 0) {
+            pthread_mutex_lock(&job->mu);
+            if (f < job->failed) {
+                job->failed = f;
+                job->err = err;
+            }
+            pthread_mutex_unlock(&job->mu);
+        }
+    }
+}
+
+static int load_indexes(tfrec_dataset *ds, const char *const *files)
+{
+    index_job job = { .ds = ds, .files = files, .failed = ds->nfiles };
+    pthread_mutex_init(&job.mu, NULL);
+    size_t nt = ds->o.num_threads < ds->nfiles ? ds->o.num_threads : ds->nfiles, started = 0;
+    pthread_t tid[MAX_THREADS];
+    while (started + 1 < nt && pthread_create(&tid[started], NULL, index_main, &job) == 0)
+        started++;
+    index_main(&job); /* this thread is one of them */
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&job.mu);
+    if (job.failed < ds->nfiles)
+        return tfrec_fail_copy(NULL, &job.err);
+    for (size_t f = 0; f < ds->nfiles; f++)
+        ds->cum[f + 1] = ds->cum[f] + ds->ix[f]->n;
+    return TFREC_OK;
+}
+
 static void block_free(ds_block *b)
 {
     if (b) {
@@ -358,19 +413,15 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
         return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
     }
     for (size_t f = 0; f < n; f++) {
-        tfrec_err err = { 0 };
         if (!files[f] || !(ds->names[f] = strdup(files[f]))) {
             tfrec_dataset_free(ds);
             return tfrec_fail(NULL, files[f] ? TFREC_E_NOMEM : TFREC_E_INVALID,
                               "dataset: file %zu: %s", f, files[f] ? "out of memory" : "NULL name");
         }
-        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, ds->fs, o.max_record_size,
-                                    &err);
-        if (rc < 0) {
-            tfrec_dataset_free(ds);
-            return tfrec_fail_copy(NULL, &err);
-        }
-        ds->cum[f + 1] = ds->cum[f] + ds->ix[f]->n;
+    }
+    if ((rc = load_indexes(ds, files)) < 0) {
+        tfrec_dataset_free(ds);
+        return rc;
     }
     ds->block_bytes_max = BLOCK_BYTES;
     tfrec_fs t;
