@@ -34,6 +34,12 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * every request pays the server's first-byte latency, so larger blocks
  * make fewer requests (bench/RESULTS.md, "gs:// sequential reads"). */
 #define REMOTE_BLOCK_BYTES (8u << 20)
+/* Shuffled on another file system without a shuffle_block: a block
+ * shuffle of blocks of about this many bytes, each one ranged request of
+ * the gs:// client's default size, instead of one request per record
+ * (bench/RESULTS.md, "gs:// sequential reads"; quality in
+ * docs/datasets.md). */
+#define REMOTE_SHUFFLE_BLOCK_BYTES (2u << 20)
 
 typedef struct ds_block {
     uint8_t *bytes;  /* framed records, back to back */
@@ -44,6 +50,13 @@ typedef struct ds_block {
     int code;        /* nonzero: reading failed */
     char msg[TFREC_ERRMSG_MAX];
 } ds_block;
+
+/* A record of the shuffle buffer: a copy, its own buffer reused. */
+typedef struct ds_slot {
+    uint8_t *p;
+    size_t cap, len;
+    uint64_t g; /* global record number */
+} ds_slot;
 
 typedef struct ds_open_file {
     size_t file;
@@ -109,6 +122,12 @@ struct tfrec_dataset {
     uint64_t last_record;
     int sticky;
     tfrec_err err;
+    /* The epoch's shuffle buffer (block shuffle), consumer side. */
+    ds_buffer sbuf;
+    ds_slot *sbuf_slots, sbuf_outslot;
+    size_t *sbuf_drain;
+    size_t sbuf_nslots;             /* allocated */
+    uint64_t sbuf_loaded, sbuf_out; /* slots filled at the start; records handed out */
 };
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_dataset_options)
@@ -428,6 +447,14 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
         t.open_source != tfrec_fs_local()->open_source)
         ds->block_bytes_max = REMOTE_BLOCK_BYTES, ds->remote = 1;
+    if (ds->remote && o.shuffle && !o.shuffle_block) {
+        uint64_t records = ds->cum[n], bytes = 0;
+        for (size_t f = 0; f < n; f++)
+            bytes += tfrec_index_data_size(ds->ix[f]);
+        uint64_t bs =
+            records ? REMOTE_SHUFFLE_BLOCK_BYTES / (bytes / records ? bytes / records : 1) : 2;
+        ds->o.shuffle_block = bs < 2 ? 2 : bs > (1u << 20) ? 1u << 20 : (uint32_t)bs;
+    }
     ds->nworkers = o.num_threads;
     ds->nrunning = o.num_threads;
     ds->streamed = ds->remote && !o.shuffle;
@@ -449,6 +476,27 @@ uint64_t tfrec_dataset_shard_records(const tfrec_dataset *ds)
     return hi - lo;
 }
 
+/* Slots for the epoch's shuffle buffer (kept for later epochs). */
+static int slots_reserve(tfrec_dataset *ds, const ds_buffer *b, uint64_t nitems)
+{
+    uint64_t fill = b->size < nitems ? b->size : nitems;
+    if (fill <= ds->sbuf_nslots)
+        return TFREC_OK;
+    if (fill > SIZE_MAX / sizeof(ds_slot))
+        return TFREC_E_NOMEM;
+    ds_slot *x = realloc(ds->sbuf_slots, (size_t)fill * sizeof *x);
+    if (x)
+        ds->sbuf_slots = x;
+    size_t *d = x ? realloc(ds->sbuf_drain, (size_t)fill * sizeof *d) : NULL;
+    if (d)
+        ds->sbuf_drain = d;
+    if (!x || !d)
+        return TFREC_E_NOMEM;
+    memset(x + ds->sbuf_nslots, 0, (size_t)(fill - ds->sbuf_nslots) * sizeof *x);
+    ds->sbuf_nslots = (size_t)fill;
+    return TFREC_OK;
+}
+
 int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 {
     if (!ds)
@@ -464,8 +512,10 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                       ds->o.shuffle_block,
                       ds->o.shuffle_buffer };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
-    if (tfrec_ds_plan(&in, &items, &nitems) < 0 ||
-        !(starts = malloc((nitems + 1) * sizeof *starts))) {
+    ds_buffer sbuf;
+    if (tfrec_ds_plan(&in, &items, &nitems, &sbuf) < 0 ||
+        !(starts = malloc((nitems + 1) * sizeof *starts)) || slots_reserve(ds, &sbuf, nitems) < 0) {
+        free(starts);
         free(items);
         return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
                           (unsigned long long)ds->cum[ds->nfiles]);
@@ -473,8 +523,10 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES.
      * In order on another file system (streamed), blocks are cut by bytes
      * and where the file changes: each belongs to the thread streaming
-     * its file. */
-    int streamed = ds->streamed;
+     * its file. Block-shuffled there, a block is one run of consecutive
+     * records (a shuffle block, cut at REMOTE_BLOCK_BYTES): one ranged
+     * read. */
+    int streamed = ds->streamed, runs = ds->remote && ds->o.shuffle_block > 1;
     uint8_t *claimed = streamed ? calloc(nitems ? nitems : 1, 1) : NULL;
     if (streamed && !claimed) {
         free(items);
@@ -484,14 +536,14 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     }
     size_t last_file = 0;
     for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
-        size_t f = streamed ? tfrec_ds_file_of(ds->cum, ds->nfiles, items[i]) : 0;
-        if (n && streamed && f != last_file)
+        size_t f = streamed || runs ? tfrec_ds_file_of(ds->cum, ds->nfiles, items[i]) : 0;
+        if (n && (f != last_file || (runs && items[i] != items[i - 1] + 1)))
             n = 0, bytes = 0;
         last_file = f;
         if (n == 0)
             starts[nblocks++] = i;
         bytes += block_bytes(ds, &items[i], 1);
-        if ((++n == ds->o.block_records && !streamed) || bytes >= ds->block_bytes_max)
+        if ((++n == ds->o.block_records && !streamed && !runs) || bytes >= ds->block_bytes_max)
             n = 0, bytes = 0;
     }
     starts[nblocks] = nitems;
@@ -499,6 +551,8 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     ds->cur = NULL;
     ds->cur_pos = 0;
     ds->sticky = 0;
+    ds->sbuf = sbuf;
+    ds->sbuf_loaded = ds->sbuf_out = 0;
     pthread_mutex_lock(&ds->mu);
     ds->generation++;
     for (size_t i = 0; i < ds->ring_len; i++) {
@@ -538,18 +592,9 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     return TFREC_OK;
 }
 
-int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
+/* The next record in read order, from the blocks the threads filled. */
+static int next_input(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint64_t *global)
 {
-    if (!ds || !data || !len)
-        return tfrec_fail(ds ? &ds->err : NULL, TFREC_E_INVALID,
-                          "tfrec_dataset_next: NULL argument");
-    if (ds->sticky)
-        return tfrec_fail(NULL, ds->sticky, "%s", ds->err.msg);
-    if (!ds->started_epoch) {
-        int rc = tfrec_dataset_start_epoch(ds, 0);
-        if (rc < 0)
-            return rc;
-    }
     if (ds->cur && ds->cur_pos == ds->cur->n) {
         pthread_mutex_lock(&ds->mu);
         ds->buffered -= ds->cur->size;
@@ -594,8 +639,104 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
     *data = b->bytes + ds->cur_at + 12;
     *len = (size_t)(framed - 16);
     ds->cur_at += framed;
-    ds->last_file = f;
-    ds->last_record = k;
+    *global = g;
+    return TFREC_OK;
+}
+
+static int slot_take(tfrec_dataset *ds, ds_slot *x, const uint8_t *data, size_t len, uint64_t g)
+{
+    if (x->cap < len) {
+        uint8_t *q = realloc(x->p, len ? len : 1);
+        if (!q)
+            return ds->sticky = tfrec_fail(&ds->err, TFREC_E_NOMEM,
+                                           "dataset: out of memory for the shuffle buffer");
+        x->p = q;
+        x->cap = len;
+    }
+    memcpy(x->p, data, len);
+    x->len = len;
+    x->g = g;
+    return TFREC_OK;
+}
+
+static int input_into(tfrec_dataset *ds, ds_slot *x)
+{
+    const uint8_t *data;
+    size_t len;
+    uint64_t g;
+    int rc = next_input(ds, &data, &len, &g);
+    if (rc == TFREC_END)
+        return ds->sticky = tfrec_fail(&ds->err, TFREC_E_STATE,
+                                       "dataset: the read order ended before the shuffle buffer "
+                                       "was drained");
+    return rc < 0 ? rc : slot_take(ds, x, data, len, g);
+}
+
+/* The next record through the shuffle buffer (plan.h, ds_buffer): records
+ * are copied into slots, so blocks are released as soon as they are read
+ * through, and the buffer's memory is its records'. */
+static int next_buffered(tfrec_dataset *ds, ds_slot **out)
+{
+    uint64_t n = ds->nitems, fill = ds->sbuf.size < n ? ds->sbuf.size : n;
+    if (ds->sbuf_out >= n)
+        return TFREC_END;
+    int rc;
+    for (; ds->sbuf_loaded < fill; ds->sbuf_loaded++)
+        if ((rc = input_into(ds, &ds->sbuf_slots[ds->sbuf_loaded])) < 0)
+            return rc;
+    size_t j;
+    if (ds->sbuf_out < n - fill) {
+        j = (size_t)tfrec_ds_below(&ds->sbuf.state, fill);
+    } else {
+        if (ds->sbuf_out == n - fill) { /* the drain order, drawn once */
+            for (size_t i = 0; i < fill; i++)
+                ds->sbuf_drain[i] = i;
+            for (size_t m = (size_t)fill; m > 0; m--) {
+                size_t r = (size_t)tfrec_ds_below(&ds->sbuf.state, m), t = ds->sbuf_drain[r];
+                ds->sbuf_drain[r] = ds->sbuf_drain[m - 1];
+                ds->sbuf_drain[m - 1] = t;
+            }
+        }
+        j = ds->sbuf_drain[ds->sbuf_out - (n - fill)];
+    }
+    /* The record handed out stays valid until the next call: it moves to
+     * the out slot, whose old buffer takes the slot's place. */
+    ds_slot t = ds->sbuf_slots[j];
+    ds->sbuf_slots[j] = ds->sbuf_outslot;
+    ds->sbuf_outslot = t;
+    if (ds->sbuf_out < n - fill && (rc = input_into(ds, &ds->sbuf_slots[j])) < 0)
+        return rc;
+    ds->sbuf_out++;
+    *out = &ds->sbuf_outslot;
+    return TFREC_OK;
+}
+
+int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
+{
+    if (!ds || !data || !len)
+        return tfrec_fail(ds ? &ds->err : NULL, TFREC_E_INVALID,
+                          "tfrec_dataset_next: NULL argument");
+    if (ds->sticky)
+        return tfrec_fail(NULL, ds->sticky, "%s", ds->err.msg);
+    if (!ds->started_epoch) {
+        int rc = tfrec_dataset_start_epoch(ds, 0);
+        if (rc < 0)
+            return rc;
+    }
+    uint64_t g;
+    int rc;
+    if (ds->sbuf.size) {
+        ds_slot *x;
+        if ((rc = next_buffered(ds, &x)) != TFREC_OK)
+            return rc;
+        *data = x->p;
+        *len = x->len;
+        g = x->g;
+    } else if ((rc = next_input(ds, data, len, &g)) != TFREC_OK) {
+        return rc;
+    }
+    ds->last_file = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+    ds->last_record = g - ds->cum[ds->last_file];
     return TFREC_OK;
 }
 
@@ -636,6 +777,11 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     }
     for (size_t i = 0; i < ds->npool; i++)
         free(ds->pool[i].p);
+    for (size_t i = 0; i < ds->sbuf_nslots; i++)
+        free(ds->sbuf_slots[i].p);
+    free(ds->sbuf_slots);
+    free(ds->sbuf_drain);
+    free(ds->sbuf_outslot.p);
     pthread_mutex_destroy(&ds->mu);
     pthread_cond_destroy(&ds->work);
     pthread_cond_destroy(&ds->ready);

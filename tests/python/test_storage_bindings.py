@@ -272,15 +272,23 @@ def test_dataset_random_reader_index_over_every_file_system(tfrec, tmp_path):
     for k in ("gs", "mem"):
         assert [tfrec.count_records(f) for f in files[k]] == \
             [(n, True) for n, _ in map(tfrec.count_records, files["local"])]
-    for shuffle in (False, True):
+    for shuffle, block in ((False, 0), (True, 4), (True, 0)):
         for shard in ((0, 1), (0, 2), (1, 2)):
             got = {}
             for k, fs in files.items():
-                with tfrec.Dataset(fs, shuffle=shuffle, seed=7, shard=shard,
+                with tfrec.Dataset(fs, shuffle=shuffle, seed=7, shard=shard, shuffle_block=block,
                                    num_parallel_reads=3, block_records=5) as ds:
                     got[k] = [bytes(r) for r in ds]
-            assert got["local"] and got["gs"] == got["local"] and got["mem"] == got["local"], \
-                (shuffle, shard)
+            assert got["local"] and got["gs"] == got["mem"], (shuffle, block, shard)
+            if shuffle and not block:
+                # Shuffled without shuffle_block: a global shuffle of local
+                # files, a block shuffle of remote ones (the same records,
+                # other shares of them).
+                assert len(got["gs"]) == len(got["local"]), shard
+                if shard == (0, 1):
+                    assert sorted(got["gs"]) == sorted(got["local"])
+            else:
+                assert got["gs"] == got["local"], (shuffle, block, shard)
     for k in ("gs", "mem"):
         with tfrec.RandomAccessReader(files["local"][2]) as a, \
                 tfrec.RandomAccessReader(files[k][2]) as b:
@@ -307,10 +315,11 @@ def _gets(since):
 def test_dataset_requests_per_epoch(tfrec, tmp_path):
     """A gs:// Dataset in order streams each file with one GET per epoch
     (its thread continues one request across the file's blocks, whatever
-    block_records, threads or shard); shuffled, it makes one ranged GET
-    per run of consecutive records at most. No metadata request per file
-    while reading, none at open when a file has no index; every record
-    comes out once, in the order the same local files give."""
+    block_records, threads or shard); block-shuffled, it makes one ranged
+    GET per shuffle block, and shuffled without shuffle_block, blocks of
+    about 2 MiB (here: one per file). No metadata request per file while
+    reading, none at open when a file has no index; every record comes out
+    once, in the order the same local files give."""
     local, remote, records = [], [], []
     for f in range(4):
         p = str(tmp_path / ("part-%d" % f))
@@ -324,12 +333,19 @@ def test_dataset_requests_per_epoch(tfrec, tmp_path):
         with open(p, "rb") as fp:
             tfrec.storage.write_bytes(remote[-1], fp.read())
     files = len(remote)
-    for shuffle in (False, True):
+    counts = [30 + 7 * f for f in range(4)]
+    for shuffle, block in ((False, 0), (True, 5), (True, 0)):
         for threads, shard in ((1, (0, 1)), (3, (0, 1)), (2, (1, 2))):
             kw = dict(shuffle=shuffle, seed=5, shard=shard, num_parallel_reads=threads,
-                      block_records=4)
-            with tfrec.Dataset(local, **kw) as ds:
-                want = [[bytes(r) for r in ds] for _ in range(2)]
+                      block_records=4, shuffle_block=block)
+            # Without shuffle_block, remote files are cut into blocks of
+            # about 2 MiB: here each file is one.
+            lkw = dict(kw, shuffle_block=block or (max(counts) if shuffle else 0))
+            with tfrec.Dataset(local, **lkw) as ds:
+                want = []
+                for epoch in range(2):
+                    ds.set_epoch(epoch)
+                    want.append([bytes(r) for r in ds])
             n0 = len(_requests())
             ds = tfrec.Dataset(remote, **kw)
             media, meta = _gets(n0)
@@ -348,7 +364,11 @@ def test_dataset_requests_per_epoch(tfrec, tmp_path):
                     assert len(media) <= files, (threads, shard, media)
                     assert all(r and r.endswith("-") for _, _, r in media), media
                 else:
-                    assert len(media) <= len(got), (threads, shard, len(media))
+                    # A shuffle block is one ranged GET (two where a shard
+                    # boundary cuts it).
+                    blocks = sum((c + (block or c) - 1) // (block or c) for c in counts)
+                    assert len(media) <= blocks + 1, (threads, shard, block, len(media))
+                    assert all(r and not r.endswith("-") for _, _, r in media), media
             ds.close()
 
 
