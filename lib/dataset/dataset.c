@@ -32,12 +32,12 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * there is read as one stream per epoch whatever the block size (see
  * claim_block); shuffled, each run of a block is one ranged read, and
  * every request pays the server's first-byte latency, so larger blocks
- * make fewer requests (bench/RESULTS.md, "gs:// sequential reads"). */
+ * make fewer requests (bench/RESULTS.md, "gs:// datasets"). */
 #define REMOTE_BLOCK_BYTES (8u << 20)
 /* Shuffled on another file system without a shuffle_block: a block
  * shuffle of blocks of about this many bytes, each one ranged request of
  * the gs:// client's default size, instead of one request per record
- * (bench/RESULTS.md, "gs:// sequential reads"; quality in
+ * (bench/RESULTS.md, "gs:// datasets"; quality in
  * docs/datasets.md). */
 #define REMOTE_SHUFFLE_BLOCK_BYTES (2u << 20)
 
