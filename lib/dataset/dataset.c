@@ -513,7 +513,12 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                       ds->o.shuffle_buffer };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
     ds_buffer sbuf;
+    /* Local files read the buffer's delivery order directly (records at
+     * random offsets cost little there, and copies into a buffer of
+     * fresh memory more); others read blocks in order, and the consumer
+     * runs the buffer. */
     if (tfrec_ds_plan(&in, &items, &nitems, &sbuf) < 0 ||
+        (!ds->remote && sbuf.size && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
         !(starts = malloc((nitems + 1) * sizeof *starts)) || slots_reserve(ds, &sbuf, nitems) < 0) {
         free(starts);
         free(items);

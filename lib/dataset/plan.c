@@ -63,6 +63,40 @@ uint64_t tfrec_ds_below(uint64_t *s, uint64_t n)
     return below(s, n);
 }
 
+/* p[0..n) through the shuffle buffer b, into out: the same draws as the
+ * consumer's pass (dataset.c, next_buffered). */
+static void buffer_pass(const uint64_t *p, uint64_t n, ds_buffer *b, uint64_t *out)
+{
+    /* The buffer is out[n - fill .. n) while out[0 .. k) is written: k
+     * reaches n - fill only when the input ends. */
+    uint64_t fill = b->size < n ? b->size : n, k = 0, *s = &b->state;
+    uint64_t *buf = out + (n - fill);
+    for (uint64_t i = 0; i < fill; i++)
+        buf[i] = p[i];
+    for (uint64_t i = fill; i < n; i++) {
+        uint64_t j = below(s, fill);
+        out[k++] = buf[j];
+        buf[j] = p[i];
+    }
+    for (uint64_t m = fill; m > 0; m--) { /* drain in random order */
+        uint64_t j = below(s, m), t = buf[j];
+        buf[j] = buf[m - 1];
+        buf[m - 1] = t;
+    }
+}
+
+int tfrec_ds_buffer_apply(uint64_t **items, uint64_t n, ds_buffer *b)
+{
+    uint64_t *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out)
+        return TFREC_E_NOMEM;
+    buffer_pass(*items, n, b, out);
+    free(*items);
+    *items = out;
+    b->size = 0;
+    return TFREC_OK;
+}
+
 /* The block shuffle's read order: blocks of shuffle_block consecutive
  * records of a file, permuted. */
 static int block_order(const ds_plan_in *in, uint64_t *seq, uint64_t *s)

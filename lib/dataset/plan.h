@@ -40,6 +40,10 @@ typedef struct ds_buffer {
  * TFREC_E_NOMEM. */
 int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items, uint64_t *n, ds_buffer *buf);
 
+/* Pass items[0..n) through buffer b in advance: *items becomes the
+ * delivery order (a new array), b->size 0. TFREC_OK or TFREC_E_NOMEM. */
+int tfrec_ds_buffer_apply(uint64_t **items, uint64_t n, ds_buffer *b);
+
 /* Uniform in [0, n) from SplitMix64 state *s, without modulo bias. */
 uint64_t tfrec_ds_below(uint64_t *s, uint64_t n);
 
