@@ -5,11 +5,13 @@
  * exactly once per epoch and a new epoch mixes records across workers.
  *
  * The block shuffle permutes blocks of consecutive records instead, and
- * each worker takes its contiguous part of that sequence, which is then
- * read block by block (one request per block on gs://, a mapped file's
- * pages reused locally) and passed through a shuffle buffer by the
- * consumer, as a streaming input pipeline would; the result is still a
- * permutation of the worker's records, a function of (seed, epoch) alone.
+ * each worker takes its contiguous part of that sequence and passes it
+ * through a shuffle buffer, as a streaming input pipeline would: ahead of
+ * time for local files (tfrec_ds_buffer_apply; reads stay near each
+ * other), or at the consumer for other file systems, whose threads read
+ * the blocks in order (one request per block on gs://). The result is
+ * still a permutation of the worker's records, a function of (seed,
+ * epoch) alone.
  * Its quality against a plain shuffle buffer is in docs/datasets.md. */
 #include <stdlib.h>
 
