@@ -132,7 +132,8 @@ typedef int (*tfrec_open_source_fn)(void *ctx, const char *name, tfrec_io *io);
 
 typedef struct tfrec_dataset_options {
     size_t struct_size;
-    int shuffle;              /* [0] files interleaved in order; 1: a global shuffle */
+    int shuffle;              /* [0] files interleaved in order; 1: shuffled (see
+                                shuffle_block) */
     uint64_t seed;            /* shuffle seed [0]; each epoch's order is a function of
                                 (seed, epoch) alone */
     uint32_t shard_index;     /* this worker [0] ... */
@@ -160,7 +161,8 @@ typedef struct tfrec_dataset_options {
      * through [NULL: tfrec_fs_default(): local paths and every registered
      * scheme, e.g. gs:// when libtfrec-storage is loaded]. Local files are
      * read with pread() (or a mapping); names of any other file system
-     * with one ranged read (open_range) per run of consecutive records,
+     * with open_range: in order, each file as one stream per epoch (one
+     * request), shuffled, one ranged read per block (see shuffle_block),
      * num_threads of them in flight. An index is fresh when it tiles the
      * data and, where the file system reports modification times (local,
      * mem://), is not older than the data. */
@@ -170,13 +172,17 @@ typedef struct tfrec_dataset_options {
      * CLUSTER_SPEC, RANK/WORLD_SIZE, the Indexed Job; docs/training.md);
      * shard_index and num_shards must then be 0. */
     int shard_auto;
-    /* (since 1.1) With shuffle: [0] a global shuffle; N > 1: a block
+    /* (since 1.1) With shuffle: [0] a global shuffle (a block shuffle for
+     * files of other file systems, below); N > 1: a block
      * shuffle: the records of each file cut into blocks of N consecutive
-     * records, the blocks permuted, and that sequence passed through a
-     * shuffle buffer of shuffle_buffer records [0 = 16 N]. Reads stay near
-     * each other (faster from the page cache); the order is still a
-     * permutation that depends on (seed, epoch) alone. Its quality against
-     * a plain shuffle buffer is measured in docs/datasets.md. */
+     * records, the blocks permuted, the shard's part of that sequence read
+     * block by block and passed through a shuffle buffer of
+     * shuffle_buffer records [0 = 16 N]. Reads stay near each other
+     * (faster from the page cache, one request per block on gs://); the
+     * order is still a permutation that depends on (seed, epoch) alone.
+     * Files of a file system other than the local one, shuffled with
+     * shuffle_block 0, get N = about 2 MiB of records. Its quality is
+     * measured in docs/datasets.md. */
     uint32_t shuffle_block;
     uint32_t shuffle_buffer;
 } tfrec_dataset_options;

@@ -28,11 +28,18 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * blocks of block_records would make each block a fresh multi-megabyte
  * allocation, and read-ahead coarse. */
 #define BLOCK_BYTES (1u << 20)
-/* The same for files of other file systems (gs://): each run of a block
- * is one ranged read there, and every request pays the server's
- * first-byte latency, so larger blocks make fewer requests
- * (bench/RESULTS.md, "gs:// sequential reads"). */
+/* The same for files of other file systems (gs://). In order, each file
+ * there is read as one stream per epoch whatever the block size (see
+ * claim_block); shuffled, each run of a block is one ranged read, and
+ * every request pays the server's first-byte latency, so larger blocks
+ * make fewer requests (bench/RESULTS.md, "gs:// datasets"). */
 #define REMOTE_BLOCK_BYTES (8u << 20)
+/* Shuffled on another file system without a shuffle_block: a block
+ * shuffle of blocks of about this many bytes, each one ranged request of
+ * the gs:// client's default size, instead of one request per record
+ * (bench/RESULTS.md, "gs:// datasets"; quality in
+ * docs/datasets.md). */
+#define REMOTE_SHUFFLE_BLOCK_BYTES (2u << 20)
 
 typedef struct ds_block {
     uint8_t *bytes;  /* framed records, back to back */
@@ -43,6 +50,13 @@ typedef struct ds_block {
     int code;        /* nonzero: reading failed */
     char msg[TFREC_ERRMSG_MAX];
 } ds_block;
+
+/* A record of the shuffle buffer: a copy, its own buffer reused. */
+typedef struct ds_slot {
+    uint8_t *p;
+    size_t cap, len;
+    uint64_t g; /* global record number */
+} ds_slot;
 
 typedef struct ds_open_file {
     size_t file;
@@ -69,6 +83,7 @@ struct tfrec_dataset {
     size_t nfiles;
     uint64_t *cum;
     uint64_t block_bytes_max; /* BLOCK_BYTES, or REMOTE_BLOCK_BYTES */
+    int remote;               /* files of another file system than the local one */
 
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
@@ -78,7 +93,12 @@ struct tfrec_dataset {
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
     uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
-    ds_block **slots;      /* ring of ring_len, block j at j % ring_len */
+    /* Streamed epochs (in order, remote files): block j belongs to the
+     * thread streaming its file, and threads claim out of order. */
+    int streamed;     /* fixed at open */
+    uint8_t *claimed; /* per block, when streamed */
+    size_t nrunning;  /* threads started (owners are file % nrunning) */
+    ds_block **slots; /* ring of ring_len, block j at j % ring_len */
     size_t ring_len;
     uint64_t buffered;
     ds_worker *workers;
@@ -102,6 +122,12 @@ struct tfrec_dataset {
     uint64_t last_record;
     int sticky;
     tfrec_err err;
+    /* The epoch's shuffle buffer (block shuffle), consumer side. */
+    ds_buffer sbuf;
+    ds_slot *sbuf_slots, sbuf_outslot;
+    size_t *sbuf_drain;
+    size_t sbuf_nslots;             /* allocated */
+    uint64_t sbuf_loaded, sbuf_out; /* slots filled at the start; records handed out */
 };
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_dataset_options)
@@ -124,6 +150,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
     for (size_t i = 0; i < OPEN_PER_THREAD; i++) {
         if (w->open[i].r && w->open[i].file == f) {
             w->open[i].used = ++w->clock;
+            tfrec_random_reader_stream(w->open[i].r, ds->streamed);
             *out = w->open[i].r;
             return TFREC_OK;
         }
@@ -138,6 +165,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
                                                 ds->o.use_mmap);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    tfrec_random_reader_stream(slot->r, ds->streamed);
     slot->file = f;
     slot->used = ++w->clock;
     *out = slot->r;
@@ -186,16 +214,38 @@ static void read_block(ds_worker *w, ds_block *b)
     }
 }
 
+/* The next block this thread may read, or nblocks. In order, blocks are
+ * taken in order by whichever thread is free. Streamed, a file's blocks
+ * all go to one thread (file % threads), which then continues one request
+ * over the whole file instead of one per block: the consumer takes blocks
+ * in order, so the owners of the files in the window read in parallel. */
+static uint64_t claim_block(const tfrec_dataset *ds, size_t self)
+{
+    uint64_t end =
+        ds->next_out + ds->ring_len < ds->nblocks ? ds->next_out + ds->ring_len : ds->nblocks;
+    if (!ds->streamed)
+        return ds->next_claim < end ? ds->next_claim : ds->nblocks;
+    for (uint64_t j = ds->next_out; j < end; j++) {
+        if (ds->claimed[j])
+            continue;
+        size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, ds->items[ds->block_start[j]]);
+        if (f % ds->nrunning == self % ds->nrunning)
+            return j;
+    }
+    return ds->nblocks;
+}
+
 static void *worker_main(void *arg)
 {
     ds_worker *w = arg;
     tfrec_dataset *ds = w->ds;
+    size_t self = (size_t)(w - ds->workers);
     pthread_mutex_lock(&ds->mu);
     for (;;) {
         if (ds->stop)
             break;
-        uint64_t j = ds->next_claim;
-        if (j >= ds->nblocks || j >= ds->next_out + ds->ring_len) {
+        uint64_t j = claim_block(ds, self);
+        if (j >= ds->nblocks) {
             pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
@@ -221,7 +271,10 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
-        ds->next_claim++;
+        if (ds->streamed)
+            ds->claimed[j] = 1;
+        else
+            ds->next_claim++;
         ds->buffered += b->size;
         if (ds->npool) {
             ds->npool--;
@@ -245,6 +298,61 @@ static void *worker_main(void *arg)
     for (size_t i = 0; i < OPEN_PER_THREAD; i++)
         tfrec_random_reader_free(w->open[i].r);
     return NULL;
+}
+
+/* Indexes of every file at open, num_threads files at a time: scanning a
+ * file without a fresh index reads it whole, and on gs:// each file also
+ * waits for its server's first bytes. The lowest failing file's error is
+ * the one reported, whatever the threads' timing. */
+typedef struct index_job {
+    tfrec_dataset *ds;
+    const char *const *files;
+    pthread_mutex_t mu;
+    size_t next, failed; /* failed: lowest failing file, or nfiles */
+    tfrec_err err;
+} index_job;
+
+static void *index_main(void *arg)
+{
+    index_job *job = arg;
+    tfrec_dataset *ds = job->ds;
+    for (;;) {
+        pthread_mutex_lock(&job->mu);
+        size_t f = job->next < job->failed ? job->next++ : ds->nfiles;
+        pthread_mutex_unlock(&job->mu);
+        if (f >= ds->nfiles)
+            return NULL;
+        tfrec_err err = { 0 };
+        int rc = tfrec_index_for_source(&ds->ix[f], job->files[f], ds->o.index_policy, ds->fs,
+                                        ds->o.max_record_size, &err);
+        if (rc < 0) {
+            pthread_mutex_lock(&job->mu);
+            if (f < job->failed) {
+                job->failed = f;
+                job->err = err;
+            }
+            pthread_mutex_unlock(&job->mu);
+        }
+    }
+}
+
+static int load_indexes(tfrec_dataset *ds, const char *const *files)
+{
+    index_job job = { .ds = ds, .files = files, .failed = ds->nfiles };
+    pthread_mutex_init(&job.mu, NULL);
+    size_t nt = ds->o.num_threads < ds->nfiles ? ds->o.num_threads : ds->nfiles, started = 0;
+    pthread_t tid[MAX_THREADS];
+    while (started + 1 < nt && pthread_create(&tid[started], NULL, index_main, &job) == 0)
+        started++;
+    index_main(&job); /* this thread is one of them */
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&job.mu);
+    if (job.failed < ds->nfiles)
+        return tfrec_fail_copy(NULL, &job.err);
+    for (size_t f = 0; f < ds->nfiles; f++)
+        ds->cum[f + 1] = ds->cum[f] + ds->ix[f]->n;
+    return TFREC_OK;
 }
 
 static void block_free(ds_block *b)
@@ -324,26 +432,32 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
         return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
     }
     for (size_t f = 0; f < n; f++) {
-        tfrec_err err = { 0 };
         if (!files[f] || !(ds->names[f] = strdup(files[f]))) {
             tfrec_dataset_free(ds);
             return tfrec_fail(NULL, files[f] ? TFREC_E_NOMEM : TFREC_E_INVALID,
                               "dataset: file %zu: %s", f, files[f] ? "out of memory" : "NULL name");
         }
-        rc = tfrec_index_for_source(&ds->ix[f], files[f], o.index_policy, ds->fs, o.max_record_size,
-                                    &err);
-        if (rc < 0) {
-            tfrec_dataset_free(ds);
-            return tfrec_fail_copy(NULL, &err);
-        }
-        ds->cum[f + 1] = ds->cum[f] + ds->ix[f]->n;
+    }
+    if ((rc = load_indexes(ds, files)) < 0) {
+        tfrec_dataset_free(ds);
+        return rc;
     }
     ds->block_bytes_max = BLOCK_BYTES;
     tfrec_fs t;
     if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
         t.open_source != tfrec_fs_local()->open_source)
-        ds->block_bytes_max = REMOTE_BLOCK_BYTES;
+        ds->block_bytes_max = REMOTE_BLOCK_BYTES, ds->remote = 1;
+    if (ds->remote && o.shuffle && !o.shuffle_block) {
+        uint64_t records = ds->cum[n], bytes = 0;
+        for (size_t f = 0; f < n; f++)
+            bytes += tfrec_index_data_size(ds->ix[f]);
+        uint64_t bs =
+            records ? REMOTE_SHUFFLE_BLOCK_BYTES / (bytes / records ? bytes / records : 1) : 2;
+        ds->o.shuffle_block = bs < 2 ? 2 : bs > (1u << 20) ? 1u << 20 : (uint32_t)bs;
+    }
     ds->nworkers = o.num_threads;
+    ds->nrunning = o.num_threads;
+    ds->streamed = ds->remote && !o.shuffle;
     *out = ds;
     return TFREC_OK;
 }
@@ -362,6 +476,27 @@ uint64_t tfrec_dataset_shard_records(const tfrec_dataset *ds)
     return hi - lo;
 }
 
+/* Slots for the epoch's shuffle buffer (kept for later epochs). */
+static int slots_reserve(tfrec_dataset *ds, const ds_buffer *b, uint64_t nitems)
+{
+    uint64_t fill = b->size < nitems ? b->size : nitems;
+    if (fill <= ds->sbuf_nslots)
+        return TFREC_OK;
+    if (fill > SIZE_MAX / sizeof(ds_slot))
+        return TFREC_E_NOMEM;
+    ds_slot *x = realloc(ds->sbuf_slots, (size_t)fill * sizeof *x);
+    if (x)
+        ds->sbuf_slots = x;
+    size_t *d = x ? realloc(ds->sbuf_drain, (size_t)fill * sizeof *d) : NULL;
+    if (d)
+        ds->sbuf_drain = d;
+    if (!x || !d)
+        return TFREC_E_NOMEM;
+    memset(x + ds->sbuf_nslots, 0, (size_t)(fill - ds->sbuf_nslots) * sizeof *x);
+    ds->sbuf_nslots = (size_t)fill;
+    return TFREC_OK;
+}
+
 int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 {
     if (!ds)
@@ -377,21 +512,43 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                       ds->o.shuffle_block,
                       ds->o.shuffle_buffer };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
-    if (tfrec_ds_plan(&in, &items, &nitems) < 0 ||
-        !(starts = malloc((nitems + 1) * sizeof *starts))) {
+    ds_buffer sbuf;
+    /* Local files read the buffer's delivery order directly (records at
+     * random offsets cost little there, and copies into a buffer of
+     * fresh memory more); others read blocks in order, and the consumer
+     * runs the buffer. */
+    if (tfrec_ds_plan(&in, &items, &nitems, &sbuf) < 0 ||
+        (!ds->remote && sbuf.size && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
+        !(starts = malloc((nitems + 1) * sizeof *starts)) || slots_reserve(ds, &sbuf, nitems) < 0) {
+        free(starts);
         free(items);
         return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
     /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES.
-     * In order on another file system, blocks are cut by bytes alone: a
-     * run of consecutive records is one request there, however many. */
-    int whole_runs = !ds->o.shuffle && ds->block_bytes_max == REMOTE_BLOCK_BYTES;
+     * In order on another file system (streamed), blocks are cut by bytes
+     * and where the file changes: each belongs to the thread streaming
+     * its file. Block-shuffled there, a block is one run of consecutive
+     * records (a shuffle block, cut at REMOTE_BLOCK_BYTES): one ranged
+     * read. */
+    int streamed = ds->streamed, runs = ds->remote && ds->o.shuffle_block > 1;
+    uint8_t *claimed = streamed ? calloc(nitems ? nitems : 1, 1) : NULL;
+    if (streamed && !claimed) {
+        free(items);
+        free(starts);
+        return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
+                          (unsigned long long)ds->cum[ds->nfiles]);
+    }
+    size_t last_file = 0;
     for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
+        size_t f = streamed || runs ? tfrec_ds_file_of(ds->cum, ds->nfiles, items[i]) : 0;
+        if (n && (f != last_file || (runs && items[i] != items[i - 1] + 1)))
+            n = 0, bytes = 0;
+        last_file = f;
         if (n == 0)
             starts[nblocks++] = i;
         bytes += block_bytes(ds, &items[i], 1);
-        if ((++n == ds->o.block_records && !whole_runs) || bytes >= ds->block_bytes_max)
+        if ((++n == ds->o.block_records && !streamed && !runs) || bytes >= ds->block_bytes_max)
             n = 0, bytes = 0;
     }
     starts[nblocks] = nitems;
@@ -399,6 +556,8 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     ds->cur = NULL;
     ds->cur_pos = 0;
     ds->sticky = 0;
+    ds->sbuf = sbuf;
+    ds->sbuf_loaded = ds->sbuf_out = 0;
     pthread_mutex_lock(&ds->mu);
     ds->generation++;
     for (size_t i = 0; i < ds->ring_len; i++) {
@@ -407,6 +566,8 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     }
     free(ds->items);
     free(ds->block_start);
+    free(ds->claimed);
+    ds->claimed = claimed;
     ds->items = items;
     ds->nitems = nitems;
     ds->block_start = starts;
@@ -425,25 +586,20 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
         if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
             if (t == 0)
                 return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: cannot start a thread");
-            break; /* fewer threads still work */
+            pthread_mutex_lock(&ds->mu); /* fewer threads still work */
+            ds->nrunning = t;
+            pthread_cond_broadcast(&ds->work);
+            pthread_mutex_unlock(&ds->mu);
+            break;
         }
         w->started = 1;
     }
     return TFREC_OK;
 }
 
-int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
+/* The next record in read order, from the blocks the threads filled. */
+static int next_input(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint64_t *global)
 {
-    if (!ds || !data || !len)
-        return tfrec_fail(ds ? &ds->err : NULL, TFREC_E_INVALID,
-                          "tfrec_dataset_next: NULL argument");
-    if (ds->sticky)
-        return tfrec_fail(NULL, ds->sticky, "%s", ds->err.msg);
-    if (!ds->started_epoch) {
-        int rc = tfrec_dataset_start_epoch(ds, 0);
-        if (rc < 0)
-            return rc;
-    }
     if (ds->cur && ds->cur_pos == ds->cur->n) {
         pthread_mutex_lock(&ds->mu);
         ds->buffered -= ds->cur->size;
@@ -488,8 +644,104 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
     *data = b->bytes + ds->cur_at + 12;
     *len = (size_t)(framed - 16);
     ds->cur_at += framed;
-    ds->last_file = f;
-    ds->last_record = k;
+    *global = g;
+    return TFREC_OK;
+}
+
+static int slot_take(tfrec_dataset *ds, ds_slot *x, const uint8_t *data, size_t len, uint64_t g)
+{
+    if (x->cap < len) {
+        uint8_t *q = realloc(x->p, len ? len : 1);
+        if (!q)
+            return ds->sticky = tfrec_fail(&ds->err, TFREC_E_NOMEM,
+                                           "dataset: out of memory for the shuffle buffer");
+        x->p = q;
+        x->cap = len;
+    }
+    memcpy(x->p, data, len);
+    x->len = len;
+    x->g = g;
+    return TFREC_OK;
+}
+
+static int input_into(tfrec_dataset *ds, ds_slot *x)
+{
+    const uint8_t *data;
+    size_t len;
+    uint64_t g;
+    int rc = next_input(ds, &data, &len, &g);
+    if (rc == TFREC_END)
+        return ds->sticky = tfrec_fail(&ds->err, TFREC_E_STATE,
+                                       "dataset: the read order ended before the shuffle buffer "
+                                       "was drained");
+    return rc < 0 ? rc : slot_take(ds, x, data, len, g);
+}
+
+/* The next record through the shuffle buffer (plan.h, ds_buffer): records
+ * are copied into slots, so blocks are released as soon as they are read
+ * through, and the buffer's memory is its records'. */
+static int next_buffered(tfrec_dataset *ds, ds_slot **out)
+{
+    uint64_t n = ds->nitems, fill = ds->sbuf.size < n ? ds->sbuf.size : n;
+    if (ds->sbuf_out >= n)
+        return TFREC_END;
+    int rc;
+    for (; ds->sbuf_loaded < fill; ds->sbuf_loaded++)
+        if ((rc = input_into(ds, &ds->sbuf_slots[ds->sbuf_loaded])) < 0)
+            return rc;
+    size_t j;
+    if (ds->sbuf_out < n - fill) {
+        j = (size_t)tfrec_ds_below(&ds->sbuf.state, fill);
+    } else {
+        if (ds->sbuf_out == n - fill) { /* the drain order, drawn once */
+            for (size_t i = 0; i < fill; i++)
+                ds->sbuf_drain[i] = i;
+            for (size_t m = (size_t)fill; m > 0; m--) {
+                size_t r = (size_t)tfrec_ds_below(&ds->sbuf.state, m), t = ds->sbuf_drain[r];
+                ds->sbuf_drain[r] = ds->sbuf_drain[m - 1];
+                ds->sbuf_drain[m - 1] = t;
+            }
+        }
+        j = ds->sbuf_drain[ds->sbuf_out - (n - fill)];
+    }
+    /* The record handed out stays valid until the next call: it moves to
+     * the out slot, whose old buffer takes the slot's place. */
+    ds_slot t = ds->sbuf_slots[j];
+    ds->sbuf_slots[j] = ds->sbuf_outslot;
+    ds->sbuf_outslot = t;
+    if (ds->sbuf_out < n - fill && (rc = input_into(ds, &ds->sbuf_slots[j])) < 0)
+        return rc;
+    ds->sbuf_out++;
+    *out = &ds->sbuf_outslot;
+    return TFREC_OK;
+}
+
+int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
+{
+    if (!ds || !data || !len)
+        return tfrec_fail(ds ? &ds->err : NULL, TFREC_E_INVALID,
+                          "tfrec_dataset_next: NULL argument");
+    if (ds->sticky)
+        return tfrec_fail(NULL, ds->sticky, "%s", ds->err.msg);
+    if (!ds->started_epoch) {
+        int rc = tfrec_dataset_start_epoch(ds, 0);
+        if (rc < 0)
+            return rc;
+    }
+    uint64_t g;
+    int rc;
+    if (ds->sbuf.size) {
+        ds_slot *x;
+        if ((rc = next_buffered(ds, &x)) != TFREC_OK)
+            return rc;
+        *data = x->p;
+        *len = x->len;
+        g = x->g;
+    } else if ((rc = next_input(ds, data, len, &g)) != TFREC_OK) {
+        return rc;
+    }
+    ds->last_file = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+    ds->last_record = g - ds->cum[ds->last_file];
     return TFREC_OK;
 }
 
@@ -530,6 +782,11 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     }
     for (size_t i = 0; i < ds->npool; i++)
         free(ds->pool[i].p);
+    for (size_t i = 0; i < ds->sbuf_nslots; i++)
+        free(ds->sbuf_slots[i].p);
+    free(ds->sbuf_slots);
+    free(ds->sbuf_drain);
+    free(ds->sbuf_outslot.p);
     pthread_mutex_destroy(&ds->mu);
     pthread_cond_destroy(&ds->work);
     pthread_cond_destroy(&ds->ready);
@@ -540,5 +797,6 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     free(ds->workers);
     free(ds->items);
     free(ds->block_start);
+    free(ds->claimed);
     free(ds);
 }

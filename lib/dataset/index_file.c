@@ -14,26 +14,30 @@
 #include "util/struct_size.h"
 
 /* Fresh as index_format.h defines it: not older than the data (where the
- * file system keeps times), records ending at the data's size. */
+ * file system keeps times), records ending at the data's size. The index
+ * is opened first: without one, the data is not examined at all (on
+ * gs:// that saves a metadata request per file, which the server may
+ * answer by hashing the object). */
 int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path)
 {
     *out = NULL;
     char *iname = tfrec_idx_name(path);
     if (!iname)
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
+    tfrec_io io = TFREC_IO_INIT;
+    int rc = tfrec_fs_open_source(fs, iname, &io);
     tfrec_fs_info ds = TFREC_FS_INFO_INIT, is = TFREC_FS_INFO_INIT;
     /* Data that cannot be examined has no usable index: reading it says
      * why (a bad name, a missing file) in the caller's terms. */
-    int rc = tfrec_fs_stat(fs, path, &ds) < 0 ? TFREC_E_NOT_FOUND : TFREC_OK;
+    if (rc == TFREC_OK && tfrec_fs_stat(fs, path, &ds) < 0)
+        rc = TFREC_E_NOT_FOUND;
     /* The index's own time matters only where the data has one. */
     if (rc == TFREC_OK && ds.mtime_ns && (rc = tfrec_fs_stat(fs, iname, &is)) == TFREC_OK)
         rc = tfrec_idx_fresh_by_time(iname, path, is.mtime_ns, ds.mtime_ns);
     if (rc == TFREC_OK) {
-        tfrec_io io = TFREC_IO_INIT;
-        rc = tfrec_fs_open_source(fs, iname, &io);
         tfrec_index *ix = NULL;
-        if (rc == TFREC_OK)
-            rc = tfrec_index_load_io(&ix, &io, iname, (int64_t)ds.size);
+        rc = tfrec_index_load_io(&ix, &io, iname, (int64_t)ds.size);
+        io.close = NULL; /* load_io closed it */
         if (rc == TFREC_OK &&
             (rc = tfrec_idx_fresh_by_end(iname, path, tfrec_index_data_size(ix), ds.size)) < 0) {
             tfrec_index_free(ix);
@@ -41,6 +45,8 @@ int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path
         }
         *out = ix;
     }
+    if (io.close)
+        io.close(io.ctx, 0);
     free(iname);
     return rc;
 }

@@ -4,12 +4,15 @@
  * and takes its own contiguous part, so together they read each record
  * exactly once per epoch and a new epoch mixes records across workers.
  *
- * The block shuffle permutes blocks of consecutive records instead (reads
- * stay near each other: a mapped file's pages and TLB entries are reused),
- * then passes that sequence through a shuffle buffer, as a streaming input
- * pipeline would; the result is still a permutation of every record, a
- * function of (seed, epoch) alone. Its quality against a plain shuffle
- * buffer is in docs/datasets.md. */
+ * The block shuffle permutes blocks of consecutive records instead, and
+ * each worker takes its contiguous part of that sequence and passes it
+ * through a shuffle buffer, as a streaming input pipeline would: ahead of
+ * time for local files (tfrec_ds_buffer_apply; reads stay near each
+ * other), or at the consumer for other file systems, whose threads read
+ * the blocks in order (one request per block on gs://). The result is
+ * still a permutation of the worker's records, a function of (seed,
+ * epoch) alone.
+ * Its quality against a plain shuffle buffer is in docs/datasets.md. */
 #include <stdlib.h>
 
 #include "dataset/plan.h"
@@ -57,13 +60,18 @@ size_t tfrec_ds_file_of(const uint64_t *cum, size_t nfiles, uint64_t g)
     return lo;
 }
 
-/* p[0..n) through a shuffle buffer of size slots: each incoming record
- * takes the place of a random one, which goes out. out gets the result. */
-static void buffer_pass(const uint64_t *p, uint64_t n, uint64_t size, uint64_t *s, uint64_t *out)
+uint64_t tfrec_ds_below(uint64_t *s, uint64_t n)
+{
+    return below(s, n);
+}
+
+/* p[0..n) through the shuffle buffer b, into out: the same draws as the
+ * consumer's pass (dataset.c, next_buffered). */
+static void buffer_pass(const uint64_t *p, uint64_t n, ds_buffer *b, uint64_t *out)
 {
     /* The buffer is out[n - fill .. n) while out[0 .. k) is written: k
      * reaches n - fill only when the input ends. */
-    uint64_t fill = size < n ? size : n, k = 0;
+    uint64_t fill = b->size < n ? b->size : n, k = 0, *s = &b->state;
     uint64_t *buf = out + (n - fill);
     for (uint64_t i = 0; i < fill; i++)
         buf[i] = p[i];
@@ -79,18 +87,28 @@ static void buffer_pass(const uint64_t *p, uint64_t n, uint64_t size, uint64_t *
     }
 }
 
-static int block_shuffle(const ds_plan_in *in, uint64_t *p, uint64_t total, uint64_t *s)
+int tfrec_ds_buffer_apply(uint64_t **items, uint64_t n, ds_buffer *b)
+{
+    uint64_t *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out)
+        return TFREC_E_NOMEM;
+    buffer_pass(*items, n, b, out);
+    free(*items);
+    *items = out;
+    b->size = 0;
+    return TFREC_OK;
+}
+
+/* The block shuffle's read order: blocks of shuffle_block consecutive
+ * records of a file, permuted. */
+static int block_order(const ds_plan_in *in, uint64_t *seq, uint64_t *s)
 {
     uint64_t bs = in->shuffle_block, nb = 0;
     for (size_t f = 0; f < in->nfiles; f++)
         nb += (in->cum[f + 1] - in->cum[f] + bs - 1) / bs;
     uint64_t *first = malloc((nb ? nb : 1) * sizeof *first);
-    uint64_t *seq = malloc((total ? total : 1) * sizeof *seq);
-    if (!first || !seq) {
-        free(first);
-        free(seq);
+    if (!first)
         return TFREC_E_NOMEM;
-    }
     uint64_t b = 0;
     for (size_t f = 0; f < in->nfiles; f++)
         for (uint64_t g = in->cum[f]; g < in->cum[f + 1]; g += bs)
@@ -108,18 +126,16 @@ static int block_shuffle(const ds_plan_in *in, uint64_t *p, uint64_t total, uint
             seq[n++] = g;
     }
     free(first);
-    uint64_t size = in->shuffle_buffer ? in->shuffle_buffer : 16 * bs;
-    buffer_pass(seq, total, size, s, p);
-    free(seq);
     return TFREC_OK;
 }
 
-int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items_out, uint64_t *n_out)
+int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items_out, uint64_t *n_out, ds_buffer *buf)
 {
     uint64_t total = in->cum[in->nfiles], lo, hi;
     tfrec_ds_shard_range(total, in->shard_index, in->num_shards, &lo, &hi);
     *items_out = NULL;
     *n_out = 0;
+    buf->size = 0;
     if (in->shuffle) {
         if (total > SIZE_MAX / sizeof(uint64_t))
             return TFREC_E_NOMEM;
@@ -128,10 +144,12 @@ int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items_out, uint64_t *n_out)
             return TFREC_E_NOMEM;
         uint64_t s = in->seed ^ (0xD1B54A32D192ED03ull * (in->epoch + 1));
         if (in->shuffle_block > 1) {
-            if (block_shuffle(in, p, total, &s) < 0) {
+            if (block_order(in, p, &s) < 0) {
                 free(p);
                 return TFREC_E_NOMEM;
             }
+            buf->size = in->shuffle_buffer ? in->shuffle_buffer : 16 * (uint64_t)in->shuffle_block;
+            buf->state = s;
         } else {
             for (uint64_t g = 0; g < total; g++)
                 p[g] = g;

@@ -24,10 +24,28 @@ typedef struct ds_plan_in {
  * at most one, shards in order tile the sequence. */
 void tfrec_ds_shard_range(uint64_t total, uint32_t i, uint32_t n, uint64_t *lo, uint64_t *hi);
 
-/* The shard's records for this epoch, in the order they are delivered, as
- * global numbers in a malloc'ed array of *n elements. TFREC_OK or
+/* A shuffle buffer the consumer passes the read order through: size
+ * records (0: none, the read order is the delivery order), driven by
+ * tfrec_ds_below() from state. Each record read takes the place of a
+ * random one (below(fill)), which goes out; once the input ends, the
+ * buffer goes out in a random order (drawn as a Fisher-Yates shuffle of
+ * the slots, last slot first). fill = min(size, records). */
+typedef struct ds_buffer {
+    uint64_t size, state;
+} ds_buffer;
+
+/* The shard's records for this epoch, in the order they are read, as
+ * global numbers in a malloc'ed array of *n elements, and the shuffle
+ * buffer they go through (block shuffle) or none. TFREC_OK or
  * TFREC_E_NOMEM. */
-int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items, uint64_t *n);
+int tfrec_ds_plan(const ds_plan_in *in, uint64_t **items, uint64_t *n, ds_buffer *buf);
+
+/* Pass items[0..n) through buffer b in advance: *items becomes the
+ * delivery order (a new array), b->size 0. TFREC_OK or TFREC_E_NOMEM. */
+int tfrec_ds_buffer_apply(uint64_t **items, uint64_t n, ds_buffer *b);
+
+/* Uniform in [0, n) from SplitMix64 state *s, without modulo bias. */
+uint64_t tfrec_ds_below(uint64_t *s, uint64_t n);
 
 /* The file holding global record g (binary search over cum). */
 size_t tfrec_ds_file_of(const uint64_t *cum, size_t nfiles, uint64_t g);

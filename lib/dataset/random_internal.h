@@ -24,6 +24,13 @@ int tfrec_random_reader_open_fs_shared(tfrec_random_reader **out, const struct t
                                        const char *name, const tfrec_index *ix, tfrec_index *owned,
                                        int use_mmap);
 
+/* Read a file of another file system (gs://) as a stream (on = 1): a
+ * read continuing where the previous one ended goes on over the same
+ * request, any other opens one from its offset to the end of the file, so
+ * reading a file's records in order makes one request. Off (the default):
+ * one request of exactly each read's bytes. Local files ignore it. */
+void tfrec_random_reader_stream(tfrec_random_reader *r, int on);
+
 int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count, uint8_t *dst,
                              const uint8_t **where);
 

@@ -27,6 +27,12 @@ struct tfrec_random_reader {
      * system (gs://, mem://: one request of exactly the bytes wanted). */
     int ranged;
     tfrec_fs fs;
+    /* Streamed (tfrec_random_reader_stream): one source from an offset to
+     * the end of the file (one open-ended request), kept while reads go
+     * on where the last one ended. */
+    int streamed;
+    tfrec_io stream;
+    uint64_t stream_pos;
     uint8_t *buf;
     size_t cap;
     tfrec_err err;
@@ -74,29 +80,85 @@ static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, si
     return TFREC_OK;
 }
 
+static int read_full(tfrec_random_reader *r, tfrec_io *io, uint64_t offset, uint8_t *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ptrdiff_t k = io->read(io->ctx, dst + got, n - got);
+        if (k < 0) {
+            const char *why = io->errmsg ? io->errmsg(io->ctx) : NULL;
+            return tfrec_fail(&r->err, (int)k, "%s", why && *why ? why : tfrec_strerror((int)k));
+        }
+        if (k == 0)
+            return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
+                              "%s: record at offset %llu is cut short: the file ends after %zu "
+                              "of its %zu bytes (is the index stale?)",
+                              r->name, (unsigned long long)offset, got, n);
+        got += (size_t)k;
+    }
+    return TFREC_OK;
+}
+
+/* A range of the file that the index says exists but the file system
+ * refuses (past its end) means the index is stale. */
+static int open_failed(tfrec_random_reader *r, int rc)
+{
+    if (rc == TFREC_E_INVALID)
+        return tfrec_fail(&r->err, TFREC_E_STATE,
+                          "%s: the index describes %llu bytes but the file is shorter (stale "
+                          "index): %s",
+                          r->name, (unsigned long long)tfrec_index_data_size(r->ix),
+                          tfrec_last_errmsg());
+    return tfrec_fail(&r->err, rc, "%s", tfrec_last_errmsg());
+}
+
+static void stream_close(tfrec_random_reader *r)
+{
+    if (r->stream.close)
+        r->stream.close(r->stream.ctx, 0);
+    r->stream = (tfrec_io)TFREC_IO_INIT;
+}
+
+/* Streamed: continue the open source when offset is where it stands, else
+ * open one from offset to the end of the file. */
+static int streamed_read(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
+{
+    if (!r->stream.close || r->stream_pos != offset) {
+        stream_close(r);
+        int rc = tfrec_fs_open_range(&r->fs, r->name, offset, UINT64_MAX, &r->stream);
+        if (rc < 0) {
+            r->stream = (tfrec_io)TFREC_IO_INIT;
+            return open_failed(r, rc);
+        }
+        r->stream_pos = offset;
+    }
+    int rc = read_full(r, &r->stream, offset, dst, n);
+    if (rc < 0) {
+        stream_close(r);
+        return rc;
+    }
+    r->stream_pos += n;
+    return TFREC_OK;
+}
+
 static int ranged_read(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
 {
+    if (r->streamed)
+        return streamed_read(r, offset, dst, n);
     tfrec_io io = TFREC_IO_INIT;
     int rc = tfrec_fs_open_range(&r->fs, r->name, offset, n, &io);
     if (rc < 0)
-        return tfrec_fail(&r->err, rc, "%s", tfrec_last_errmsg());
-    size_t got = 0;
-    while (rc == TFREC_OK && got < n) {
-        ptrdiff_t k = io.read(io.ctx, dst + got, n - got);
-        if (k < 0) {
-            const char *why = io.errmsg ? io.errmsg(io.ctx) : NULL;
-            rc = tfrec_fail(&r->err, (int)k, "%s", why && *why ? why : tfrec_strerror((int)k));
-        } else if (k == 0) {
-            rc = tfrec_fail(&r->err, TFREC_E_TRUNCATED,
-                            "%s: record at offset %llu is cut short: the file ends after %zu "
-                            "of its %zu bytes (is the index stale?)",
-                            r->name, (unsigned long long)offset, got, n);
-        } else {
-            got += (size_t)k;
-        }
-    }
+        return open_failed(r, rc);
+    rc = read_full(r, &io, offset, dst, n);
     io.close(io.ctx, 0);
     return rc;
+}
+
+void tfrec_random_reader_stream(tfrec_random_reader *r, int on)
+{
+    if (!on)
+        stream_close(r);
+    r->streamed = on && r->ranged;
 }
 
 int tfrec_random_reader_open_fs_shared(tfrec_random_reader **out, const tfrec_fs *fs,
@@ -120,19 +182,8 @@ int tfrec_random_reader_open_fs_shared(tfrec_random_reader **out, const tfrec_fs
         }
         return tfrec_random_reader_open_shared(out, &io, ix, owned, name, use_mmap);
     }
-    tfrec_fs_info info = TFREC_FS_INFO_INIT;
-    if ((rc = tfrec_fs_stat(&t, name, &info)) < 0) {
-        tfrec_index_free(owned);
-        return rc;
-    }
-    if (tfrec_index_data_size(ix) > info.size) {
-        tfrec_index_free(owned);
-        return tfrec_fail(NULL, TFREC_E_STATE,
-                          "%s: the index describes %llu bytes but the file has %llu (stale "
-                          "index)",
-                          name, (unsigned long long)tfrec_index_data_size(ix),
-                          (unsigned long long)info.size);
-    }
+    /* No metadata request: a range the index describes beyond the end of
+     * the file fails at its read, saying the index is stale. */
     tfrec_random_reader *r = calloc(1, sizeof *r);
     char *copy = strdup(name);
     if (!r || !copy) {
@@ -316,6 +367,7 @@ void tfrec_random_reader_free(tfrec_random_reader *r)
         return;
     if (r->io.close)
         r->io.close(r->io.ctx, 0);
+    stream_close(r);
     tfrec_index_free(r->owned);
     free(r->buf);
     free(r->name);

@@ -191,7 +191,9 @@ class Dataset(Closing):
     and reads others with pread() unless TFREC_MMAP says otherwise;
     shuffle_block=N (N > 1, with shuffle): a block shuffle of N consecutive
     records per block, then a shuffle buffer of shuffle_buffer records
-    (0: 16 N), faster from the page cache than the global shuffle;
+    (0: 16 N), faster from the page cache than the global shuffle, one
+    request per block on gs:// (where shuffle without shuffle_block uses
+    blocks of about 2 MiB: docs/datasets.md has its quality);
     parse=True yields Example dicts ({key: [values]}) instead of bytes;
     features={key: FixedLenFeature | VarLenFeature} yields {key: numpy
     array} (tfrec.parse_example); batch_size=B yields lists of B items, or

@@ -6,10 +6,12 @@ aborted or dropped leaving no object, errors naming the object; and, with
 only the core library, a MissingPartError naming libtfrec-storage.
 """
 # needs: tfrec-storage
+import json
 import os
 import shutil
 import subprocess
 import sys
+import urllib.request
 
 import pytest
 
@@ -35,11 +37,13 @@ def emulator():
         assert line.startswith("gcs_emulator port="), line + server.stdout.read(2000)
         port = line.split("port=")[1].split()[0]
         os.environ["STORAGE_EMULATOR_HOST"] = "http://127.0.0.1:" + port
+        os.environ["TFREC_TEST_GCS_ADMIN"] = "http://127.0.0.1:" + line.split("admin=")[1].split()[0]
         yield os.environ["STORAGE_EMULATOR_HOST"]
     finally:
         server.terminate()
         server.wait(timeout=30)
         os.environ.pop("STORAGE_EMULATOR_HOST", None)
+        os.environ.pop("TFREC_TEST_GCS_ADMIN", None)
 
 
 @pytest.fixture(scope="module")
@@ -268,21 +272,104 @@ def test_dataset_random_reader_index_over_every_file_system(tfrec, tmp_path):
     for k in ("gs", "mem"):
         assert [tfrec.count_records(f) for f in files[k]] == \
             [(n, True) for n, _ in map(tfrec.count_records, files["local"])]
-    for shuffle in (False, True):
+    for shuffle, block in ((False, 0), (True, 4), (True, 0)):
         for shard in ((0, 1), (0, 2), (1, 2)):
             got = {}
             for k, fs in files.items():
-                with tfrec.Dataset(fs, shuffle=shuffle, seed=7, shard=shard,
+                with tfrec.Dataset(fs, shuffle=shuffle, seed=7, shard=shard, shuffle_block=block,
                                    num_parallel_reads=3, block_records=5) as ds:
                     got[k] = [bytes(r) for r in ds]
-            assert got["local"] and got["gs"] == got["local"] and got["mem"] == got["local"], \
-                (shuffle, shard)
+            assert got["local"] and got["gs"] == got["mem"], (shuffle, block, shard)
+            if shuffle and not block:
+                # Shuffled without shuffle_block: a global shuffle of local
+                # files, a block shuffle of remote ones (the same records,
+                # other shares of them).
+                assert len(got["gs"]) == len(got["local"]), shard
+                if shard == (0, 1):
+                    assert sorted(got["gs"]) == sorted(got["local"])
+            else:
+                assert got["gs"] == got["local"], (shuffle, block, shard)
     for k in ("gs", "mem"):
         with tfrec.RandomAccessReader(files["local"][2]) as a, \
                 tfrec.RandomAccessReader(files[k][2]) as b:
             assert len(a) == len(b) == 38
             for i in (37, 0, 11, 12, 13):
                 assert a[i] == b[i]
+
+
+def _requests():
+    """The storage test server's request log: (method, url, Range header)."""
+    with urllib.request.urlopen(os.environ["TFREC_TEST_GCS_ADMIN"] + "/log", timeout=30) as r:
+        return [(e["method"], e["url"], e.get("range")) for e in json.load(r)["requests"]]
+
+
+def _gets(since):
+    """Object downloads (media GETs) and metadata GETs since the log had
+    since entries."""
+    log = _requests()[since:]
+    media = [e for e in log if e[0] == "GET" and "alt=media" in e[1]]
+    meta = [e for e in log if e[0] == "GET" and "alt=media" not in e[1] and "/o/" in e[1]]
+    return media, meta
+
+
+def test_dataset_requests_per_epoch(tfrec, tmp_path):
+    """A gs:// Dataset in order streams each file with one GET per epoch
+    (its thread continues one request across the file's blocks, whatever
+    block_records, threads or shard); block-shuffled, it makes one ranged
+    GET per shuffle block, and shuffled without shuffle_block, blocks of
+    about 2 MiB (here: one per file). No metadata request per file while
+    reading, none at open when a file has no index; every record comes out
+    once, in the order the same local files give."""
+    local, remote, records = [], [], []
+    for f in range(4):
+        p = str(tmp_path / ("part-%d" % f))
+        with tfrec.TFRecordWriter(p) as w:
+            for i in range(30 + 7 * f):
+                k = len(records)
+                records.append(b"r%d-" % k + bytes([k % 251]) * (1000 + 37 * (k % 50)))
+                w.write(records[-1])
+        local.append(p)
+        remote.append("%s/reqs/part-%d" % (BUCKET, f))
+        with open(p, "rb") as fp:
+            tfrec.storage.write_bytes(remote[-1], fp.read())
+    files = len(remote)
+    counts = [30 + 7 * f for f in range(4)]
+    for shuffle, block in ((False, 0), (True, 5), (True, 0)):
+        for threads, shard in ((1, (0, 1)), (3, (0, 1)), (2, (1, 2))):
+            kw = dict(shuffle=shuffle, seed=5, shard=shard, num_parallel_reads=threads,
+                      block_records=4, shuffle_block=block)
+            # Without shuffle_block, remote files are cut into blocks of
+            # about 2 MiB: here each file is one.
+            lkw = dict(kw, shuffle_block=block or (max(counts) if shuffle else 0))
+            with tfrec.Dataset(local, **lkw) as ds:
+                want = []
+                for epoch in range(2):
+                    ds.set_epoch(epoch)
+                    want.append([bytes(r) for r in ds])
+            n0 = len(_requests())
+            ds = tfrec.Dataset(remote, **kw)
+            media, meta = _gets(n0)
+            # At open: each file's missing index, then one scan.
+            assert len(media) == 2 * files and not meta, (media, meta)
+            for epoch in range(2):
+                n0 = len(_requests())
+                ds.set_epoch(epoch)
+                got = [bytes(r) for r in ds]
+                media, meta = _gets(n0)
+                assert got == want[epoch], (shuffle, threads, shard, epoch)
+                if shard == (0, 1):
+                    assert sorted(got) == sorted(records)
+                assert not meta, meta
+                if not shuffle:
+                    assert len(media) <= files, (threads, shard, media)
+                    assert all(r and r.endswith("-") for _, _, r in media), media
+                else:
+                    # A shuffle block is one ranged GET (two where a shard
+                    # boundary cuts it).
+                    blocks = sum((c + (block or c) - 1) // (block or c) for c in counts)
+                    assert len(media) <= blocks + 1, (threads, shard, block, len(media))
+                    assert all(r and not r.endswith("-") for _, _, r in media), media
+            ds.close()
 
 
 def test_unregistered_scheme_is_an_error_not_a_path(tfrec, tmp_path):
