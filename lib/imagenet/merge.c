@@ -335,14 +335,14 @@ static int check_shards(merge *m)
                                   p->name, file);
             if (tfrec_strlist_add(&m->files, file))
                 return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
-            char *path = tfrec_in_join(m->o.output_dir, file);
-            if (!path)
-                return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
             uint64_t want_crc = 0;
             int has_crc = tfrec_json_member(s, "crc32c") != NULL;
             if (has_crc && (tfrec_json_member_u64(s, "crc32c", &want_crc) || want_crc > UINT32_MAX))
                 return tfrec_fail(&m->res->err, TFREC_E_PARSE, "%s: shard \"%s\": bad crc32c",
                                   p->name, file);
+            char *path = tfrec_in_join(m->o.output_dir, file);
+            if (!path)
+                return tfrec_fail(&m->res->err, TFREC_E_NOMEM, "out of memory");
             tfrec_io io = TFREC_IO_INIT;
             int rc = open_source(m, &io, path);
             int64_t size = -1;

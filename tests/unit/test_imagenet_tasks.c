@@ -556,6 +556,39 @@ static void test_merge_refuses_malformed_notes(void)
     free(p0);
 }
 
+/* A shard's crc32c that is not a 32-bit number is refused (and under
+ * AddressSanitizer, nothing the check allocated leaks: a fuzz finding). */
+static void test_merge_refuses_bad_shard_crc(void)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/tasks-crc", harness_tmpdir());
+    CHECK_EQ(run_task(out, 0, 1, 12), TFREC_OK);
+    char *p0 = part_path(out, 0, 1);
+    size_t len;
+    char *good = slurp(p0, &len);
+    CHECK(good != NULL);
+    static const char *const bad[] = { "\"x\"", "4294967296", "-1", "[]" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *at = strstr(good, "\"crc32c\"");
+        CHECK(at != NULL);
+        char *value = strchr(at, ':') + 1, *end = value + strspn(value, " 0123456789");
+        size_t cap = len + 64;
+        char *text = malloc(cap);
+        snprintf(text, cap, "%.*s%s%s", (int)(value - good), good, bad[i], end);
+        put_part(out, text);
+        tfrec_imagenet_result *r = NULL;
+        int rc = merge(out, &r);
+        const char *msg = tfrec_imagenet_result_errmsg(r);
+        CHECKF(rc == TFREC_E_PARSE && strstr(msg, "bad crc32c"), "crc32c %s: rc %d: %s", bad[i], rc,
+               msg);
+        tfrec_imagenet_result_free(r);
+        free(text);
+    }
+    put_part(out, good);
+    free(good);
+    free(p0);
+}
+
 /* The notes refuse a missing path instead of crashing on it. */
 static void test_notes_refuse_null_path(void)
 {
@@ -757,5 +790,5 @@ static void test_listing_holds_while_the_tree_changes(void)
 TESTS(TEST(test_part_reader), TEST(test_tasks_union_is_the_one_process_output),
       TEST(test_merge_refuses_missing_and_foreign_parts), TEST(test_task_reads_only_its_images),
       TEST(test_bad_task_options), TEST(test_merge_refuses_malformed_notes),
-      TEST(test_notes_refuse_null_path), TEST(test_hostile_listing_files),
-      TEST(test_listing_holds_while_the_tree_changes))
+      TEST(test_merge_refuses_bad_shard_crc), TEST(test_notes_refuse_null_path),
+      TEST(test_hostile_listing_files), TEST(test_listing_holds_while_the_tree_changes))
