@@ -142,15 +142,18 @@ run_scripts() { # script-or-program...
     done
 }
 
-# The scripts named in tests/long.list first, in its order (the longest
-# first, so that --jobs lanes end together), then the rest as given.
-longest_first() { # script...
-    local s l
-    for l in $(sed 's/#.*//' tests/long.list); do
-        for s in "$@"; do [ "$s" != "tests/$l" ] || echo "$s"; done
+# The scripts and unit test programs named in tests/long.list first, in
+# its order (the longest first, so that --jobs lanes end together), then
+# the rest as given. A program BUILD/tests/test_x is unit/test_x there.
+long_name() { case "$1" in *.sh) echo "${1#tests/}" ;; *) echo "unit/$(basename "$1")" ;; esac; }
+longest_first() { # script-or-program...
+    local s l long
+    long=$(sed 's/#.*//' tests/long.list | tr -s ' \t' '\n' | grep .)
+    for l in $long; do
+        for s in "$@"; do [ "$(long_name "$s")" != "$l" ] || echo "$s"; done
     done
     for s in "$@"; do
-        grep -qx "${s#tests/}" <(sed 's/#.*//; s/[[:space:]]*$//' tests/long.list) || echo "$s"
+        printf '%s\n' "$long" | grep -qxF "$(long_name "$s")" || echo "$s"
     done
 }
 
@@ -164,7 +167,7 @@ run_unit_tests() {
         if [ -n "$only" ]; then case "$only" in *" $(basename "$t") "*) ;; *) continue ;; esac; fi
         programs+=("$t")
     done
-    [ ${#programs[@]} -eq 0 ] || run_scripts "${programs[@]}"
+    [ ${#programs[@]} -eq 0 ] || run_scripts $(longest_first "${programs[@]}")
 }
 
 if [ "$python_side" -eq 1 ] || [ "$integration_only" -eq 1 ]; then
