@@ -428,8 +428,9 @@ ensure-deps:
 test: ensure-deps
 	@$(MAKE) --no-print-directory test-all
 
-# Integration scripts run TEST_JOBS at a time (tests/run.sh --jobs).
-TEST_JOBS ?= 1
+# Unit test programs, integration scripts and Python files run TEST_JOBS
+# at a time (tests/run.sh --jobs): one per core by default.
+TEST_JOBS ?= $(shell nproc)
 
 # Every test (what `make test` runs once the dependencies are there).
 test-all: all tests

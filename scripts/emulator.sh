@@ -7,7 +7,8 @@
 # Uses cbtemulator from the Google Cloud CLI ($CBTEMULATOR overrides the path);
 # without the Cloud CLI, builds the same emulator from Debian's
 # golang-google-cloud-dev source (scripts/go/btemulator, cached in
-# ${XDG_CACHE_HOME:-~/.cache}/tfrec/; EMULATOR_FROM_SOURCE=1 forces it),
+# ${XDG_CACHE_HOME:-~/.cache}/tfrec/, Go's build cache there unless GOCACHE
+# is set; EMULATOR_FROM_SOURCE=1 forces it),
 # which accepts only 4 MiB requests.
 # Every table lives in memory: a restarted emulator is empty.
 set -u
@@ -45,7 +46,7 @@ build_from_debian_source() {
     fi
     mkdir -p "$cache"
     (cd "$here/go/btemulator" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
-        GOCACHE="$cache/gocache" go build -o "$cache/btemulator" .) >&2 || return 1
+        GOCACHE="${GOCACHE:-$cache/gocache}" go build -o "$cache/btemulator" .) >&2 || return 1
     echo "$cache/btemulator"
 }
 

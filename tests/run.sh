@@ -13,7 +13,9 @@
 #   --only "test_a test_b"  with --unit-only: just these unit test programs
 #                (`make tsan-test`)
 #   --integration-only  the integration scripts only
-#   --jobs=N     up to N integration scripts at a time (default 1). Each
+#   --jobs=N     up to N unit test programs, then N integration scripts at
+#                a time (default 1), and N pytest workers
+#                (python3-pytest-xdist) over whole files. Each
 #                works in its own temporary directory (those that rely on
 #                tfrec2bt's default progress file in the working directory
 #                cd there) on free loopback ports; scripts that run
@@ -101,8 +103,9 @@ exclusive_kinds() { # script
     return 0
 }
 
-# Run the scripts, up to $jobs at a time; tally each as it ends.
-run_scripts() { # script...
+# Run the integration scripts (*.sh) or unit test programs, up to $jobs at
+# a time; tally each as it ends.
+run_scripts() { # script-or-program...
     local pending=("$@") held=" " s k i free pid st
     declare -A pid_of=() start_of=() kinds_of=() script_of=()
     while [ ${#pending[@]} -gt 0 ] || [ ${#pid_of[@]} -gt 0 ]; do
@@ -110,13 +113,16 @@ run_scripts() { # script...
         for i in "${!pending[@]}"; do
             [ ${#pid_of[@]} -lt "$jobs" ] || break
             s=${pending[$i]}
-            kinds_of[$s]=$(exclusive_kinds "$s")
+            case "$s" in *.sh) kinds_of[$s]=$(exclusive_kinds "$s") ;; *) kinds_of[$s]= ;; esac
             free=1
             for k in ${kinds_of[$s]}; do case "$held" in *" $k "*) free=0 ;; esac; done
             [ "$free" -eq 1 ] || continue
             for k in ${kinds_of[$s]}; do held="$held$k "; done
             start_of[$s]=$SECONDS
-            timeout 1200 bash "$s" >"$logs/$(basename "$s").log" 2>&1 &
+            case "$s" in
+            *.sh) timeout 1200 bash "$s" >"$logs/$(basename "$s").log" 2>&1 & ;;
+            *) timeout 1200 "$s" >"$logs/$(basename "$s").log" 2>&1 & ;;
+            esac
             pid_of[$s]=$!
             script_of[$!]=$s
             unset "pending[$i]"
@@ -129,21 +135,39 @@ run_scripts() { # script...
         for k in ${kinds_of[$s]}; do held=${held/ $k / }; done
         t0=${start_of[$s]}
         tally "$(basename "$s")" "$st" "$logs/$(basename "$s").log"
-        [ "$st" -eq 0 ] || tail -40 "$logs/$(basename "$s").log"
+        [ "$st" -eq 0 ] || case "$s" in
+        *.sh) tail -40 "$logs/$(basename "$s").log" ;;
+        *) sed -n '/^FAIL\|^    /p' "$logs/$(basename "$s").log" | head -40 ;;
+        esac
     done
 }
 
+# The scripts and unit test programs named in tests/long.list first, in
+# its order (the longest first, so that --jobs lanes end together), then
+# the rest as given. A program BUILD/tests/test_x is unit/test_x there.
+long_name() { case "$1" in *.sh) echo "${1#tests/}" ;; *) echo "unit/$(basename "$1")" ;; esac; }
+longest_first() { # script-or-program...
+    local s l long
+    long=$(sed 's/#.*//' tests/long.list | tr -s ' \t' '\n' | grep .)
+    for l in $long; do
+        for s in "$@"; do [ "$(long_name "$s")" != "$l" ] || echo "$s"; done
+    done
+    for s in "$@"; do
+        printf '%s\n' "$long" | grep -qxF "$(long_name "$s")" || echo "$s"
+    done
+}
+
+# The unit test programs, $jobs at a time like the scripts (each works in
+# its own mkdtemp directory, its servers on free loopback ports).
 run_unit_tests() {
+    local t programs=()
     echo "== unit tests ($BUILD)"
     for t in "$BUILD"/tests/test_*; do
         [ -x "$t" ] || continue
         if [ -n "$only" ]; then case "$only" in *" $(basename "$t") "*) ;; *) continue ;; esac; fi
-        t0=$SECONDS
-        "$t" >"$log" 2>&1
-        st=$?
-        tally "$(basename "$t")" "$st" "$log"
-        [ "$st" -eq 0 ] || sed -n '/^FAIL\|^    /p' "$log" | head -40
+        programs+=("$t")
     done
+    [ ${#programs[@]} -eq 0 ] || run_scripts $(longest_first "${programs[@]}")
 }
 
 if [ "$python_side" -eq 1 ] || [ "$integration_only" -eq 1 ]; then
@@ -175,7 +199,7 @@ if [ "$unit_only" -eq 0 ]; then
         fi
         scripts+=("$s")
     done
-    [ ${#scripts[@]} -eq 0 ] || run_scripts "${scripts[@]}"
+    [ ${#scripts[@]} -eq 0 ] || run_scripts $(longest_first "${scripts[@]}")
 
     if [ "$no_python" -eq 0 ] && ls tests/python/test_*.py >/dev/null 2>&1; then
         echo "== python tests"
@@ -198,7 +222,18 @@ if [ "$unit_only" -eq 0 ]; then
         t0=$SECONDS
         # --fast with no listed file this build can run: nothing to run.
         [ ${#selected[@]} -gt 0 ] || selected=(--version)
-        timeout 1800 /usr/bin/python3 -m pytest -q -p no:cacheprovider "${ignore[@]}" "${selected[@]}" >"$log" 2>&1
+        # --jobs=N above 1: N pytest workers (python3-pytest-xdist), each
+        # taking whole files (--dist loadfile), so that a file's
+        # module-scoped emulators and servers start once.
+        workers=()
+        if [ "$jobs" -gt 1 ] && [ "${selected[0]}" != --version ]; then
+            if /usr/bin/python3 -c 'import xdist' 2>/dev/null; then
+                workers=(-n "$jobs" --dist loadfile)
+            else
+                echo "python3-pytest-xdist missing (make deps): the Python files run one at a time"
+            fi
+        fi
+        timeout 1800 /usr/bin/python3 -m pytest -q -p no:cacheprovider "${workers[@]}" "${ignore[@]}" "${selected[@]}" >"$log" 2>&1
         st=$?
         summary=$(tail -1 "$log")
         p=$(echo "$summary" | grep -o '[0-9]* passed' | grep -o '[0-9]*' || true)

@@ -236,20 +236,22 @@ static int check_parts(merge *m)
                               p->name, (unsigned long long)p->count, first->name,
                               (unsigned long long)first->count);
         /* Tasks must plan from one listing: two listings of a tree that
-         * changed between them are two different sets of images. */
+         * changed between them are two different sets of images. The rule
+         * and the fix come first: with long paths the message is cut at
+         * TFREC_ERRMSG_MAX, and the names of the parts are what may go. */
         const char *lf = p->listing_fp ? p->listing_fp : "",
                    *ff = first->listing_fp ? first->listing_fp : "";
         if (strcmp(lf, ff) != 0)
             return tfrec_fail(&m->res->err, TFREC_E_STATE,
-                              "%s was planned from %s%s%s%s, %s from %s%s%s%s: the tasks of one "
-                              "conversion must plan from one listing file; re-run task %llu "
-                              "with --listing=%s",
-                              p->name, p->listing ? "listing " : "a scan of the tree",
+                              "the tasks of one conversion must plan from one listing file; "
+                              "re-run task %llu with --listing=%s: %s was planned from "
+                              "%s%s%s%s, %s from %s%s%s%s",
+                              (unsigned long long)p->index,
+                              first->listing ? first->listing : "<the others' listing>", p->name,
+                              p->listing ? "listing " : "a scan of the tree",
                               p->listing ? p->listing : "", *lf ? " fingerprint " : "", lf,
                               first->name, first->listing ? "listing " : "a scan of the tree",
-                              first->listing ? first->listing : "", *ff ? " fingerprint " : "", ff,
-                              (unsigned long long)p->index,
-                              first->listing ? first->listing : "<the others' listing>");
+                              first->listing ? first->listing : "", *ff ? " fingerprint " : "", ff);
         if (strcmp(p->fingerprint, first->fingerprint) != 0 || p->total != first->total)
             return tfrec_fail(&m->res->err, TFREC_E_STATE,
                               "%s was written for another plan than %s (fingerprint %s, not %s): "
