@@ -951,7 +951,9 @@ static void test_stop_ends_a_blocked_read(void)
     CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_E_STATE);
     int64_t took = tfrec_bt_now_ms() - t0;
     pthread_join(t, NULL);
-    CHECKF(took >= 150 && took < 1500, "stopped after %lld ms", (long long)took);
+    /* Far below the 120 s stall timeout it would otherwise wait for, with
+     * room for a loaded machine under the sanitizers. */
+    CHECKF(took >= 150 && took < 10000, "stopped after %lld ms", (long long)took);
     CHECKF(strstr(tfrec_bt_reader_errmsg(r), "stopped"), "%s", tfrec_bt_reader_errmsg(r));
     CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_E_STATE);
     CHECK_EQ(f->live, 0);       /* the call was cancelled and its end collected */
