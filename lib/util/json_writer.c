@@ -222,7 +222,11 @@ void tfrec_json_fixed(tfrec_json *j, double v, int decimals)
         tfrec_json_null(j);
         return;
     }
-    int n = snprintf(t, sizeof t, "%.*f", decimals, v);
+    /* Beyond 1e15 the fixed form is a long run of digits that are not
+     * significant (and past the 64 characters the reader takes for a
+     * number): the shortest exact exponent form instead. */
+    int n = fabs(v) < 1e15 ? snprintf(t, sizeof t, "%.*f", decimals, v)
+                           : snprintf(t, sizeof t, "%.17g", v);
     put_number(j, t, n < (int)sizeof t ? n : (int)sizeof t - 1);
 }
 

@@ -146,6 +146,7 @@ static void test_json_structure_and_numbers(void)
     tfrec_json_uint(&j, UINT64_MAX);
     tfrec_json_fixed(&j, 1.5, 3);
     tfrec_json_fixed(&j, NAN, 3);
+    tfrec_json_fixed(&j, -7.5e60, 3); /* not 61 digits and a fraction */
     tfrec_json_float32(&j, 0.1f);
     tfrec_json_float32(&j, -INFINITY);
     tfrec_json_float32(&j, NAN);
@@ -164,7 +165,7 @@ static void test_json_structure_and_numbers(void)
     tfrec_json_bool(&j, 0); /* a second JSON Lines document: no comma */
     CHECK(!tfrec_json_failed(&j));
     char *s = tfrec_json_take(&j);
-    const char *want = "{\"a\":[-9223372036854775808,18446744073709551615,1.500,null,0.1,"
+    const char *want = "{\"a\":[-9223372036854775808,18446744073709551615,1.500,null,-7.5e+60,0.1,"
                        "\"-Infinity\",\"NaN\",true,null,null],\"k\\udcff\":{},\"e\":[]}\nfalse";
     CHECKF(s && !strcmp(s, want), "got %s", s);
     free(s);
