@@ -2,6 +2,8 @@
  * Bigtable call we make, over the gRPC core completion-queue API. */
 #include "bigtable/call.h"
 
+#include "bigtable/retry_info.h"
+
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/support/alloc.h>
@@ -164,6 +166,17 @@ void tfrec_bt_call_cancel(bt_call *call)
     grpc_call_cancel(call->call, NULL);
 }
 
+/* The delay a failed call's trailers ask for: gRPC core hands -bin values
+ * already base64-decoded. */
+static int64_t trailer_retry_delay(const grpc_metadata_array *md)
+{
+    for (size_t i = 0; i < md->count; i++)
+        if (grpc_slice_str_cmp(md->metadata[i].key, "grpc-status-details-bin") == 0)
+            return tfrec_bt_retry_info_ms(GRPC_SLICE_START_PTR(md->metadata[i].value),
+                                          GRPC_SLICE_LENGTH(md->metadata[i].value));
+    return 0;
+}
+
 /* All op batches finished: turn the status into a DONE event, free the call. */
 static void finish(bt_call *c, bt_event *ev)
 {
@@ -177,6 +190,8 @@ static void finish(bt_call *c, bt_event *ev)
     ev->details[n] = 0;
     if (n == 0 && c->error_string)
         snprintf(ev->details, sizeof ev->details, "%s", c->error_string);
+    if (c->status != GRPC_STATUS_OK)
+        ev->retry_delay_ms = trailer_retry_delay(&c->trailing_md);
     call_free(c);
 }
 
