@@ -235,7 +235,8 @@ typedef struct msg_ctx {
     wcall *c;
 } msg_ctx;
 
-static void on_entry_result(void *ctx, int64_t i, int32_t code, const char *msg, size_t msg_len)
+static void on_entry_result(void *ctx, int64_t i, int32_t code, const char *msg, size_t msg_len,
+                            int64_t retry_delay_ms)
 {
     tfrec_bt_writer *w = ((msg_ctx *)ctx)->w;
     wcall *c = ((msg_ctx *)ctx)->c;
@@ -252,7 +253,7 @@ static void on_entry_result(void *ctx, int64_t i, int32_t code, const char *msg,
     char text[512]; /* the server's message, cut to what a report shows */
     snprintf(text, sizeof text, "%.*s", msg_len > 511 ? 511 : (int)msg_len, msg);
     if (tfrec_bt_retryable(code, text))
-        retry_or_fail(w, e, code, text, 0, 0);
+        retry_or_fail(w, e, code, text, 0, retry_delay_ms);
     else
         tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), text);
 }

@@ -386,7 +386,8 @@ def test_failed_mutate_entries_and_broken_read_streams(build_dir, faulty_bigtabl
     # applied), the broken streams resumed after their last row.
     assert tfrecord_ref.read_records(str(out)) == records
     injected = log.read_text().split("\n")
-    assert [l for l in injected if l.startswith("entry")] == ["entry 8", "entry 14"] * 3
+    assert [" ".join(l.split()[:2]) for l in injected if l.startswith("entry")] == \
+        ["entry 8", "entry 14"] * 3
     assert [" ".join(l.split()[:3]) for l in injected if l.startswith("stream")] == \
         ["stream 8 40", "stream 14 40"]
 
@@ -442,11 +443,14 @@ RETRY_DELAY_MS = 1500
 
 @pytest.fixture
 def throttling_bigtable(tmp_path, certs, google):  # noqa: F811
-    """btfaults failing the first two MutateRows calls whole and the first
-    ReadRows stream after 40 rows, RESOURCE_EXHAUSTED then UNAVAILABLE, each
-    with a google.rpc.RetryInfo of RETRY_DELAY_MS in grpc-status-details-bin."""
+    """btfaults failing the first two MutateRows calls whole, then two
+    entries of later calls, then the first ReadRows stream after 40 rows,
+    RESOURCE_EXHAUSTED and UNAVAILABLE in turn, each with a
+    google.rpc.RetryInfo of RETRY_DELAY_MS (in grpc-status-details-bin, or
+    in the entry's status details)."""
     yield from btfaults_front(tmp_path, certs, google,
-                              ["-call_failures", "2", "-read_after", "40", "-read_failures", "1",
+                              ["-call_failures", "2", "-entry_every", "50", "-entry_failures", "2",
+                               "-read_after", "40", "-read_failures", "1",
                                "-codes", "8,14", "-retry_delay_ms", str(RETRY_DELAY_MS)])
 
 
@@ -455,7 +459,8 @@ def test_retry_info_delay_is_honoured_by_writer_and_reader(
     # Google's clients wait the RetryInfo delay a throttled answer names
     # instead of their own backoff (which starts at 100 ms here): the rows
     # of each failed MutateRows call are re-sent, and the failed scan
-    # resumed, no sooner than the delay after the failure, by btfaults' clock.
+    # resumed, no sooner than the delay after the failure, by btfaults' clock;
+    # so are the failed entries of successful calls.
     front, log = throttling_bigtable
     cred = Cred("key", tmp_path, keypair, google)
     src = tmp_path / "in-00000-of-00001"
@@ -476,7 +481,9 @@ def test_retry_info_delay_is_honoured_by_writer_and_reader(
 
     lines = [l.split() for l in log.read_text().split("\n") if l]
     failed = [(int(l[2]), l[3].split(",")) for l in lines if l[0] == "call"]
-    assert [l[1] for l in lines if l[0] in ("call", "stream")] == ["8", "14", "8"], lines
+    failed += [(int(l[2]), [l[3]]) for l in lines if l[0] == "entry"]
+    assert [l[1] for l in lines if l[0] in ("call", "entry", "stream")] == \
+        ["8", "14", "8", "14", "8"], lines
     sent = [(int(l[1]), l[2].split(",") if len(l) > 2 else []) for l in lines
             if l[0] == "mutate"]
     waits = []

@@ -15,8 +15,8 @@
 // status details for entries), as Bigtable's throttling answers do.
 //
 // It prints "btfaults running on HOST:PORT" and, on stderr, one line per
-// injected failure ("entry CODE" / "stream CODE ROWS MS" / "call CODE MS
-// KEYS") and per call start ("mutate MS KEYS" / "read MS"), MS being Unix
+// injected failure ("entry CODE MS KEY" / "stream CODE ROWS MS" / "call CODE
+// MS KEYS") and per call start ("mutate MS KEYS" / "read MS"), MS being Unix
 // milliseconds and KEYS the request's row keys joined by commas.
 package main
 
@@ -118,7 +118,7 @@ func (s *mutateStream) RecvMsg(m interface{}) error {
 		if s.f.entryLeft > 0 && s.f.entrySeen%s.f.entryEvery == 0 {
 			s.f.entryLeft--
 			c := s.f.code()
-			fmt.Fprintf(os.Stderr, "entry %d\n", int(c))
+			fmt.Fprintf(os.Stderr, "entry %d %d %s\n", int(c), nowMs(), e.RowKey)
 			st := &rpcpb.Status{Code: int32(c), Message: "injected by btfaults"}
 			if s.f.retryDelay > 0 {
 				a, err := ptypes.MarshalAny(s.f.retryInfo())
