@@ -18,6 +18,7 @@ side of google_side.py), and the billing project of Bigtable calls:
 docs/testing.md (the production-path matrix) lists these cases. Every
 server listens on 127.0.0.1 and is stopped by its PID.
 """
+import base64
 import json
 import os
 import random
@@ -480,6 +481,12 @@ def test_retry_info_delay_is_honoured_by_writer_and_reader(
     assert tfrecord_ref.read_records(str(out)) == records
 
     lines = [l.split() for l in log.read_text().split("\n") if l]
+    # Every data call said it honours RetryInfo: FeatureFlags{retry_info
+    # (field 7): true}, URL-safe base64, in bigtable-features.
+    features = {(l[1], l[2] if len(l) > 2 else "") for l in lines if l[0] == "features"}
+    assert {f[0] for f in features} >= {"/google.bigtable.v2.Bigtable/MutateRows",
+                                        "/google.bigtable.v2.Bigtable/ReadRows"}, features
+    assert {base64.urlsafe_b64decode(f[1]) for f in features} == {b"\x38\x01"}, features
     failed = [(int(l[2]), l[3].split(",")) for l in lines if l[0] == "call"]
     failed += [(int(l[2]), [l[3]]) for l in lines if l[0] == "entry"]
     assert [l[1] for l in lines if l[0] in ("call", "entry", "stream")] == \

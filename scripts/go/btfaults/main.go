@@ -16,8 +16,9 @@
 //
 // It prints "btfaults running on HOST:PORT" and, on stderr, one line per
 // injected failure ("entry CODE MS KEY" / "stream CODE ROWS MS" / "call CODE
-// MS KEYS") and per call start ("mutate MS KEYS" / "read MS"), MS being Unix
-// milliseconds and KEYS the request's row keys joined by commas.
+// MS KEYS") and per call ("features METHOD VALUE": the bigtable-features
+// header it carried; "mutate MS KEYS" / "read MS" when it starts), MS being
+// Unix milliseconds and KEYS the request's row keys joined by commas.
 package main
 
 import (
@@ -38,6 +39,7 @@ import (
 	rpcpb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -192,6 +194,10 @@ func main() {
 	}
 	intercept := func(srv interface{}, ss grpc.ServerStream, info *grpc.StreamServerInfo,
 		handler grpc.StreamHandler) error {
+		if md, ok := metadata.FromIncomingContext(ss.Context()); ok {
+			fmt.Fprintf(os.Stderr, "features %s %s\n", info.FullMethod,
+				strings.Join(md.Get("bigtable-features"), ","))
+		}
 		switch info.FullMethod {
 		case "/google.bigtable.v2.Bigtable/MutateRows":
 			return handler(srv, &mutateStream{ServerStream: ss, f: f})
