@@ -2,6 +2,8 @@
  * Bigtable call we make, over the gRPC core completion-queue API. */
 #include "bigtable/call.h"
 
+#include "bigtable/retry_info.h"
+
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/support/alloc.h>
@@ -14,6 +16,11 @@
 
 enum { TAG_START, TAG_MESSAGE, TAG_STATUS };
 
+#define BT_DATA_API "/google.bigtable.v2.Bigtable/"
+/* google.bigtable.v2.FeatureFlags{retry_info: true} (bytes 0x38 0x01),
+ * URL-safe base64 with padding as the bigtable-features key carries it. */
+#define BT_FEATURES "OAE="
+
 typedef struct bt_tag {
     bt_call *call;
     int kind;
@@ -23,7 +30,8 @@ struct bt_call {
     grpc_call *call;
     void *user;
     int pending; /* op batches not yet completed */
-    grpc_metadata md[2];
+    grpc_metadata md[3];
+    size_t nmd;
     grpc_byte_buffer *send;
     grpc_metadata_array initial_md, trailing_md;
     grpc_byte_buffer *recv;
@@ -74,7 +82,7 @@ static void call_free(bt_call *c)
     grpc_metadata_array_destroy(&c->initial_md);
     grpc_metadata_array_destroy(&c->trailing_md);
     grpc_slice_unref(c->status_details);
-    for (int i = 0; i < 2; i++) {
+    for (size_t i = 0; i < c->nmd; i++) {
         grpc_slice_unref(c->md[i].key);
         grpc_slice_unref(c->md[i].value);
     }
@@ -116,6 +124,14 @@ bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const 
     snprintf(client, sizeof client, "gl-c/11 grpc/%s tfrec/%s", grpc_version_string(),
              TFREC_VERSION_STRING);
     c->md[1].value = grpc_slice_from_copied_string(client);
+    c->nmd = 2;
+    if (!strncmp(method, BT_DATA_API, sizeof BT_DATA_API - 1)) {
+        /* The data API sends RetryInfo only to clients that say they honour
+         * it (FeatureFlags.retry_info, field 7), as Google's clients do. */
+        c->md[2].key = grpc_slice_from_static_string("bigtable-features");
+        c->md[2].value = grpc_slice_from_static_string(BT_FEATURES);
+        c->nmd = 3;
+    }
     c->send = grpc_raw_byte_buffer_create((grpc_slice *)slices, nslices);
 
     grpc_slice m = grpc_slice_from_copied_string(method);
@@ -131,7 +147,7 @@ bt_call *tfrec_bt_call_start(grpc_channel *ch, grpc_completion_queue *cq, const 
     grpc_op ops[4];
     memset(ops, 0, sizeof ops);
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = 2;
+    ops[0].data.send_initial_metadata.count = c->nmd;
     ops[0].data.send_initial_metadata.metadata = c->md;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = c->send;
@@ -164,6 +180,17 @@ void tfrec_bt_call_cancel(bt_call *call)
     grpc_call_cancel(call->call, NULL);
 }
 
+/* The delay a failed call's trailers ask for: gRPC core hands -bin values
+ * already base64-decoded. */
+static int64_t trailer_retry_delay(const grpc_metadata_array *md)
+{
+    for (size_t i = 0; i < md->count; i++)
+        if (grpc_slice_str_cmp(md->metadata[i].key, "grpc-status-details-bin") == 0)
+            return tfrec_bt_retry_info_ms(GRPC_SLICE_START_PTR(md->metadata[i].value),
+                                          GRPC_SLICE_LENGTH(md->metadata[i].value));
+    return 0;
+}
+
 /* All op batches finished: turn the status into a DONE event, free the call. */
 static void finish(bt_call *c, bt_event *ev)
 {
@@ -177,6 +204,8 @@ static void finish(bt_call *c, bt_event *ev)
     ev->details[n] = 0;
     if (n == 0 && c->error_string)
         snprintf(ev->details, sizeof ev->details, "%s", c->error_string);
+    if (c->status != GRPC_STATUS_OK)
+        ev->retry_delay_ms = trailer_retry_delay(&c->trailing_md);
     call_free(c);
 }
 

@@ -29,6 +29,9 @@ typedef struct bt_event {
     /* BT_EV_DONE: final status */
     int code; /* grpc_status_code */
     char details[384];
+    /* The server's own wait before a retry (google.rpc.RetryInfo in the
+     * grpc-status-details-bin trailer), in ms; 0: it named none. */
+    int64_t retry_delay_ms;
 } bt_event;
 
 typedef struct bt_call bt_call;

@@ -4,6 +4,7 @@
 #include "bigtable/mutate_response.h"
 
 #include "bigtable/pb_wire.h"
+#include "bigtable/retry_info.h"
 
 /* google.protobuf.Any (Status.details): type_url = 1, value = 2, both
  * length-delimited; checked so that what protobuf-c refuses is refused. */
@@ -47,7 +48,8 @@ static int status_fields(pb_cursor c, int32_t *code, pb_cursor *msg)
     return rc;
 }
 
-static int entry_fields(pb_cursor c, int64_t *index, int32_t *code, pb_cursor *msg)
+static int entry_fields(pb_cursor c, int64_t *index, int32_t *code, pb_cursor *msg,
+                        pb_cursor *status)
 {
     uint32_t field;
     unsigned wt;
@@ -63,8 +65,8 @@ static int entry_fields(pb_cursor c, int64_t *index, int32_t *code, pb_cursor *m
             /* No server sends two statuses for an entry, and decoders
              * disagree on what two would mean (protobuf merges them,
              * protobuf-c half does): refused, the rows are re-sent. */
-            pb_cursor s;
-            if (wt != WT_BYTES || statuses++ || pb_bytes(&c, &s) || status_fields(s, code, msg))
+            if (wt != WT_BYTES || statuses++ || pb_bytes(&c, status) ||
+                status_fields(*status, code, msg))
                 return -1;
         } else if (pb_skip(&c, wt)) {
             return -1;
@@ -86,13 +88,15 @@ static int walk(const uint8_t *data, size_t len, bt_entry_result_fn fn, void *ct
                 return -1;
             continue;
         }
-        pb_cursor e, msg = { (const uint8_t *)"", (const uint8_t *)"" };
+        pb_cursor e, msg = { (const uint8_t *)"", (const uint8_t *)"" }, status = { NULL, NULL };
         int64_t index = 0;
         int32_t code = 0;
-        if (wt != WT_BYTES || pb_bytes(&c, &e) || entry_fields(e, &index, &code, &msg))
+        if (wt != WT_BYTES || pb_bytes(&c, &e) || entry_fields(e, &index, &code, &msg, &status))
             return -1;
-        if (fn)
-            fn(ctx, index, code, (const char *)msg.p, (size_t)(msg.end - msg.p));
+        if (fn) /* details are read only for the rare failed entry */
+            fn(ctx, index, code, (const char *)msg.p, (size_t)(msg.end - msg.p),
+               code && status.p ? tfrec_bt_retry_info_ms(status.p, (size_t)(status.end - status.p))
+                                : 0);
     }
     return rc;
 }

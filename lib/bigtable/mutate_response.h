@@ -10,9 +10,11 @@
 #include <stdint.h>
 
 /* One entry's result: the request position it answers and its status.
- * message points into the response (not NUL-terminated), "" if absent. */
+ * message points into the response (not NUL-terminated), "" if absent.
+ * retry_delay_ms: the wait a failed entry's status names
+ * (google.rpc.RetryInfo in its details, retry_info.h), 0 if none. */
 typedef void (*bt_entry_result_fn)(void *ctx, int64_t index, int32_t code, const char *message,
-                                   size_t message_len);
+                                   size_t message_len, int64_t retry_delay_ms);
 
 /* Check the whole message first, then call fn once per entry in order, so
  * a malformed response yields no results at all (as protobuf-c's unpack

@@ -230,7 +230,12 @@ static int on_done(tfrec_bt_reader *r, bt_scan *s, const bt_event *ev, int64_t n
             return unreachable(r, now, stalled ? NULL : ev);
         if (now - s->fail_since <= r->retry_timeout_ms) {
             r->st.resumed++;
-            s->retry_at = now + tfrec_bt_backoff_delay(&r->backoff, s->failures);
+            /* A delay the server named (RetryInfo) replaces our backoff,
+             * as Google's client libraries do. */
+            int64_t d = !stalled && ev->retry_delay_ms > 0
+                            ? ev->retry_delay_ms
+                            : tfrec_bt_backoff_delay(&r->backoff, s->failures);
+            s->retry_at = now + d;
             return TFREC_OK;
         }
         return tfrec_fail(&r->err, TFREC_E_NETWORK,

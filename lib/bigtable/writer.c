@@ -16,8 +16,11 @@
 
 /* ------------------------------------------------------------ retry */
 
+/* server_delay_ms: the wait the server asked for (google.rpc.RetryInfo),
+ * 0 if none; like Google's client libraries we then wait that long instead
+ * of our own backoff, within the retry deadline. */
 static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char *msg,
-                          int stream_level)
+                          int stream_level, int64_t server_delay_ms)
 {
     int64_t now = tfrec_bt_now_ms();
     if (!e->first_fail_ms)
@@ -40,7 +43,7 @@ static void retry_or_fail(tfrec_bt_writer *w, bt_entry *e, int code, const char 
         return;
     }
     int64_t left = e->first_fail_ms + w->o.retry_timeout_ms - now;
-    int64_t d = tfrec_bt_backoff_delay(&w->bo, e->attempts);
+    int64_t d = server_delay_ms > 0 ? server_delay_ms : tfrec_bt_backoff_delay(&w->bo, e->attempts);
     e->due_ms = now + (d < left ? d : left);
     e->next = w->backoff;
     w->backoff = e;
@@ -97,7 +100,8 @@ static void on_slice_done(void *p)
     tfrec_bt_entry_unref(p);
 }
 
-static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *msg);
+static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *msg,
+                          int64_t server_delay_ms);
 
 /* Send the next batch from the queue head, taking rows while they fit: one
  * walk over the queue (for 1 KB rows a batch is thousands of entries, and
@@ -145,7 +149,7 @@ static void send_batch(tfrec_bt_writer *w)
     free(sl);
     if (rc) {
         w->inflight--;
-        stream_failed(w, c, BT_UNAVAILABLE, err.msg);
+        stream_failed(w, c, BT_UNAVAILABLE, err.msg, 0);
         call_free(c);
     }
 }
@@ -163,7 +167,8 @@ static void dispatch(tfrec_bt_writer *w, int partial_ok)
         send_batch(w);
 }
 
-static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *msg)
+static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *msg,
+                          int64_t server_delay_ms)
 {
     size_t left = 0;
     for (size_t i = 0; i < c->n; i++)
@@ -213,7 +218,7 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
         if (c->seen[i])
             continue;
         if (retry)
-            retry_or_fail(w, c->e[i], code, msg, 1);
+            retry_or_fail(w, c->e[i], code, msg, 1, server_delay_ms);
         else
             tfrec_bt_w_fail(w, c->e[i], code, "%s: %.200s%s%s%s%s", tfrec_bt_code_name(code), msg,
                             why[0] ? " (" : "", why, why[0] ? ")" : "", hint);
@@ -230,7 +235,8 @@ typedef struct msg_ctx {
     wcall *c;
 } msg_ctx;
 
-static void on_entry_result(void *ctx, int64_t i, int32_t code, const char *msg, size_t msg_len)
+static void on_entry_result(void *ctx, int64_t i, int32_t code, const char *msg, size_t msg_len,
+                            int64_t retry_delay_ms)
 {
     tfrec_bt_writer *w = ((msg_ctx *)ctx)->w;
     wcall *c = ((msg_ctx *)ctx)->c;
@@ -247,7 +253,7 @@ static void on_entry_result(void *ctx, int64_t i, int32_t code, const char *msg,
     char text[512]; /* the server's message, cut to what a report shows */
     snprintf(text, sizeof text, "%.*s", msg_len > 511 ? 511 : (int)msg_len, msg);
     if (tfrec_bt_retryable(code, text))
-        retry_or_fail(w, e, code, text, 0);
+        retry_or_fail(w, e, code, text, 0, retry_delay_ms);
     else
         tfrec_bt_w_fail(w, e, code, "%s: %s", tfrec_bt_code_name(code), text);
 }
@@ -260,15 +266,16 @@ static void on_message(tfrec_bt_writer *w, wcall *c, const uint8_t *data, size_t
     tfrec_bt_mutate_response_each(data, len, on_entry_result, &m);
 }
 
-static void on_done(tfrec_bt_writer *w, wcall *c, int code, const char *details)
+static void on_done(tfrec_bt_writer *w, wcall *c, int code, const char *details,
+                    int64_t server_delay_ms)
 {
     w->inflight--;
     if (code == BT_OK)
         tfrec_bt_reauth_passed(&w->ra);
     if (code == BT_OK) /* entries the server never answered for: resend */
-        stream_failed(w, c, BT_ABORTED, "stream ended without a result for this row");
+        stream_failed(w, c, BT_ABORTED, "stream ended without a result for this row", 0);
     else
-        stream_failed(w, c, code, details);
+        stream_failed(w, c, code, details, server_delay_ms);
     call_free(c);
 }
 
@@ -281,7 +288,7 @@ static void pump(tfrec_bt_writer *w, int64_t deadline_ms)
         if (ev.kind == BT_EV_MESSAGE)
             on_message(w, c, ev.data, ev.len);
         else
-            on_done(w, c, ev.code, ev.details);
+            on_done(w, c, ev.code, ev.details, ev.retry_delay_ms);
         tfrec_bt_event_release(&ev);
         deadline_ms = 0; /* drain without waiting */
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bigtable/mutate_response.h"
+#include "bigtable/retry_info.h"
 #include "fuzz.h"
 #include "google/bigtable/v2/bigtable.pb-c.h"
 
@@ -22,9 +23,12 @@ typedef struct results {
     size_t n, cap;
 } results;
 
-static void collect(void *ctx, int64_t index, int32_t code, const char *msg, size_t msg_len)
+static void collect(void *ctx, int64_t index, int32_t code, const char *msg, size_t msg_len,
+                    int64_t retry_delay_ms)
 {
     results *rs = ctx;
+    FUZZ_ASSERT(retry_delay_ms >= 0 && retry_delay_ms <= BT_RETRY_INFO_MAX_MS);
+    FUZZ_ASSERT(code || !retry_delay_ms);
     FUZZ_ASSERT(rs->n < rs->cap); /* every entry takes at least two bytes */
     fuzz_touch(msg, msg_len);
     rs->r[rs->n++] = (result){ index, code, msg, msg_len };

@@ -364,21 +364,26 @@ def read_response_seeds():
 
 def mutate_response_seeds():
     """MutateRowsResponse messages: entries of index + status (code,
-    message, details), an unknown field, a negative code."""
-    def entry(i, code=None, msg=None, details=()):
+    message, details), an unknown field, a negative code, a RetryInfo
+    (google.rpc.Duration of 1.5 s) in a failed entry's details."""
+    def entry(i, code=None, msg=None, details=(), type_url=b"type.googleapis.com/x"):
         st = b""
         if code is not None:
             st += field_varint(1, code)
         if msg is not None:
             st += field_bytes(2, msg)
         for d in details:
-            st += field_bytes(3, field_bytes(1, b"type.googleapis.com/x") + field_bytes(2, d))
+            st += field_bytes(3, field_bytes(1, type_url) + field_bytes(2, d))
         return field_bytes(1, field_varint(1, i) + (field_bytes(2, st) if st or code == 0 else b""))
     return {
         "ok": b"".join(entry(i) for i in range(8)),
         "codes": entry(0, 0) + entry(1, 14, b"unavailable") + entry(2, 3, b"bad", [b"\x01"]),
         "negative": entry(5, -1 & 0xFFFFFFFF, b"x") + entry(-1 & (1 << 64) - 1),
         "unknown": field_varint(9, 7) + entry(3) + field_bytes(3, b"\x08\x01"),
+        "retry_info": entry(0) + entry(1, 8, b"throttled",
+                                       [field_bytes(1, field_varint(1, 1) +
+                                                    field_varint(2, 500000000))],
+                                       b"type.googleapis.com/google.rpc.RetryInfo"),
     }
 
 

@@ -18,6 +18,7 @@ side of google_side.py), and the billing project of Bigtable calls:
 docs/testing.md (the production-path matrix) lists these cases. Every
 server listens on 127.0.0.1 and is stopped by its PID.
 """
+import base64
 import json
 import os
 import random
@@ -333,14 +334,11 @@ def btfaults_bin():
     return exe
 
 
-@pytest.fixture
-def faulty_bigtable(tmp_path, certs, google):  # noqa: F811
-    """A TLS front before btfaults: MutateRows entries 7, 14, ... (six in
-    all) fail RESOURCE_EXHAUSTED and UNAVAILABLE in turn, unapplied; the
-    first two ReadRows streams end after 40 rows with the same codes."""
+def btfaults_front(tmp_path, certs, google, args):  # noqa: F811
+    """btfaults with these flags behind a TLS front: yields the front's
+    address and btfaults' log."""
     err = open(tmp_path / "btfaults.err", "w")
-    proc = subprocess.Popen([btfaults_bin(), "-entry_every", "7", "-entry_failures", "6",
-                             "-read_after", "40", "-read_failures", "2", "-codes", "8,14"],
+    proc = subprocess.Popen([btfaults_bin()] + args,
                             stdout=subprocess.PIPE, stderr=err, text=True)
     try:
         addr = proc.stdout.readline().split()[-1]
@@ -355,6 +353,16 @@ def faulty_bigtable(tmp_path, certs, google):  # noqa: F811
         proc.terminate()
         proc.wait(10)
         err.close()
+
+
+@pytest.fixture
+def faulty_bigtable(tmp_path, certs, google):  # noqa: F811
+    """A TLS front before btfaults: MutateRows entries 7, 14, ... (six in
+    all) fail RESOURCE_EXHAUSTED and UNAVAILABLE in turn, unapplied; the
+    first two ReadRows streams end after 40 rows with the same codes."""
+    yield from btfaults_front(tmp_path, certs, google,
+                              ["-entry_every", "7", "-entry_failures", "6", "-read_after", "40",
+                               "-read_failures", "2", "-codes", "8,14"])
 
 
 def test_failed_mutate_entries_and_broken_read_streams(build_dir, faulty_bigtable, certs,
@@ -379,8 +387,10 @@ def test_failed_mutate_entries_and_broken_read_streams(build_dir, faulty_bigtabl
     # applied), the broken streams resumed after their last row.
     assert tfrecord_ref.read_records(str(out)) == records
     injected = log.read_text().split("\n")
-    assert [l for l in injected if l.startswith("entry")] == ["entry 8", "entry 14"] * 3
-    assert [l for l in injected if l.startswith("stream")] == ["stream 8 40", "stream 14 40"]
+    assert [" ".join(l.split()[:2]) for l in injected if l.startswith("entry")] == \
+        ["entry 8", "entry 14"] * 3
+    assert [" ".join(l.split()[:3]) for l in injected if l.startswith("stream")] == \
+        ["stream 8 40", "stream 14 40"]
 
 
 def test_front_reloaded_mid_scan(build_dir, goaway_front, certs, google, keypair,
@@ -425,3 +435,71 @@ def test_front_reloaded_mid_scan(build_dir, goaway_front, certs, google, keypair
     assert reloads == 2, "the scan ended before the reloads (%.1f s)" % took
     assert tfrecord_ref.read_records(str(out)) == records
     assert len(connections(log)) >= 2
+
+
+# ------------------------- Bigtable RetryInfo: the server's own retry delay
+
+RETRY_DELAY_MS = 1500
+
+
+@pytest.fixture
+def throttling_bigtable(tmp_path, certs, google):  # noqa: F811
+    """btfaults failing the first two MutateRows calls whole, then two
+    entries of later calls, then the first ReadRows stream after 40 rows,
+    RESOURCE_EXHAUSTED and UNAVAILABLE in turn, each with a
+    google.rpc.RetryInfo of RETRY_DELAY_MS (in grpc-status-details-bin, or
+    in the entry's status details)."""
+    yield from btfaults_front(tmp_path, certs, google,
+                              ["-call_failures", "2", "-entry_every", "50", "-entry_failures", "2",
+                               "-read_after", "40", "-read_failures", "1",
+                               "-codes", "8,14", "-retry_delay_ms", str(RETRY_DELAY_MS)])
+
+
+def test_retry_info_delay_is_honoured_by_writer_and_reader(
+        build_dir, throttling_bigtable, certs, google, keypair, tmp_path):  # noqa: F811
+    # Google's clients wait the RetryInfo delay a throttled answer names
+    # instead of their own backoff (which starts at 100 ms here): the rows
+    # of each failed MutateRows call are re-sent, and the failed scan
+    # resumed, no sooner than the delay after the failure, by btfaults' clock;
+    # so are the failed entries of successful calls.
+    front, log = throttling_bigtable
+    cred = Cred("key", tmp_path, keypair, google)
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 200, size=100, seed=12)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=retryinfo", "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                    "--batch_rows=20", "--max_inflight=1"], cred.env)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    res = run_tool(build_dir, "bt2tfrec",
+                   bt_flags(front, certs, cred) +
+                   ["--bigtable_table=retryinfo", "--row_prefix=train_", "--quiet",
+                    "--parallel_scans=1", "--output=%s" % out], cred.env)
+    assert res.returncode == 0, res.stderr
+    assert tfrecord_ref.read_records(str(out)) == records
+
+    lines = [l.split() for l in log.read_text().split("\n") if l]
+    # Every data call said it honours RetryInfo: FeatureFlags{retry_info
+    # (field 7): true}, URL-safe base64, in bigtable-features.
+    features = {(l[1], l[2] if len(l) > 2 else "") for l in lines if l[0] == "features"}
+    assert {f[0] for f in features} >= {"/google.bigtable.v2.Bigtable/MutateRows",
+                                        "/google.bigtable.v2.Bigtable/ReadRows"}, features
+    assert {base64.urlsafe_b64decode(f[1]) for f in features} == {b"\x38\x01"}, features
+    failed = [(int(l[2]), l[3].split(",")) for l in lines if l[0] == "call"]
+    failed += [(int(l[2]), [l[3]]) for l in lines if l[0] == "entry"]
+    assert [l[1] for l in lines if l[0] in ("call", "entry", "stream")] == \
+        ["8", "14", "8", "14", "8"], lines
+    sent = [(int(l[1]), l[2].split(",") if len(l) > 2 else []) for l in lines
+            if l[0] == "mutate"]
+    waits = []
+    for t_fail, keys in failed:
+        for key in keys:
+            again = [t for t, k in sent if t > t_fail and key in k]
+            assert again, "row %s never re-sent" % key
+            waits.append(again[0] - t_fail)
+    assert min(waits) >= RETRY_DELAY_MS - 20, waits
+    t_cut = [int(l[3]) for l in lines if l[0] == "stream"][0]
+    resumed = [int(l[1]) for l in lines if l[0] == "read" and int(l[1]) > t_cut]
+    assert resumed and resumed[0] - t_cut >= RETRY_DELAY_MS - 20, (t_cut, resumed)

@@ -1,7 +1,7 @@
 /* The in-place MutateRowsResponse decoder against responses packed by
  * protobuf-c's generated code (an independent encoder): every entry's index,
- * code and message come out in order; unknown fields and status details are
- * skipped; truncated or malformed messages yield no results at all. The
+ * code and message come out in order, with a failed entry's RetryInfo delay;
+ * unknown fields and other status details are skipped; truncated or malformed messages yield no results at all. The
  * writer's own behaviour on these results is in test_bigtable_writer.c, and
  * fuzz_bigtable_mutate_response compares the two decoders on any bytes. */
 #include <stdlib.h>
@@ -15,23 +15,26 @@ typedef struct got {
     int64_t index[64];
     int32_t code[64];
     char msg[64][32];
+    int64_t delay[64];
     size_t n;
 } got;
 
-static void collect(void *ctx, int64_t index, int32_t code, const char *msg, size_t len)
+static void collect(void *ctx, int64_t index, int32_t code, const char *msg, size_t len,
+                    int64_t delay)
 {
     got *g = ctx;
     if (g->n == 64)
         return;
     g->index[g->n] = index;
     g->code[g->n] = code;
+    g->delay[g->n] = delay;
     memcpy(g->msg[g->n], msg, len < 31 ? len : 31);
     g->msg[g->n][len < 31 ? len : 31] = '\0';
     g->n++;
 }
 
 /* entries: index i, status code codes[i] with message msgs[i] (NULL: no
- * status at all); entry 2 also carries a details Any. */
+ * status at all); entry 2 also carries a details Any: RetryInfo of 1 s. */
 static uint8_t *pack(size_t n, const int32_t *codes, const char *const *msgs, size_t *len)
 {
     Google__Bigtable__V2__MutateRowsResponse r = GOOGLE__BIGTABLE__V2__MUTATE_ROWS_RESPONSE__INIT;
@@ -78,6 +81,7 @@ static void test_entries_in_order(void)
         CHECK_EQ(g.index[i], (int64_t)(4 - i) * 1000);
         CHECK_EQ(g.code[i], msgs[i] ? codes[i] : 0);
         CHECK(!strcmp(g.msg[i], msgs[i] ? msgs[i] : ""));
+        CHECK_EQ(g.delay[i], i == 2 ? 1000 : 0);
     }
     free(buf);
 }

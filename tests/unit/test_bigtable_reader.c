@@ -30,6 +30,7 @@ typedef struct fev {
     size_t len;
     int code;
     const char *details;
+    int64_t retry_delay_ms; /* DONE: the RetryInfo delay it names */
 } fev;
 
 typedef struct fcall {
@@ -45,6 +46,7 @@ typedef struct fake {
     /* faults: calls cut after cut_after messages, cuts_left times */
     int cuts_left, cut_code;
     const char *cut_msg;
+    int64_t cut_retry_delay_ms; /* RetryInfo delay on each cut (0: none) */
     size_t cut_after;
     int fail_code;  /* every call fails at once with this */
     int hang_calls; /* the first hang_calls calls go silent after hang_after messages */
@@ -129,7 +131,7 @@ static void push_msg(fcall *c, Google__Bigtable__V2__ReadRowsResponse__CellChunk
     Google__Bigtable__V2__ReadRowsResponse resp = GOOGLE__BIGTABLE__V2__READ_ROWS_RESPONSE__INIT;
     resp.n_chunks = n;
     resp.chunks = ch;
-    fev e = { BT_EV_MESSAGE, NULL, 0, 0, NULL };
+    fev e = { BT_EV_MESSAGE, NULL, 0, 0, NULL, 0 };
     e.len = google__bigtable__v2__read_rows_response__get_packed_size(&resp);
     e.data = malloc(e.len ? e.len : 1);
     google__bigtable__v2__read_rows_response__pack(&resp, e.data);
@@ -156,13 +158,13 @@ static void *fake_start(void *ctx, void *user, size_t stream, const uint8_t *req
     if (++f->live > f->max_live)
         f->max_live = f->live;
     if (!r) {
-        push(c, (fev){ BT_EV_DONE, NULL, 0, BT_INVALID_ARGUMENT, "unparsable" });
+        push(c, (fev){ BT_EV_DONE, NULL, 0, BT_INVALID_ARGUMENT, "unparsable", 0 });
         return c;
     }
     if (!r->rows || (!r->rows->n_row_keys && !r->rows->n_row_ranges))
         f->empty_rowsets++;
     if (f->fail_code) {
-        push(c, (fev){ BT_EV_DONE, NULL, 0, f->fail_code, f->fail_msg });
+        push(c, (fev){ BT_EV_DONE, NULL, 0, f->fail_code, f->fail_msg, 0 });
         google__bigtable__v2__read_rows_request__free_unpacked(r, NULL);
         return c;
     }
@@ -224,9 +226,9 @@ static void *fake_start(void *ctx, void *user, size_t stream, const uint8_t *req
         }
     } else if (cut) {
         f->cuts_left--;
-        push(c, (fev){ BT_EV_DONE, NULL, 0, f->cut_code, f->cut_msg });
+        push(c, (fev){ BT_EV_DONE, NULL, 0, f->cut_code, f->cut_msg, f->cut_retry_delay_ms });
     } else {
-        push(c, (fev){ BT_EV_DONE, NULL, 0, 0, "" });
+        push(c, (fev){ BT_EV_DONE, NULL, 0, 0, "", 0 });
     }
     free(ptrs);
     free(chunks);
@@ -259,6 +261,7 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
             free(e.data);
         } else {
             ev->code = e.code;
+            ev->retry_delay_ms = e.retry_delay_ms;
             snprintf(ev->details, sizeof ev->details, "%s", e.details ? e.details : "");
             c->live = 0;
             f->live--;
@@ -282,7 +285,7 @@ static void fake_cancel(void *ctx, void *call)
     for (size_t i = c->head; i < c->n; i++)
         free(c->ev[i].data);
     c->n = c->head;
-    push(c, (fev){ BT_EV_DONE, NULL, 0, BT_CANCELLED, "Cancelled" });
+    push(c, (fev){ BT_EV_DONE, NULL, 0, BT_CANCELLED, "Cancelled", 0 });
 }
 
 static int fake_sample(void *ctx, bt_samples *out, tfrec_err *err)
@@ -476,6 +479,24 @@ static void test_parallel_ordered_with_cuts(void)
     CHECK_EQ(st.ranges, 4);
     CHECK_EQ(st.resumed, 12);
     CHECK_EQ(st.samples, s.f->samples.n);
+    scan_free(&s);
+}
+
+/* Streams cut RESOURCE_EXHAUSTED with a RetryInfo of 150 ms: two cuts in
+ * turn on one stream wait at least 300 ms in all, not the 1 ms backoff. */
+static void test_retry_info_delay_replaces_backoff(void)
+{
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.retry_initial_ms = 1;
+    fake *f = fake_cuts(fake_new(ROWS), 2, 4, BT_RESOURCE_EXHAUSTED, "quota exceeded");
+    f->cut_retry_delay_ms = 150;
+    scan s;
+    int64_t t0 = tfrec_bt_now_ms();
+    CHECK_EQ(scan_run(&s, f, &o), TFREC_END);
+    int64_t took = tfrec_bt_now_ms() - t0;
+    CHECK(all_once(s.seen, 0, ROWS));
+    CHECK_EQ(scan_stats(&s).resumed, 2);
+    CHECKF(took >= 300, "took %lld ms", (long long)took);
     scan_free(&s);
 }
 
@@ -963,10 +984,10 @@ static void test_stop_ends_a_blocked_read(void)
 }
 
 TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_code),
-      TEST(test_parallel_ordered_with_cuts), TEST(test_parallel_unordered),
-      TEST(test_shards_disjoint_and_covering), TEST(test_row_sets), TEST(test_limit_across_resumes),
-      TEST(test_pause_full_buffers), TEST(test_latest_cell_filter), TEST(test_errors_not_retried),
-      TEST(test_bad_options), TEST(test_silent_stream_resumed),
+      TEST(test_parallel_ordered_with_cuts), TEST(test_retry_info_delay_replaces_backoff),
+      TEST(test_parallel_unordered), TEST(test_shards_disjoint_and_covering), TEST(test_row_sets),
+      TEST(test_limit_across_resumes), TEST(test_pause_full_buffers), TEST(test_latest_cell_filter),
+      TEST(test_errors_not_retried), TEST(test_bad_options), TEST(test_silent_stream_resumed),
       TEST(test_row_range_and_old_row_struct), TEST(test_unreachable_reported_early),
       TEST(test_silent_server_reported_early), TEST(test_stop_ends_a_blocked_read),
       TEST(test_shuffled_ranges))

@@ -27,6 +27,7 @@ typedef struct fake_ev {
     size_t len;
     int code;
     char details[200];
+    int64_t retry_delay_ms; /* DONE: the RetryInfo delay the call names */
 } fake_ev;
 
 typedef struct fake {
@@ -34,9 +35,10 @@ typedef struct fake {
     int (*entry_code)(struct fake *f, uint64_t key_index, unsigned send_no); /* per entry */
     int fail_call_no; /* 1-based call to fail as a whole (0: none) */
     int fail_call_code;
-    size_t fail_after;  /* entries answered OK before that call fails */
-    int fail_all_calls; /* every call fails UNAVAILABLE */
-    size_t max_request; /* bigger requests: RESOURCE_EXHAUSTED (0: no limit) */
+    int64_t fail_retry_delay_ms; /* RetryInfo delay on that failure (0: none) */
+    size_t fail_after;           /* entries answered OK before that call fails */
+    int fail_all_calls;          /* every call fails UNAVAILABLE */
+    size_t max_request;          /* bigger requests: RESOURCE_EXHAUSTED (0: no limit) */
     int hang_from_call; /* 1-based: this call and later ones get no answer until cancelled */
     void *held[64];     /* calls hanging */
     size_t nheld;
@@ -74,7 +76,7 @@ static uint64_t key_index(const ProtobufCBinaryData *k)
 
 static void push_done(fake *f, void *user, int code, const char *details)
 {
-    fake_ev d = { BT_EV_DONE, user, NULL, 0, code, "" };
+    fake_ev d = { BT_EV_DONE, user, NULL, 0, code, "", 0 };
     snprintf(d.details, sizeof d.details, "%s", details);
     push(f, d);
 }
@@ -169,7 +171,7 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
         ptrs[answer - 1 - i] = t;
     }
     if (answer) {
-        fake_ev m = { BT_EV_MESSAGE, user, NULL, 0, 0, "" };
+        fake_ev m = { BT_EV_MESSAGE, user, NULL, 0, 0, "", 0 };
         m.len = google__bigtable__v2__mutate_rows_response__get_packed_size(&resp);
         m.data = malloc(m.len);
         google__bigtable__v2__mutate_rows_response__pack(&resp, m.data);
@@ -180,6 +182,8 @@ static int fake_start(void *ctx, void *user, const grpc_slice *sl, size_t n, tfr
     free(st);
     push_done(f, user, whole_fail ? (f->fail_all_calls ? BT_UNAVAILABLE : f->fail_call_code) : 0,
               whole_fail ? "connection reset by fake" : "");
+    if (whole_fail && !f->fail_all_calls)
+        f->ev[f->nev - 1].retry_delay_ms = f->fail_retry_delay_ms;
     if (!f->first_request)
         f->first_request = req;
     else
@@ -204,6 +208,7 @@ static int fake_next(void *ctx, int64_t deadline_ms, bt_event *ev)
         free(e.data);
     } else {
         ev->code = e.code;
+        ev->retry_delay_ms = e.retry_delay_ms;
         snprintf(ev->details, sizeof ev->details, "%s", e.details);
         f->outstanding--;
     }
@@ -513,6 +518,37 @@ static void test_broken_stream_resends_only_unanswered(void)
     done(w, f);
 }
 
+/* A throttled call naming a RetryInfo delay: its rows wait that long, not
+ * the 1-5 ms backoff configured, and one far beyond the retry deadline is
+ * cut to it (the rows are retried at the deadline, not after 60 s). */
+static void test_retry_info_delay_replaces_backoff(void)
+{
+    for (int beyond = 0; beyond < 2; beyond++) {
+        fake *f = fake_new();
+        f->fail_call_no = 1;
+        f->fail_call_code = BT_RESOURCE_EXHAUSTED;
+        f->fail_retry_delay_ms = beyond ? 60000 : 300;
+        tfrec_bt_writer_options o = TFREC_BT_WRITER_OPTIONS_INIT;
+        o.batch_rows = 10;
+        o.max_inflight = 1;
+        o.retry_initial_ms = 1;
+        o.retry_max_ms = 5;
+        o.retry_timeout_ms = beyond ? 200 : 600000;
+        int64_t t0 = tfrec_bt_now_ms();
+        tfrec_bt_writer *w = open_writer(f, &o);
+        CHECK_EQ(put_rows(w, 0, 10, 30), 0);
+        CHECK_EQ(tfrec_bt_writer_close(w), 0);
+        int64_t took = tfrec_bt_now_ms() - t0;
+        CHECK(all_acked(f, 10));
+        CHECK_EQ(f->calls, 2);
+        if (beyond)
+            CHECKF(took >= 190 && took < 30000, "took %lld ms", (long long)took);
+        else
+            CHECKF(took >= 300, "took %lld ms", (long long)took);
+        done(w, f);
+    }
+}
+
 static void test_non_retryable_stream_failure_stops_writer(void)
 {
     fake *f = fake_new();
@@ -759,6 +795,7 @@ TESTS(TEST(test_request_encoding_decodes), TEST(test_server_timestamp_encodes_mi
       TEST(test_default_timestamp_is_whole_milliseconds),
       TEST(test_batches_bounded_by_rows_bytes_mutations),
       TEST(test_only_failed_entries_are_retried), TEST(test_broken_stream_resends_only_unanswered),
+      TEST(test_retry_info_delay_replaces_backoff),
       TEST(test_non_retryable_stream_failure_stops_writer), TEST(test_too_large_request_is_split),
       TEST(test_single_row_too_large_is_reported), TEST(test_retry_deadline_fails_every_row),
       TEST(test_server_timestamps_are_not_retried), TEST(test_inflight_bounded),
