@@ -59,6 +59,14 @@ static int want_map(const tfrec_index *ix)
            tfrec_index_data_size(ix) / n <= MAP_MEAN_RECORD_MAX;
 }
 
+/* The file ended inside a record the index places there. */
+static int cut_short(tfrec_random_reader *r, uint64_t offset, size_t got, size_t n)
+{
+    return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
+                      "%s: record at offset %llu is cut short: the file ends after %zu of its "
+                      "%zu bytes (is the index stale?)",
+                      r->name, (unsigned long long)offset, got, n);
+}
 static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, size_t n)
 {
     size_t got = 0;
@@ -71,10 +79,7 @@ static int pread_exact(tfrec_random_reader *r, uint64_t offset, uint8_t *dst, si
                                     "read failed at offset %llu",
                                     (unsigned long long)(offset + got));
         if (k == 0)
-            return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
-                              "%s: record at offset %llu is cut short: the file ends after %zu "
-                              "of its %zu bytes (is the index stale?)",
-                              r->name, (unsigned long long)offset, got, n);
+            return cut_short(r, offset, got, n);
         got += (size_t)k;
     }
     return TFREC_OK;
@@ -90,10 +95,7 @@ static int read_full(tfrec_random_reader *r, tfrec_io *io, uint64_t offset, uint
             return tfrec_fail(&r->err, (int)k, "%s", why && *why ? why : tfrec_strerror((int)k));
         }
         if (k == 0)
-            return tfrec_fail(&r->err, TFREC_E_TRUNCATED,
-                              "%s: record at offset %llu is cut short: the file ends after %zu "
-                              "of its %zu bytes (is the index stale?)",
-                              r->name, (unsigned long long)offset, got, n);
+            return cut_short(r, offset, got, n);
         got += (size_t)k;
     }
     return TFREC_OK;

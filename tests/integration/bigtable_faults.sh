@@ -9,17 +9,9 @@
 # that the runner's parallel lanes balance.
 # needs: tfrec-bigtable
 source "$(dirname "$0")/lib/common.sh"
-it_tmpdir bt-faults
-cd "$T" # tfrec2bt keeps its default progress files in the working directory
-it_need_cbt
-it_need_bins tfrec2bt bt2tfrec
-bt() { cbt -project p -instance i "$@" 2>"$T/cbt.err"; }
-t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i --quiet "$@"; }
+it_bigtable_tools_setup bt-faults
 TEST_BIN=$BUILD/test-bin # tools built with TFREC_TESTING (fault injection)
 [ -x "$TEST_BIN/tfrec2bt" ] || { echo "FAIL setup: $TEST_BIN/tfrec2bt not built (make tests)"; exit 1; }
-
-it_bigtable_emulator "$T/emulator.log"
-$CHECK gen "$T/small" 2 2000 12 0 12000 >/dev/null || { echo "FAIL setup: gen small"; exit 1; }
 
 # ------------------------------------------------------------ re-sent rows
 # Every 7th row's first acknowledgement is reported as UNAVAILABLE by the

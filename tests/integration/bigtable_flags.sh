@@ -9,15 +9,7 @@
 # bigtable.sh so that the runner's parallel lanes balance.
 # needs: tfrec-bigtable
 source "$(dirname "$0")/lib/common.sh"
-it_tmpdir bt-flags
-cd "$T" # tfrec2bt keeps its default progress files in the working directory
-it_need_cbt
-it_need_bins tfrec2bt bt2tfrec
-bt() { cbt -project p -instance i "$@" 2>"$T/cbt.err"; }
-t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i --quiet "$@"; }
-
-it_bigtable_emulator "$T/emulator.log"
-$CHECK gen "$T/small" 2 2000 12 0 12000 >/dev/null || { echo "FAIL setup: gen small"; exit 1; }
+it_bigtable_tools_setup bt-flags
 
 # ------------------------------------------------------------ bad flags
 check_usage() { # name expected-message args...

@@ -16,6 +16,7 @@ are refreshed and the bytes / rows come out exactly once. Nothing leaves
 the machine: every server listens on 127.0.0.1 and the environment is
 scrubbed of real credentials. docs/testing.md has the matrix.
 """
+import contextlib
 import json
 import os
 import random
@@ -304,6 +305,27 @@ def test_token_expiring_mid_upload_and_mid_download(mode, kind, build_dir, front
         assert mid_refused > refused0 and google.refused > mid_refused
 
 
+@contextlib.contextmanager
+def cut_bigtable_front(tmp_path, certs, google, emulator, then, *more):
+    """The Bigtable TLS front before the cut proxy before the emulator:
+    the proxy cuts or stalls (then) at most twice; yields the front."""
+    proxy = subprocess.Popen([sys.executable, CUT_PROXY, "--target", emulator, "--then", then,
+                              "--max-cuts", "2", *more, "--max-seconds", "120"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proxy.stdout.readline().split()[1].split("=")[1])
+        (tmp_path / "nginx").mkdir()
+        n = Nginx(tmp_path / "nginx", certs, google.port,
+                  [(BIGTABLE_SERVER, "127.0.0.1:%d" % port, "bigtable")])
+        try:
+            yield n
+        finally:
+            n.stop()
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+
+
 @pytest.mark.parametrize("kind", SOURCES)
 def test_token_revoked_mid_scan_is_refreshed(kind, build_dir, fronts, certs, google, keypair,
                                              bigtable_emulator, tmp_path):  # noqa: F811
@@ -325,29 +347,16 @@ def test_token_revoked_mid_scan_is_refreshed(kind, build_dir, fronts, certs, goo
                     "--source_glob=%s" % src, "--progress_file=%s.p" % src,
                     "--num_records=2000"], cred.env)
     assert res.returncode == 0, res.stderr
-    proxy = subprocess.Popen([sys.executable, CUT_PROXY, "--target", bigtable_emulator,
-                              "--then", "down:100000", "--max-cuts", "2", "--max-seconds", "120"],
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(proxy.stdout.readline().split()[1].split("=")[1])
-        (tmp_path / "nginx").mkdir()
-        n = Nginx(tmp_path / "nginx", certs, google.port,
-                  [(BIGTABLE_SERVER, "127.0.0.1:%d" % port, "bigtable")])
-        try:
-            google.max_uses = 1
-            refused0, issued0 = google.refused, google.issued
-            path = METADATA_TOKEN if kind == "metadata" else "/token"
-            asked0, checks0 = google.count(path), len(google.checks)
-            args = bt_flags("localhost:%d" % n.ports[0], certs, cred)
-            res = run_tool(build_dir, "bt2tfrec",
-                           args + ["--bigtable_table=" + table, "--row_prefix=train_",
-                                   "--retry_timeout=60", "--output=%s" % (tmp_path / "out")],
-                           cred.env)
-        finally:
-            n.stop()
-    finally:
-        proxy.terminate()
-        proxy.wait(10)
+    with cut_bigtable_front(tmp_path, certs, google, bigtable_emulator, "down:100000") as n:
+        google.max_uses = 1
+        refused0, issued0 = google.refused, google.issued
+        path = METADATA_TOKEN if kind == "metadata" else "/token"
+        asked0, checks0 = google.count(path), len(google.checks)
+        args = bt_flags("localhost:%d" % n.ports[0], certs, cred)
+        res = run_tool(build_dir, "bt2tfrec",
+                       args + ["--bigtable_table=" + table, "--row_prefix=train_",
+                               "--retry_timeout=60", "--output=%s" % (tmp_path / "out")],
+                       cred.env)
     assert res.returncode == 0, res.stderr
     assert tfrecord_ref.read_records(str(tmp_path / "out")) == records
     assert google.refused > refused0 and google.issued - issued0 >= 2
@@ -387,31 +396,18 @@ def test_token_expiring_mid_scan_is_refreshed_ahead(kind, build_dir, fronts, cer
                     "--num_records=2000"], cred.env)
     assert res.returncode == 0, res.stderr
     cuts = tmp_path / "cuts"
-    proxy = subprocess.Popen([sys.executable, CUT_PROXY, "--target", bigtable_emulator,
-                              "--then", "down:100000/stall", "--max-cuts", "2",
-                              "--status-file", str(cuts), "--max-seconds", "120"],
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(proxy.stdout.readline().split()[1].split("=")[1])
-        (tmp_path / "nginx").mkdir()
-        n = Nginx(tmp_path / "nginx", certs, google.port,
-                  [(BIGTABLE_SERVER, "127.0.0.1:%d" % port, "bigtable")])
-        try:
-            google.expires_in = 4
-            refused0, issued0 = google.refused, google.issued
-            path = METADATA_TOKEN if kind == "metadata" else "/token"
-            asked0, checks0 = google.count(path), len(google.checks)
-            env = dict(cred.env, TFREC_BUILD=build_dir, PYTHONPATH=os.path.join(REPO, "python"))
-            arg = {"table": table, "endpoint": "localhost:%d" % n.ports[0],
-                   "ca": "%s/ca.pem" % certs, "cred": str(cred.file) if cred.file else None,
-                   "stall_ms": 3000}
-            res = subprocess.run([sys.executable, "-c", PY_SCAN, json.dumps(arg)], env=env,
-                                 capture_output=True, text=True, timeout=120)
-        finally:
-            n.stop()
-    finally:
-        proxy.terminate()
-        proxy.wait(10)
+    with cut_bigtable_front(tmp_path, certs, google, bigtable_emulator, "down:100000/stall",
+                            "--status-file", str(cuts)) as n:
+        google.expires_in = 4
+        refused0, issued0 = google.refused, google.issued
+        path = METADATA_TOKEN if kind == "metadata" else "/token"
+        asked0, checks0 = google.count(path), len(google.checks)
+        env = dict(cred.env, TFREC_BUILD=build_dir, PYTHONPATH=os.path.join(REPO, "python"))
+        arg = {"table": table, "endpoint": "localhost:%d" % n.ports[0],
+               "ca": "%s/ca.pem" % certs, "cred": str(cred.file) if cred.file else None,
+               "stall_ms": 3000}
+        res = subprocess.run([sys.executable, "-c", PY_SCAN, json.dumps(arg)], env=env,
+                             capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert [bytes.fromhex(r) for r in json.loads(res.stdout)] == records  # every row once
     assert cuts.read_text().split() == ["2"]

@@ -80,6 +80,21 @@ it_bigtable_emulator() { # logfile
         { echo "FAIL setup: emulator did not start: $(cat "$T/emu.err")"; exit 1; }
 }
 
+# What the Bigtable tool scripts start with: a work directory that is also
+# the working directory (tfrec2bt keeps its default progress files there),
+# cbt and the tools, the shorthands bt (cbt) and t2b (tfrec2bt), an
+# emulator ($EMU, $ADDR) and $T/small: 2 files of 2,000 records.
+it_bigtable_tools_setup() { # name
+    it_tmpdir "$1"
+    cd "$T" || exit 1
+    it_need_cbt
+    it_need_bins tfrec2bt bt2tfrec
+    bt() { cbt -project p -instance i "$@" 2>"$T/cbt.err"; }
+    t2b() { "$BIN/tfrec2bt" --project=p --bigtable_instance=i --quiet "$@"; }
+    it_bigtable_emulator "$T/emulator.log"
+    $CHECK gen "$T/small" 2 2000 12 0 12000 >/dev/null || { echo "FAIL setup: gen small"; exit 1; }
+}
+
 # tfrec2bt progress files: the next record index a resumed run starts at
 next_index() { sed -n 's/^next_index \([0-9]*\)/\1/p' "$1" 2>/dev/null; }
 
