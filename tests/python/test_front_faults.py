@@ -166,6 +166,14 @@ def connections(log):
     return conns
 
 
+def load_through(build_dir, front, certs, cred, table, src, *more):  # noqa: F811
+    """tfrec2bt of src into a new table through the Bigtable front."""
+    return run_tool(build_dir, "tfrec2bt",
+                    bt_flags(front, certs, cred) +
+                    ["--bigtable_table=" + table, "--create_table", "--quiet",
+                     "--source_glob=%s" % src, "--progress_file=%s.p" % src, *more], cred.env)
+
+
 def test_goaway_mid_load_and_mid_scan(build_dir, goaway_front, certs, google, keypair,
                                       bigtable_emulator, tmp_path):  # noqa: F811
     front, log = goaway_front
@@ -173,11 +181,8 @@ def test_goaway_mid_load_and_mid_scan(build_dir, goaway_front, certs, google, ke
     src = tmp_path / "in-00000-of-00001"
     records = write_records(src, 400, size=200, seed=4)
     # 40 MutateRows calls of 10 rows, one at a time: eight connections.
-    res = run_tool(build_dir, "tfrec2bt",
-                   bt_flags(front, certs, cred) +
-                   ["--bigtable_table=goaway", "--create_table", "--quiet",
-                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
-                    "--batch_rows=10", "--max_inflight=1"], cred.env)
+    res = load_through(build_dir, front, certs, cred, "goaway", src, "--batch_rows=10",
+                       "--max_inflight=1")
     assert res.returncode == 0, res.stderr
     loaded = connections(log)
     assert len(loaded) >= 6 and max(loaded.values()) <= 5, loaded
@@ -298,11 +303,8 @@ def test_resource_exhausted_and_unavailable_calls_are_retried(
     google.faults[:] = [["MutateRows", 8, 3], ["MutateRows", 14, 3]]
     google.faulted.clear()
     try:
-        res = run_tool(build_dir, "tfrec2bt",
-                       bt_flags(fronts[1], certs, cred) +
-                       ["--bigtable_table=throttled", "--create_table", "--quiet",
-                        "--source_glob=%s" % src, "--progress_file=%s.p" % src,
-                        "--batch_rows=10", "--max_inflight=1"], cred.env)
+        res = load_through(build_dir, fronts[1], certs, cred, "throttled", src,
+                           "--batch_rows=10", "--max_inflight=1")
         assert res.returncode == 0, res.stderr
         assert [f[1] for f in google.faulted] == [8, 8, 8, 14, 14, 14], google.faulted
         google.faults[:] = [["ReadRows", 14, 2], ["ReadRows", 8, 2]]
@@ -375,11 +377,7 @@ def test_failed_mutate_entries_and_broken_read_streams(build_dir, faulty_bigtabl
     cred = Cred("key", tmp_path, keypair, google)
     src = tmp_path / "in-00000-of-00001"
     records = write_records(src, 300, size=100, seed=9)
-    res = run_tool(build_dir, "tfrec2bt",
-                   bt_flags(front, certs, cred) +
-                   ["--bigtable_table=entries", "--create_table", "--quiet",
-                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
-                    "--batch_rows=20"], cred.env)
+    res = load_through(build_dir, front, certs, cred, "entries", src, "--batch_rows=20")
     assert res.returncode == 0, res.stderr
     out = tmp_path / "out"
     res = run_tool(build_dir, "bt2tfrec",
@@ -407,10 +405,7 @@ def test_front_reloaded_mid_scan(build_dir, goaway_front, certs, google, keypair
     cred = Cred("key", tmp_path, keypair, google)
     src = tmp_path / "in-00000-of-00001"
     records = write_records(src, 400, size=200, seed=6)
-    res = run_tool(build_dir, "tfrec2bt",
-                   bt_flags(front, certs, cred) +
-                   ["--bigtable_table=reloaded", "--create_table", "--quiet",
-                    "--source_glob=%s" % src, "--progress_file=%s.p" % src], cred.env)
+    res = load_through(build_dir, front, certs, cred, "reloaded", src)
     assert res.returncode == 0, res.stderr
     keys = tmp_path / "splits"
     keys.write_text("".join("train_%06d\n" % (i * 10) for i in range(1, 40)))
@@ -470,11 +465,8 @@ def test_retry_info_delay_is_honoured_by_writer_and_reader(
     cred = Cred("key", tmp_path, keypair, google)
     src = tmp_path / "in-00000-of-00001"
     records = write_records(src, 200, size=100, seed=12)
-    res = run_tool(build_dir, "tfrec2bt",
-                   bt_flags(front, certs, cred) +
-                   ["--bigtable_table=retryinfo", "--create_table", "--quiet",
-                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
-                    "--batch_rows=20", "--max_inflight=1"], cred.env)
+    res = load_through(build_dir, front, certs, cred, "retryinfo", src, "--batch_rows=20",
+                       "--max_inflight=1")
     assert res.returncode == 0, res.stderr
     out = tmp_path / "out"
     res = run_tool(build_dir, "bt2tfrec",
