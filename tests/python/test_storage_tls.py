@@ -305,6 +305,20 @@ def test_token_expiring_mid_upload_and_mid_download(mode, kind, build_dir, front
         assert mid_refused > refused0 and google.refused > mid_refused
 
 
+def scan_table(build_dir, fronts, certs, cred, tmp_path, table, seed):  # noqa: F811
+    """A table of 2,000 rows of 400 bytes loaded through the front, for the
+    scan tests; returns the records."""
+    src = tmp_path / "in-00000-of-00001"
+    records = write_records(src, 2000, size=400, seed=seed)
+    res = run_tool(build_dir, "tfrec2bt",
+                   bt_flags(fronts[1], certs, cred) +
+                   ["--bigtable_table=" + table, "--create_table", "--quiet",
+                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
+                    "--num_records=2000"], cred.env)
+    assert res.returncode == 0, res.stderr
+    return records
+
+
 @contextlib.contextmanager
 def cut_bigtable_front(tmp_path, certs, google, emulator, then, *more):
     """The Bigtable TLS front before the cut proxy before the emulator:
@@ -339,14 +353,7 @@ def test_token_revoked_mid_scan_is_refreshed(kind, build_dir, fronts, certs, goo
     # fetches the new token its own way.
     cred = Cred(kind, tmp_path, keypair, google)
     table = "tls_scan_" + kind
-    src = tmp_path / "in-00000-of-00001"
-    records = write_records(src, 2000, size=400, seed=3)
-    res = run_tool(build_dir, "tfrec2bt",
-                   bt_flags(fronts[1], certs, cred) +
-                   ["--bigtable_table=" + table, "--create_table", "--quiet",
-                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
-                    "--num_records=2000"], cred.env)
-    assert res.returncode == 0, res.stderr
+    records = scan_table(build_dir, fronts, certs, cred, tmp_path, table, 3)
     with cut_bigtable_front(tmp_path, certs, google, bigtable_emulator, "down:100000") as n:
         google.max_uses = 1
         refused0, issued0 = google.refused, google.issued
@@ -387,14 +394,7 @@ def test_token_expiring_mid_scan_is_refreshed_ahead(kind, build_dir, fronts, cer
     # refusal. A slower machine only makes the silences longer.
     cred = Cred(kind, tmp_path, keypair, google)
     table = "tls_scan_expiry_" + kind
-    src = tmp_path / "in-00000-of-00001"
-    records = write_records(src, 2000, size=400, seed=4)
-    res = run_tool(build_dir, "tfrec2bt",
-                   bt_flags(fronts[1], certs, cred) +
-                   ["--bigtable_table=" + table, "--create_table", "--quiet",
-                    "--source_glob=%s" % src, "--progress_file=%s.p" % src,
-                    "--num_records=2000"], cred.env)
-    assert res.returncode == 0, res.stderr
+    records = scan_table(build_dir, fronts, certs, cred, tmp_path, table, 4)
     cuts = tmp_path / "cuts"
     with cut_bigtable_front(tmp_path, certs, google, bigtable_emulator, "down:100000/stall",
                             "--status-file", str(cuts)) as n:
