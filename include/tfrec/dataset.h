@@ -52,8 +52,9 @@ int tfrec_index_load_io(tfrec_index **out, const tfrec_io *src, const char *name
                         int64_t data_size);
 
 /* The index of path (path.idx; any name of tfrec_fs_default()) if present and fresh:
- * TFREC_OK; TFREC_E_NOT_FOUND when there is no path.idx; TFREC_E_STATE when
- * it is stale (the message says why); another code when it is unreadable. */
+ * TFREC_OK; TFREC_E_NOT_FOUND when there is no path.idx or it cannot be
+ * opened (nor path examined); TFREC_E_STATE when it is stale (the message
+ * says why); another code when it opens but cannot be read. */
 int tfrec_index_load_fresh(tfrec_index **out, const char *path);
 /* (since 1.1) The same through file system fs (NULL: the default). A file
  * system without modification times (gs://) is checked by tiling alone. */

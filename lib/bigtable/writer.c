@@ -226,7 +226,7 @@ static void stream_failed(tfrec_bt_writer *w, wcall *c, int code, const char *ms
     if (!retry && !w->broken_reason[0] &&
         (code == BT_NOT_FOUND || code == BT_PERMISSION_DENIED || code == BT_UNAUTHENTICATED ||
          code == BT_UNIMPLEMENTED || code == BT_FAILED_PRECONDITION || code == BT_UNAVAILABLE))
-        snprintf(w->broken_reason, sizeof w->broken_reason, "%s: %.200s%s",
+        snprintf(w->broken_reason, sizeof w->broken_reason, "%s: %.200s%.150s",
                  tfrec_bt_code_name(code), msg, hint);
 }
 

@@ -26,6 +26,11 @@ int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path
         return tfrec_fail(NULL, TFREC_E_NOMEM, "%s: out of memory", path);
     tfrec_io io = TFREC_IO_INIT;
     int rc = tfrec_fs_open_source(fs, iname, &io);
+    /* An index that cannot be opened, whatever the reason (a name the
+     * file system refuses, a denied object), is no usable index: reading
+     * the data then reports the data's own error, or reads it unindexed. */
+    if (rc < 0)
+        rc = TFREC_E_NOT_FOUND;
     tfrec_fs_info ds = TFREC_FS_INFO_INIT, is = TFREC_FS_INFO_INIT;
     /* Data that cannot be examined has no usable index: reading it says
      * why (a bad name, a missing file) in the caller's terms. */
