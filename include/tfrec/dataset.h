@@ -128,7 +128,8 @@ enum tfrec_index_policy {
 
 /* Opens a source by name (the data files, and their NAME.idx). Return
  * TFREC_OK with *io filled, TFREC_E_NOT_FOUND when the name does not exist,
- * or another negative code with tfrec_last_errmsg() set. */
+ * or another negative code with tfrec_last_errmsg() set. Called from the
+ * dataset's threads, up to num_threads at once: it must be thread-safe. */
 typedef int (*tfrec_open_source_fn)(void *ctx, const char *name, tfrec_io *io);
 
 typedef struct tfrec_dataset_options {

@@ -695,12 +695,13 @@ static void test_dataset_reports_corrupt_records_and_bad_options(void)
     CHECK(strstr(tfrec_last_errmsg(), "dz.tfrecord.gz"));
 }
 
-/* A caller's opener (as a gs:// client would be): freshness by tiling. */
+/* A caller's opener (as a gs:// client would be): freshness by tiling.
+ * The dataset calls it from its threads, several at once. */
 static int opens;
 static int open_counting(void *ctx, const char *name, tfrec_io *io)
 {
     (void)ctx;
-    opens++;
+    __atomic_add_fetch(&opens, 1, __ATOMIC_RELAXED);
     return tfrec_io_open_source(io, name);
 }
 
