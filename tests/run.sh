@@ -7,14 +7,15 @@
 #                Python suite would load an instrumented libtfrec.so)
 #   --python-side  what --no-python leaves out: the integration scripts
 #                that load libtfrec through Python, then the Python suite
-#                (CI runs the rest under the sanitizers)
+#                (CI runs the rest under the sanitizers); with --with-unit
+#                the unit test programs too, in the same pool as the scripts
 #   --fast       unit tests, then only the integration scripts and Python
 #                test files listed in tests/fast.list (`make check`)
 #   --only "test_a test_b"  with --unit-only: just these unit test programs
 #                (`make tsan-test`)
 #   --integration-only  the integration scripts only
-#   --jobs=N     up to N unit test programs, then N integration scripts at
-#                a time (default 1), and N pytest workers
+#   --jobs=N     up to N unit test programs and integration scripts at a
+#                time, from one pool (default 1), then N pytest workers
 #                (python3-pytest-xdist) over whole files. Each
 #                works in its own temporary directory (those that rely on
 #                tfrec2bt's default progress file in the working directory
@@ -32,6 +33,7 @@ no_python=0
 python_side=0
 integration_only=0
 fast=0
+with_unit=0
 only=
 jobs=1
 while :; do
@@ -39,6 +41,7 @@ while :; do
     --unit-only) unit_only=1; shift ;;
     --no-python) no_python=1; shift ;;
     --python-side) python_side=1; shift ;;
+    --with-unit) with_unit=1; shift ;;
     --integration-only) integration_only=1; no_python=1; shift ;;
     --fast) fast=1; shift ;;
     --only) only=" $2 "; shift 2 ;;
@@ -157,28 +160,21 @@ longest_first() { # script-or-program...
     done
 }
 
-# The unit test programs, $jobs at a time like the scripts (each works in
-# its own mkdtemp directory, its servers on free loopback ports).
-run_unit_tests() {
-    local t programs=()
-    echo "== unit tests ($BUILD)"
+# The unit test programs (each works in its own mkdtemp directory, its
+# servers on free loopback ports); they share one pool with the
+# integration scripts, so that no lane waits for the other kind to end.
+units=()
+if [ "$integration_only" -eq 0 ] && { [ "$python_side" -eq 0 ] || [ "$with_unit" -eq 1 ]; }; then
     for t in "$BUILD"/tests/test_*; do
         [ -x "$t" ] || continue
         if [ -n "$only" ]; then case "$only" in *" $(basename "$t") "*) ;; *) continue ;; esac; fi
-        programs+=("$t")
+        units+=("$t")
     done
-    [ ${#programs[@]} -eq 0 ] || run_scripts $(longest_first "${programs[@]}")
-}
-
-if [ "$python_side" -eq 1 ] || [ "$integration_only" -eq 1 ]; then
-    unit_only=0
-else
-    run_unit_tests
 fi
+[ "$python_side" -eq 0 ] && [ "$integration_only" -eq 0 ] || unit_only=0
 
+scripts=()
 if [ "$unit_only" -eq 0 ]; then
-    echo "== integration tests"
-    scripts=()
     for s in tests/integration/*.sh; do
         [ -f "$s" ] || continue
         if [ "$fast" -eq 1 ] && ! in_fast_list "integration/$(basename "$s")"; then
@@ -199,8 +195,11 @@ if [ "$unit_only" -eq 0 ]; then
         fi
         scripts+=("$s")
     done
-    [ ${#scripts[@]} -eq 0 ] || run_scripts $(longest_first "${scripts[@]}")
+fi
+echo "== unit tests and integration scripts ($BUILD): ${#units[@]} programs, ${#scripts[@]} scripts, $jobs at a time"
+[ $((${#units[@]} + ${#scripts[@]})) -eq 0 ] || run_scripts $(longest_first "${units[@]}" "${scripts[@]}")
 
+if [ "$unit_only" -eq 0 ]; then
     if [ "$no_python" -eq 0 ] && ls tests/python/test_*.py >/dev/null 2>&1; then
         echo "== python tests"
         ignore=()
