@@ -19,6 +19,7 @@
 #include "dataset/index_internal.h"
 #include "dataset/plan.h"
 #include "dataset/random_internal.h"
+#include "dataset/shuffle_buffer.h"
 #include "fs/fs_internal.h"
 #include "util/struct_size.h"
 
@@ -51,12 +52,20 @@ typedef struct ds_block {
     char msg[TFREC_ERRMSG_MAX];
 } ds_block;
 
-/* A record of the shuffle buffer: a copy, its own buffer reused. */
-typedef struct ds_slot {
-    uint8_t *p;
-    size_t cap, len;
-    uint64_t g; /* global record number */
-} ds_slot;
+/* How blocks are cut and claimed, fixed at open. */
+typedef enum ds_mode {
+    /* Blocks of block_records (or BLOCK_BYTES) in plan order, claimed in
+     * order by any thread: local files, and a global shuffle elsewhere. */
+    DS_BLOCKS,
+    /* In order on another file system: blocks cut by bytes and where the
+     * file changes, each belonging to the thread streaming its file
+     * (claim_block). */
+    DS_STREAMED,
+    /* Block-shuffled on another file system: a block is one run of
+     * consecutive records (a shuffle block, cut at REMOTE_BLOCK_BYTES),
+     * one ranged read; the consumer runs the shuffle buffer. */
+    DS_RUNS,
+} ds_mode;
 
 typedef struct ds_open_file {
     size_t file;
@@ -84,6 +93,7 @@ struct tfrec_dataset {
     uint64_t *cum;
     uint64_t block_bytes_max; /* BLOCK_BYTES, or REMOTE_BLOCK_BYTES */
     int remote;               /* files of another file system than the local one */
+    ds_mode mode;
 
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
@@ -93,10 +103,9 @@ struct tfrec_dataset {
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
     uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
-    /* Streamed epochs (in order, remote files): block j belongs to the
-     * thread streaming its file, and threads claim out of order. */
-    int streamed;     /* fixed at open */
-    uint8_t *claimed; /* per block, when streamed */
+    /* DS_STREAMED: block j belongs to the thread streaming its file, and
+     * threads claim out of order. */
+    uint8_t *claimed; /* per block, when DS_STREAMED */
     size_t nrunning;  /* threads started (owners are file % nrunning) */
     ds_block **slots; /* ring of ring_len, block j at j % ring_len */
     size_t ring_len;
@@ -122,12 +131,8 @@ struct tfrec_dataset {
     uint64_t last_record;
     int sticky;
     tfrec_err err;
-    /* The epoch's shuffle buffer (block shuffle), consumer side. */
-    ds_buffer sbuf;
-    ds_slot *sbuf_slots, sbuf_outslot;
-    size_t *sbuf_drain;
-    size_t sbuf_nslots;             /* allocated */
-    uint64_t sbuf_loaded, sbuf_out; /* slots filled at the start; records handed out */
+    /* The epoch's shuffle buffer (DS_RUNS), consumer side. */
+    ds_shuffle_buffer sbuf;
 };
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_dataset_options)
@@ -150,7 +155,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
     for (size_t i = 0; i < OPEN_PER_THREAD; i++) {
         if (w->open[i].r && w->open[i].file == f) {
             w->open[i].used = ++w->clock;
-            tfrec_random_reader_stream(w->open[i].r, ds->streamed);
+            tfrec_random_reader_stream(w->open[i].r, ds->mode == DS_STREAMED);
             *out = w->open[i].r;
             return TFREC_OK;
         }
@@ -165,7 +170,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
                                                 ds->o.use_mmap);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
-    tfrec_random_reader_stream(slot->r, ds->streamed);
+    tfrec_random_reader_stream(slot->r, ds->mode == DS_STREAMED);
     slot->file = f;
     slot->used = ++w->clock;
     *out = slot->r;
@@ -223,7 +228,7 @@ static uint64_t claim_block(const tfrec_dataset *ds, size_t self)
 {
     uint64_t end =
         ds->next_out + ds->ring_len < ds->nblocks ? ds->next_out + ds->ring_len : ds->nblocks;
-    if (!ds->streamed)
+    if (ds->mode != DS_STREAMED)
         return ds->next_claim < end ? ds->next_claim : ds->nblocks;
     for (uint64_t j = ds->next_out; j < end; j++) {
         if (ds->claimed[j])
@@ -271,7 +276,7 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
-        if (ds->streamed)
+        if (ds->mode == DS_STREAMED)
             ds->claimed[j] = 1;
         else
             ds->next_claim++;
@@ -457,7 +462,10 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     }
     ds->nworkers = o.num_threads;
     ds->nrunning = o.num_threads;
-    ds->streamed = ds->remote && !o.shuffle;
+    ds->mode = !ds->remote               ? DS_BLOCKS
+               : !o.shuffle              ? DS_STREAMED
+               : ds->o.shuffle_block > 1 ? DS_RUNS
+                                         : DS_BLOCKS;
     *out = ds;
     return TFREC_OK;
 }
@@ -474,27 +482,6 @@ uint64_t tfrec_dataset_shard_records(const tfrec_dataset *ds)
     uint64_t lo, hi;
     tfrec_ds_shard_range(ds->cum[ds->nfiles], ds->o.shard_index, ds->o.num_shards, &lo, &hi);
     return hi - lo;
-}
-
-/* Slots for the epoch's shuffle buffer (kept for later epochs). */
-static int slots_reserve(tfrec_dataset *ds, const ds_buffer *b, uint64_t nitems)
-{
-    uint64_t fill = b->size < nitems ? b->size : nitems;
-    if (fill <= ds->sbuf_nslots)
-        return TFREC_OK;
-    if (fill > SIZE_MAX / sizeof(ds_slot))
-        return TFREC_E_NOMEM;
-    ds_slot *x = realloc(ds->sbuf_slots, (size_t)fill * sizeof *x);
-    if (x)
-        ds->sbuf_slots = x;
-    size_t *d = x ? realloc(ds->sbuf_drain, (size_t)fill * sizeof *d) : NULL;
-    if (d)
-        ds->sbuf_drain = d;
-    if (!x || !d)
-        return TFREC_E_NOMEM;
-    memset(x + ds->sbuf_nslots, 0, (size_t)(fill - ds->sbuf_nslots) * sizeof *x);
-    ds->sbuf_nslots = (size_t)fill;
-    return TFREC_OK;
 }
 
 int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
@@ -519,19 +506,15 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
      * runs the buffer. */
     if (tfrec_ds_plan(&in, &items, &nitems, &sbuf) < 0 ||
         (!ds->remote && sbuf.size && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
-        !(starts = malloc((nitems + 1) * sizeof *starts)) || slots_reserve(ds, &sbuf, nitems) < 0) {
+        !(starts = malloc((nitems + 1) * sizeof *starts)) ||
+        tfrec_ds_shuffle_reserve(&ds->sbuf, &sbuf, nitems) < 0) {
         free(starts);
         free(items);
         return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
-    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES.
-     * In order on another file system (streamed), blocks are cut by bytes
-     * and where the file changes: each belongs to the thread streaming
-     * its file. Block-shuffled there, a block is one run of consecutive
-     * records (a shuffle block, cut at REMOTE_BLOCK_BYTES): one ranged
-     * read. */
-    int streamed = ds->streamed, runs = ds->remote && ds->o.shuffle_block > 1;
+    /* Cut the plan into blocks as ds->mode says (ds_mode). */
+    int streamed = ds->mode == DS_STREAMED, runs = ds->mode == DS_RUNS;
     uint8_t *claimed = streamed ? calloc(nitems ? nitems : 1, 1) : NULL;
     if (streamed && !claimed) {
         free(items);
@@ -556,8 +539,7 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     ds->cur = NULL;
     ds->cur_pos = 0;
     ds->sticky = 0;
-    ds->sbuf = sbuf;
-    ds->sbuf_loaded = ds->sbuf_out = 0;
+    tfrec_ds_shuffle_start(&ds->sbuf, &sbuf, nitems);
     pthread_mutex_lock(&ds->mu);
     ds->generation++;
     for (size_t i = 0; i < ds->ring_len; i++) {
@@ -598,8 +580,9 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 }
 
 /* The next record in read order, from the blocks the threads filled. */
-static int next_input(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint64_t *global)
+static int next_input(void *ctx, const uint8_t **data, size_t *len, uint64_t *global)
 {
+    tfrec_dataset *ds = ctx;
     if (ds->cur && ds->cur_pos == ds->cur->n) {
         pthread_mutex_lock(&ds->mu);
         ds->buffered -= ds->cur->size;
@@ -648,74 +631,6 @@ static int next_input(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint
     return TFREC_OK;
 }
 
-static int slot_take(tfrec_dataset *ds, ds_slot *x, const uint8_t *data, size_t len, uint64_t g)
-{
-    if (x->cap < len) {
-        uint8_t *q = realloc(x->p, len ? len : 1);
-        if (!q)
-            return ds->sticky = tfrec_fail(&ds->err, TFREC_E_NOMEM,
-                                           "dataset: out of memory for the shuffle buffer");
-        x->p = q;
-        x->cap = len;
-    }
-    memcpy(x->p, data, len);
-    x->len = len;
-    x->g = g;
-    return TFREC_OK;
-}
-
-static int input_into(tfrec_dataset *ds, ds_slot *x)
-{
-    const uint8_t *data;
-    size_t len;
-    uint64_t g;
-    int rc = next_input(ds, &data, &len, &g);
-    if (rc == TFREC_END)
-        return ds->sticky = tfrec_fail(&ds->err, TFREC_E_STATE,
-                                       "dataset: the read order ended before the shuffle buffer "
-                                       "was drained");
-    return rc < 0 ? rc : slot_take(ds, x, data, len, g);
-}
-
-/* The next record through the shuffle buffer (plan.h, ds_buffer): records
- * are copied into slots, so blocks are released as soon as they are read
- * through, and the buffer's memory is its records'. */
-static int next_buffered(tfrec_dataset *ds, ds_slot **out)
-{
-    uint64_t n = ds->nitems, fill = ds->sbuf.size < n ? ds->sbuf.size : n;
-    if (ds->sbuf_out >= n)
-        return TFREC_END;
-    int rc;
-    for (; ds->sbuf_loaded < fill; ds->sbuf_loaded++)
-        if ((rc = input_into(ds, &ds->sbuf_slots[ds->sbuf_loaded])) < 0)
-            return rc;
-    size_t j;
-    if (ds->sbuf_out < n - fill) {
-        j = (size_t)tfrec_ds_below(&ds->sbuf.state, fill);
-    } else {
-        if (ds->sbuf_out == n - fill) { /* the drain order, drawn once */
-            for (size_t i = 0; i < fill; i++)
-                ds->sbuf_drain[i] = i;
-            for (size_t m = (size_t)fill; m > 0; m--) {
-                size_t r = (size_t)tfrec_ds_below(&ds->sbuf.state, m), t = ds->sbuf_drain[r];
-                ds->sbuf_drain[r] = ds->sbuf_drain[m - 1];
-                ds->sbuf_drain[m - 1] = t;
-            }
-        }
-        j = ds->sbuf_drain[ds->sbuf_out - (n - fill)];
-    }
-    /* The record handed out stays valid until the next call: it moves to
-     * the out slot, whose old buffer takes the slot's place. */
-    ds_slot t = ds->sbuf_slots[j];
-    ds->sbuf_slots[j] = ds->sbuf_outslot;
-    ds->sbuf_outslot = t;
-    if (ds->sbuf_out < n - fill && (rc = input_into(ds, &ds->sbuf_slots[j])) < 0)
-        return rc;
-    ds->sbuf_out++;
-    *out = &ds->sbuf_outslot;
-    return TFREC_OK;
-}
-
 int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
 {
     if (!ds || !data || !len)
@@ -730,10 +645,10 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
     }
     uint64_t g;
     int rc;
-    if (ds->sbuf.size) {
+    if (ds->sbuf.b.size) {
         ds_slot *x;
-        if ((rc = next_buffered(ds, &x)) != TFREC_OK)
-            return rc;
+        if ((rc = tfrec_ds_shuffle_next(&ds->sbuf, next_input, ds, &x, &ds->err)) != TFREC_OK)
+            return rc < 0 ? (ds->sticky = rc) : rc;
         *data = x->p;
         *len = x->len;
         g = x->g;
@@ -782,11 +697,7 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     }
     for (size_t i = 0; i < ds->npool; i++)
         free(ds->pool[i].p);
-    for (size_t i = 0; i < ds->sbuf_nslots; i++)
-        free(ds->sbuf_slots[i].p);
-    free(ds->sbuf_slots);
-    free(ds->sbuf_drain);
-    free(ds->sbuf_outslot.p);
+    tfrec_ds_shuffle_free(&ds->sbuf);
     pthread_mutex_destroy(&ds->mu);
     pthread_cond_destroy(&ds->work);
     pthread_cond_destroy(&ds->ready);
