@@ -21,6 +21,7 @@
 #include "dataset/random_internal.h"
 #include "dataset/shuffle_buffer.h"
 #include "fs/fs_internal.h"
+#include "io/io_util.h"
 #include "util/struct_size.h"
 
 enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS = 256 };
@@ -41,6 +42,15 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * (bench/RESULTS.md, "gs:// datasets"; quality in
  * docs/datasets.md). */
 #define REMOTE_SHUFFLE_BLOCK_BYTES (2u << 20)
+/* Shuffled local files of small records (LOCAL_SHUFFLE_MEAN_MAX or less
+ * on average) without a shuffle_block: a block shuffle of blocks of about
+ * this many bytes. Each block is one read of consecutive records, where a
+ * global shuffle touches every record at a random place: from the page
+ * cache that is several times slower per record (bench/RESULTS.md, "Local
+ * shuffled reads"; quality in docs/datasets.md). Larger records cost about
+ * the same either way, and keep the global shuffle. */
+#define LOCAL_SHUFFLE_BLOCK_BYTES (64u << 10)
+#define LOCAL_SHUFFLE_MEAN_MAX (16u << 10)
 
 typedef struct ds_block {
     uint8_t *bytes;  /* framed records, back to back */
@@ -55,16 +65,23 @@ typedef struct ds_block {
 /* How blocks are cut and claimed, fixed at open. */
 typedef enum ds_mode {
     /* Blocks of block_records (or BLOCK_BYTES) in plan order, claimed in
-     * order by any thread: local files, and a global shuffle elsewhere. */
+     * order by any thread: local files in order or globally shuffled, and
+     * a global shuffle elsewhere. */
     DS_BLOCKS,
     /* In order on another file system: blocks cut by bytes and where the
      * file changes, each belonging to the thread streaming its file
      * (claim_block). */
     DS_STREAMED,
-    /* Block-shuffled on another file system: a block is one run of
-     * consecutive records (a shuffle block, cut at REMOTE_BLOCK_BYTES),
-     * one ranged read; the consumer runs the shuffle buffer. */
+    /* Block-shuffled (any file system): a block is one run of consecutive
+     * records (a shuffle block, cut at block_bytes_max), one read (one
+     * ranged request on gs://); the consumer runs the shuffle buffer. */
     DS_RUNS,
+    /* Block-shuffled local files of small records, mapped: no threads and
+     * no blocks; the consumer takes each record in place from the mapping,
+     * in the delivery order (the buffer applied ahead). A thread hand-off
+     * and a copy would cost more than the record itself from the page
+     * cache (bench/RESULTS.md, "Local shuffled reads"). */
+    DS_MAPPED,
 } ds_mode;
 
 typedef struct ds_open_file {
@@ -131,6 +148,9 @@ struct tfrec_dataset {
     uint64_t last_record;
     int sticky;
     tfrec_err err;
+    /* DS_MAPPED: the consumer's own readers, and its place in items. */
+    ds_worker mapped;
+    uint64_t mapped_pos;
     /* The epoch's shuffle buffer (DS_RUNS), consumer side. */
     ds_shuffle_buffer sbuf;
 };
@@ -452,20 +472,27 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
         t.open_source != tfrec_fs_local()->open_source)
         ds->block_bytes_max = REMOTE_BLOCK_BYTES, ds->remote = 1;
-    if (ds->remote && o.shuffle && !o.shuffle_block) {
-        uint64_t records = ds->cum[n], bytes = 0;
-        for (size_t f = 0; f < n; f++)
-            bytes += tfrec_index_data_size(ds->ix[f]);
-        uint64_t bs =
-            records ? REMOTE_SHUFFLE_BLOCK_BYTES / (bytes / records ? bytes / records : 1) : 2;
-        ds->o.shuffle_block = bs < 2 ? 2 : bs > (1u << 20) ? 1u << 20 : (uint32_t)bs;
+    uint64_t records = ds->cum[n], bytes = 0;
+    for (size_t f = 0; f < n; f++)
+        bytes += tfrec_index_data_size(ds->ix[f]);
+    uint64_t mean = records && bytes / records ? bytes / records : 1;
+    int small = mean <= LOCAL_SHUFFLE_MEAN_MAX;
+    if (o.shuffle && !o.shuffle_block) {
+        uint64_t target = ds->remote ? REMOTE_SHUFFLE_BLOCK_BYTES
+                          : small    ? LOCAL_SHUFFLE_BLOCK_BYTES
+                                     : 0;
+        uint64_t bs = target / mean;
+        if (target)
+            ds->o.shuffle_block = bs < 2 ? 2 : bs > (1u << 20) ? 1u << 20 : (uint32_t)bs;
     }
+    int mapped = o.use_mmap > 0 || (o.use_mmap == 0 && tfrec_io_mmap_random_default());
     ds->nworkers = o.num_threads;
     ds->nrunning = o.num_threads;
-    ds->mode = !ds->remote               ? DS_BLOCKS
-               : !o.shuffle              ? DS_STREAMED
-               : ds->o.shuffle_block > 1 ? DS_RUNS
-                                         : DS_BLOCKS;
+    ds->mapped.ds = ds;
+    if (ds->o.shuffle_block > 1)
+        ds->mode = !ds->remote && small && mapped ? DS_MAPPED : DS_RUNS;
+    else
+        ds->mode = ds->remote && !o.shuffle ? DS_STREAMED : DS_BLOCKS;
     *out = ds;
     return TFREC_OK;
 }
@@ -500,12 +527,11 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                       ds->o.shuffle_buffer };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
     ds_buffer sbuf;
-    /* Local files read the buffer's delivery order directly (records at
-     * random offsets cost little there, and copies into a buffer of
-     * fresh memory more); others read blocks in order, and the consumer
-     * runs the buffer. */
+    /* Block-shuffled (DS_RUNS), the threads read whole shuffle blocks in
+     * the plan's order, each one read of consecutive records, and the
+     * consumer runs the buffer. */
     if (tfrec_ds_plan(&in, &items, &nitems, &sbuf) < 0 ||
-        (!ds->remote && sbuf.size && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
+        (ds->mode == DS_MAPPED && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
         !(starts = malloc((nitems + 1) * sizeof *starts)) ||
         tfrec_ds_shuffle_reserve(&ds->sbuf, &sbuf, nitems) < 0) {
         free(starts);
@@ -560,6 +586,9 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     pthread_cond_broadcast(&ds->work);
     pthread_mutex_unlock(&ds->mu);
     ds->started_epoch = 1;
+    ds->mapped_pos = 0;
+    if (ds->mode == DS_MAPPED) /* the consumer reads: no threads */
+        return TFREC_OK;
     for (size_t t = 0; t < ds->nworkers; t++) {
         ds_worker *w = &ds->workers[t];
         if (w->started)
@@ -631,6 +660,48 @@ static int next_input(void *ctx, const uint8_t **data, size_t *len, uint64_t *gl
     return TFREC_OK;
 }
 
+/* DS_MAPPED: records this far ahead in the delivery order are fetched
+ * into the cache while the consumer works on the current one. Each record
+ * lies at an unpredictable place, and without this its first bytes wait
+ * for memory, most of a small record's time (bench/RESULTS.md, "Local
+ * shuffled reads"). */
+enum { MAPPED_AHEAD = 8 };
+
+static void prefetch_mapped(const tfrec_dataset *ds, uint64_t g)
+{
+    size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+    for (size_t i = 0; i < OPEN_PER_THREAD && ds->mapped.open[i].r; i++)
+        if (ds->mapped.open[i].file == f) {
+            tfrec_random_reader_prefetch(ds->mapped.open[i].r, g - ds->cum[f]);
+            return;
+        }
+}
+
+/* DS_MAPPED: the next record of the delivery order, in place. */
+static int next_mapped(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint64_t *global)
+{
+    if (ds->mapped_pos >= ds->nitems)
+        return TFREC_END;
+    uint64_t g = ds->items[ds->mapped_pos];
+    size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+    uint64_t k = g - ds->cum[f];
+    if (ds->mapped_pos + MAPPED_AHEAD < ds->nitems)
+        prefetch_mapped(ds, ds->items[ds->mapped_pos + MAPPED_AHEAD]);
+    tfrec_random_reader *r;
+    const uint8_t *where;
+    tfrec_err err = { 0 };
+    int rc = worker_reader(&ds->mapped, f, &r, &err);
+    if (rc < 0)
+        return ds->sticky = tfrec_fail(&ds->err, rc, "%s", err.msg);
+    if ((rc = tfrec_random_reader_span(r, k, 1, NULL, &where)) < 0)
+        return ds->sticky = tfrec_fail(&ds->err, rc, "%s", tfrec_random_reader_errmsg(r));
+    ds->mapped_pos++;
+    *data = where + 12;
+    *len = (size_t)(ds->ix[f]->start[k + 1] - ds->ix[f]->start[k] - 16);
+    *global = g;
+    return TFREC_OK;
+}
+
 int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
 {
     if (!ds || !data || !len)
@@ -652,7 +723,8 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
         *data = x->p;
         *len = x->len;
         g = x->g;
-    } else if ((rc = next_input(ds, data, len, &g)) != TFREC_OK) {
+    } else if ((rc = ds->mode == DS_MAPPED ? next_mapped(ds, data, len, &g)
+                                           : next_input(ds, data, len, &g)) != TFREC_OK) {
         return rc;
     }
     ds->last_file = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
@@ -685,6 +757,8 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     for (size_t t = 0; t < ds->nworkers; t++)
         if (ds->workers[t].started)
             pthread_join(ds->workers[t].tid, NULL);
+    for (size_t i = 0; i < OPEN_PER_THREAD; i++)
+        tfrec_random_reader_free(ds->mapped.open[i].r);
     block_free(ds->cur);
     if (ds->slots)
         for (size_t i = 0; i < ds->ring_len; i++)

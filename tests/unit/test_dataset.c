@@ -415,7 +415,8 @@ static void test_shards_are_disjoint_and_cover_everything(void)
         uint64_t total = 0;
         for (size_t f = 0; f < l->nfiles; f++)
             total += l->counts[f];
-        for (int shuffle = 0; shuffle < 3; shuffle++) /* in order, global, block */
+        /* in order, default (a block shuffle), block, global */
+        for (int shuffle = 0; shuffle < 4; shuffle++)
             for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
                 static uint8_t seen[6][128];
                 memset(seen, 0, sizeof seen);
@@ -427,6 +428,8 @@ static void test_shards_are_disjoint_and_cover_everything(void)
                         o.shuffle_block = 2 + (uint32_t)(ni % 5);
                         o.shuffle_buffer = ni % 2 ? 0 : 7;
                     }
+                    if (shuffle == 3)
+                        o.shuffle_block = 1;
                     o.seed = 42;
                     o.shard_index = i;
                     o.num_shards = ns[ni];
@@ -555,6 +558,7 @@ static void test_block_shuffle_is_reproducible(void)
     tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
     o.shuffle = 1;
     o.seed = 7;
+    o.shuffle_block = 1; /* the global shuffle */
     tfrec_dataset *ds;
     CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
     CHECK_EQ(read_epoch(ds, 0, NULL, g, 256), 198);
@@ -571,6 +575,20 @@ static void test_block_shuffle_is_reproducible(void)
     CHECK_EQ(read_epoch(ds, 0, NULL, c, 256), 198);
     tfrec_dataset_free(ds);
     CHECK(!memcmp(a, c, 198 * sizeof *a));
+    /* Read in place from mappings by the consumer, or by threads through
+     * the consumer's buffer (pread): the same order. */
+    static uint64_t m[256], p[256];
+    o.use_mmap = 1;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
+    CHECK_EQ(read_epoch(ds, 0, NULL, m, 256), 198);
+    tfrec_dataset_free(ds);
+    o.use_mmap = -1;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
+    CHECK_EQ(read_epoch(ds, 0, NULL, p, 256), 198);
+    tfrec_dataset_free(ds);
+    o.use_mmap = 0;
+    CHECK(!memcmp(a, m, 198 * sizeof *a));
+    CHECK(!memcmp(a, p, 198 * sizeof *a));
     CHECK(memcmp(a, b, 198 * sizeof *a) != 0);
     CHECK(memcmp(a, g, 198 * sizeof *a) != 0);
     /* Each output's nearest neighbours in the input are closer than in a
