@@ -192,8 +192,10 @@ class Dataset(Closing):
     shuffle_block=N (N > 1, with shuffle): a block shuffle of N consecutive
     records per block, then a shuffle buffer of shuffle_buffer records
     (0: 16 N), faster from the page cache than the global shuffle, one
-    request per block on gs:// (where shuffle without shuffle_block uses
-    blocks of about 2 MiB: docs/datasets.md has its quality);
+    request per block on gs://; 1: the global shuffle; 0 (default): blocks
+    of about 64 KiB for local files of records of 16 KiB or less on
+    average, about 2 MiB on gs://, else the global shuffle
+    (docs/datasets.md has the quality);
     parse=True yields Example dicts ({key: [values]}) instead of bytes;
     features={key: FixedLenFeature | VarLenFeature} yields {key: numpy
     array} (tfrec.parse_example); batch_size=B yields lists of B items, or
