@@ -532,7 +532,7 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
      * consumer runs the buffer. */
     if (tfrec_ds_plan(&in, &items, &nitems, &sbuf) < 0 ||
         (ds->mode == DS_MAPPED && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
-        !(starts = malloc((nitems + 1) * sizeof *starts)) ||
+        !(starts = malloc((ds->mode == DS_MAPPED ? 1 : nitems + 1) * sizeof *starts)) ||
         tfrec_ds_shuffle_reserve(&ds->sbuf, &sbuf, nitems) < 0) {
         free(starts);
         free(items);
@@ -549,7 +549,8 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
     size_t last_file = 0;
-    for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
+    /* DS_MAPPED has no blocks: the consumer reads items itself. */
+    for (uint64_t i = 0, n = 0, bytes = 0; i < nitems && ds->mode != DS_MAPPED; i++) {
         size_t f = streamed || runs ? tfrec_ds_file_of(ds->cum, ds->nfiles, items[i]) : 0;
         if (n && (f != last_file || (runs && items[i] != items[i - 1] + 1)))
             n = 0, bytes = 0;
