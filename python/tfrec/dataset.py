@@ -173,8 +173,9 @@ class Dataset(Closing):
     files: a name, a glob (gs:// too) or a list of them;
     compression_type: "" or None (indexed reading, below), "GZIP" or "ZLIB"
     (read in order; no shuffle; shard i of n takes every n-th record);
-    shuffle: a global shuffle (a permutation of every (file, record) pair,
-    new each epoch, the same for every worker with the same seed);
+    shuffle: a permutation of every (file, record) pair (a block shuffle
+    or the global shuffle, see shuffle_block), new each epoch, the same
+    for every worker with the same seed;
     shard=(i, n): worker i of n takes its contiguous part of each epoch's
     order (parts differ by at most one record, disjoint, covering all);
     shard="auto": (i, n) is tfrec.task_identity() (TF_CONFIG,
