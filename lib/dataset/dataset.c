@@ -148,8 +148,11 @@ struct tfrec_dataset {
     uint64_t last_record;
     int sticky;
     tfrec_err err;
-    /* DS_MAPPED: the consumer's own readers, and its place in items. */
-    ds_worker mapped;
+    /* DS_MAPPED: the consumer's readers, per file (NULL: not open), at
+     * most MAPPED_OPEN at once; and its place in items. */
+    tfrec_random_reader **mapped_r;
+    uint64_t *mapped_used, mapped_clock;
+    size_t mapped_open;
     uint64_t mapped_pos;
     /* The epoch's shuffle buffer (DS_RUNS), consumer side. */
     ds_shuffle_buffer sbuf;
@@ -488,11 +491,16 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     int mapped = o.use_mmap > 0 || (o.use_mmap == 0 && tfrec_io_mmap_random_default());
     ds->nworkers = o.num_threads;
     ds->nrunning = o.num_threads;
-    ds->mapped.ds = ds;
     if (ds->o.shuffle_block > 1)
         ds->mode = !ds->remote && small && mapped ? DS_MAPPED : DS_RUNS;
     else
         ds->mode = ds->remote && !o.shuffle ? DS_STREAMED : DS_BLOCKS;
+    if (ds->mode == DS_MAPPED &&
+        (!(ds->mapped_r = calloc(n ? n : 1, sizeof *ds->mapped_r)) ||
+         !(ds->mapped_used = calloc(n ? n : 1, sizeof *ds->mapped_used)))) {
+        tfrec_dataset_free(ds);
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
+    }
     *out = ds;
     return TFREC_OK;
 }
@@ -666,16 +674,40 @@ static int next_input(void *ctx, const uint8_t **data, size_t *len, uint64_t *gl
  * lies at an unpredictable place, and without this its first bytes wait
  * for memory, most of a small record's time (bench/RESULTS.md, "Local
  * shuffled reads"). */
-enum { MAPPED_AHEAD = 8 };
+/* The consumer keeps up to MAPPED_OPEN files open (a descriptor and a
+ * mapping each): the records of the buffer's window come from the many
+ * files its blocks were drawn from, and reopening one per record would
+ * cost far more than the record. */
+enum { MAPPED_AHEAD = 8, MAPPED_OPEN = 256 };
 
 static void prefetch_mapped(const tfrec_dataset *ds, uint64_t g)
 {
     size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
-    for (size_t i = 0; i < OPEN_PER_THREAD && ds->mapped.open[i].r; i++)
-        if (ds->mapped.open[i].file == f) {
-            tfrec_random_reader_prefetch(ds->mapped.open[i].r, g - ds->cum[f]);
-            return;
-        }
+    if (ds->mapped_r[f])
+        tfrec_random_reader_prefetch(ds->mapped_r[f], g - ds->cum[f]);
+}
+
+static int mapped_reader(tfrec_dataset *ds, size_t f, tfrec_random_reader **out)
+{
+    ds->mapped_used[f] = ++ds->mapped_clock;
+    if ((*out = ds->mapped_r[f]))
+        return TFREC_OK;
+    if (ds->mapped_open >= MAPPED_OPEN) { /* close the least recently used */
+        size_t old = ds->nfiles;
+        for (size_t i = 0; i < ds->nfiles; i++)
+            if (ds->mapped_r[i] && (old == ds->nfiles || ds->mapped_used[i] < ds->mapped_used[old]))
+                old = i;
+        tfrec_random_reader_free(ds->mapped_r[old]);
+        ds->mapped_r[old] = NULL;
+        ds->mapped_open--;
+    }
+    int rc = tfrec_random_reader_open_fs_shared(&ds->mapped_r[f], ds->fs, ds->names[f], ds->ix[f],
+                                                NULL, ds->o.use_mmap);
+    if (rc < 0)
+        return ds->sticky = tfrec_fail(&ds->err, rc, "%s", tfrec_last_errmsg());
+    ds->mapped_open++;
+    *out = ds->mapped_r[f];
+    return TFREC_OK;
 }
 
 /* DS_MAPPED: the next record of the delivery order, in place. */
@@ -690,10 +722,9 @@ static int next_mapped(tfrec_dataset *ds, const uint8_t **data, size_t *len, uin
         prefetch_mapped(ds, ds->items[ds->mapped_pos + MAPPED_AHEAD]);
     tfrec_random_reader *r;
     const uint8_t *where;
-    tfrec_err err = { 0 };
-    int rc = worker_reader(&ds->mapped, f, &r, &err);
+    int rc = mapped_reader(ds, f, &r);
     if (rc < 0)
-        return ds->sticky = tfrec_fail(&ds->err, rc, "%s", err.msg);
+        return rc;
     if ((rc = tfrec_random_reader_span(r, k, 1, NULL, &where)) < 0)
         return ds->sticky = tfrec_fail(&ds->err, rc, "%s", tfrec_random_reader_errmsg(r));
     ds->mapped_pos++;
@@ -758,8 +789,10 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     for (size_t t = 0; t < ds->nworkers; t++)
         if (ds->workers[t].started)
             pthread_join(ds->workers[t].tid, NULL);
-    for (size_t i = 0; i < OPEN_PER_THREAD; i++)
-        tfrec_random_reader_free(ds->mapped.open[i].r);
+    for (size_t f = 0; ds->mapped_r && f < ds->nfiles; f++)
+        tfrec_random_reader_free(ds->mapped_r[f]);
+    free(ds->mapped_r);
+    free(ds->mapped_used);
     block_free(ds->cur);
     if (ds->slots)
         for (size_t i = 0; i < ds->ring_len; i++)
