@@ -44,3 +44,28 @@ awk -v ti="$ti" -v tv="$tv" -v s="$size" 'BEGIN {
     printf "    => index/verify speed %.2fx  (target >= 0.80x)\n", tv / ti
     printf "RATIO dataset_index_vs_verify %.2f 0.8\n", tv / ti
 }'
+
+# Python: a shuffled tfrec.Dataset epoch (defaults) against an in-order
+# one over the same file (FILE.idx written above), best of 3 interleaved.
+TFREC_LIBRARY=${TFREC_LIBRARY:-$BUILD/libtfrec.so} PYTHONPATH=python${PYTHONPATH:+:$PYTHONPATH} \
+    /usr/bin/python3 - "$f" <<'PY'
+import sys, time
+import tfrec
+path = sys.argv[1]
+def epoch(shuffle):
+    ds = tfrec.Dataset([path], shuffle=shuffle, seed=1)
+    t0 = time.perf_counter()
+    n = sum(1 for _ in ds)
+    t = time.perf_counter() - t0
+    ds.close()
+    return n, t
+best = {False: 1e30, True: 1e30}
+for _ in range(3):
+    for s in (False, True):
+        n, t = epoch(s)
+        best[s] = min(best[s], t)
+seq, shuf = n / best[False], n / best[True]
+print(f"  Python tfrec.Dataset, 1 KiB: in order {seq:10.0f} records/s, shuffled {shuf:10.0f} records/s")
+print(f"    => shuffled/in order {shuf / seq:.2f}x  (target >= 0.50x)")
+print(f"RATIO dataset_shuffled_1k_vs_sequential_python {shuf / seq:.2f} 0.5")
+PY

@@ -174,8 +174,10 @@ typedef struct tfrec_dataset_options {
      * CLUSTER_SPEC, RANK/WORLD_SIZE, the Indexed Job; docs/training.md);
      * shard_index and num_shards must then be 0. */
     int shard_auto;
-    /* (since 1.1) With shuffle: [0] a global shuffle (a block shuffle for
-     * files of other file systems, below); N > 1: a block
+    /* (since 1.1) With shuffle: [0] a block shuffle of blocks of about
+     * 64 KiB for local files whose records average 16 KiB or less, of
+     * about 2 MiB for files of other file systems (below), else a global
+     * shuffle; 1: a global shuffle; N > 1: a block
      * shuffle: the records of each file cut into blocks of N consecutive
      * records, the blocks permuted, the shard's part of that sequence read
      * block by block and passed through a shuffle buffer of
@@ -183,8 +185,9 @@ typedef struct tfrec_dataset_options {
      * (faster from the page cache, one request per block on gs://); the
      * order is still a permutation that depends on (seed, epoch) alone.
      * Files of a file system other than the local one, shuffled with
-     * shuffle_block 0, get N = about 2 MiB of records. Its quality is
-     * measured in docs/datasets.md. */
+     * shuffle_block 0, get N = about 2 MiB of records. Mapped local files
+     * are then read in place by the consumer, without reader threads. Its
+     * quality is measured in docs/datasets.md. */
     uint32_t shuffle_block;
     uint32_t shuffle_buffer;
 } tfrec_dataset_options;

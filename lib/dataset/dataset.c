@@ -19,7 +19,9 @@
 #include "dataset/index_internal.h"
 #include "dataset/plan.h"
 #include "dataset/random_internal.h"
+#include "dataset/shuffle_buffer.h"
 #include "fs/fs_internal.h"
+#include "io/io_util.h"
 #include "util/struct_size.h"
 
 enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS = 256 };
@@ -40,6 +42,15 @@ enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS
  * (bench/RESULTS.md, "gs:// datasets"; quality in
  * docs/datasets.md). */
 #define REMOTE_SHUFFLE_BLOCK_BYTES (2u << 20)
+/* Shuffled local files of small records (LOCAL_SHUFFLE_MEAN_MAX or less
+ * on average) without a shuffle_block: a block shuffle of blocks of about
+ * this many bytes. Each block is one read of consecutive records, where a
+ * global shuffle touches every record at a random place: from the page
+ * cache that is several times slower per record (bench/RESULTS.md, "Local
+ * shuffled reads"; quality in docs/datasets.md). Larger records cost about
+ * the same either way, and keep the global shuffle. */
+#define LOCAL_SHUFFLE_BLOCK_BYTES (64u << 10)
+#define LOCAL_SHUFFLE_MEAN_MAX (16u << 10)
 
 typedef struct ds_block {
     uint8_t *bytes;  /* framed records, back to back */
@@ -51,12 +62,27 @@ typedef struct ds_block {
     char msg[TFREC_ERRMSG_MAX];
 } ds_block;
 
-/* A record of the shuffle buffer: a copy, its own buffer reused. */
-typedef struct ds_slot {
-    uint8_t *p;
-    size_t cap, len;
-    uint64_t g; /* global record number */
-} ds_slot;
+/* How blocks are cut and claimed, fixed at open. */
+typedef enum ds_mode {
+    /* Blocks of block_records (or BLOCK_BYTES) in plan order, claimed in
+     * order by any thread: local files in order or globally shuffled, and
+     * a global shuffle elsewhere. */
+    DS_BLOCKS,
+    /* In order on another file system: blocks cut by bytes and where the
+     * file changes, each belonging to the thread streaming its file
+     * (claim_block). */
+    DS_STREAMED,
+    /* Block-shuffled (any file system): a block is one run of consecutive
+     * records (a shuffle block, cut at block_bytes_max), one read (one
+     * ranged request on gs://); the consumer runs the shuffle buffer. */
+    DS_RUNS,
+    /* Block-shuffled local files of small records, mapped: no threads and
+     * no blocks; the consumer takes each record in place from the mapping,
+     * in the delivery order (the buffer applied ahead). A thread hand-off
+     * and a copy would cost more than the record itself from the page
+     * cache (bench/RESULTS.md, "Local shuffled reads"). */
+    DS_MAPPED,
+} ds_mode;
 
 typedef struct ds_open_file {
     size_t file;
@@ -84,6 +110,7 @@ struct tfrec_dataset {
     uint64_t *cum;
     uint64_t block_bytes_max; /* BLOCK_BYTES, or REMOTE_BLOCK_BYTES */
     int remote;               /* files of another file system than the local one */
+    ds_mode mode;
 
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
@@ -93,10 +120,9 @@ struct tfrec_dataset {
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
     uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
-    /* Streamed epochs (in order, remote files): block j belongs to the
-     * thread streaming its file, and threads claim out of order. */
-    int streamed;     /* fixed at open */
-    uint8_t *claimed; /* per block, when streamed */
+    /* DS_STREAMED: block j belongs to the thread streaming its file, and
+     * threads claim out of order. */
+    uint8_t *claimed; /* per block, when DS_STREAMED */
     size_t nrunning;  /* threads started (owners are file % nrunning) */
     ds_block **slots; /* ring of ring_len, block j at j % ring_len */
     size_t ring_len;
@@ -122,12 +148,14 @@ struct tfrec_dataset {
     uint64_t last_record;
     int sticky;
     tfrec_err err;
-    /* The epoch's shuffle buffer (block shuffle), consumer side. */
-    ds_buffer sbuf;
-    ds_slot *sbuf_slots, sbuf_outslot;
-    size_t *sbuf_drain;
-    size_t sbuf_nslots;             /* allocated */
-    uint64_t sbuf_loaded, sbuf_out; /* slots filled at the start; records handed out */
+    /* DS_MAPPED: the consumer's readers, per file (NULL: not open), at
+     * most MAPPED_OPEN at once; and its place in items. */
+    tfrec_random_reader **mapped_r;
+    uint64_t *mapped_used, mapped_clock;
+    size_t mapped_open;
+    uint64_t mapped_pos;
+    /* The epoch's shuffle buffer (DS_RUNS), consumer side. */
+    ds_shuffle_buffer sbuf;
 };
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_dataset_options)
@@ -150,7 +178,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
     for (size_t i = 0; i < OPEN_PER_THREAD; i++) {
         if (w->open[i].r && w->open[i].file == f) {
             w->open[i].used = ++w->clock;
-            tfrec_random_reader_stream(w->open[i].r, ds->streamed);
+            tfrec_random_reader_stream(w->open[i].r, ds->mode == DS_STREAMED);
             *out = w->open[i].r;
             return TFREC_OK;
         }
@@ -165,7 +193,7 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
                                                 ds->o.use_mmap);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
-    tfrec_random_reader_stream(slot->r, ds->streamed);
+    tfrec_random_reader_stream(slot->r, ds->mode == DS_STREAMED);
     slot->file = f;
     slot->used = ++w->clock;
     *out = slot->r;
@@ -223,7 +251,7 @@ static uint64_t claim_block(const tfrec_dataset *ds, size_t self)
 {
     uint64_t end =
         ds->next_out + ds->ring_len < ds->nblocks ? ds->next_out + ds->ring_len : ds->nblocks;
-    if (!ds->streamed)
+    if (ds->mode != DS_STREAMED)
         return ds->next_claim < end ? ds->next_claim : ds->nblocks;
     for (uint64_t j = ds->next_out; j < end; j++) {
         if (ds->claimed[j])
@@ -271,7 +299,7 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&ds->work, &ds->mu);
             continue;
         }
-        if (ds->streamed)
+        if (ds->mode == DS_STREAMED)
             ds->claimed[j] = 1;
         else
             ds->next_claim++;
@@ -447,17 +475,32 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
         t.open_source != tfrec_fs_local()->open_source)
         ds->block_bytes_max = REMOTE_BLOCK_BYTES, ds->remote = 1;
-    if (ds->remote && o.shuffle && !o.shuffle_block) {
-        uint64_t records = ds->cum[n], bytes = 0;
-        for (size_t f = 0; f < n; f++)
-            bytes += tfrec_index_data_size(ds->ix[f]);
-        uint64_t bs =
-            records ? REMOTE_SHUFFLE_BLOCK_BYTES / (bytes / records ? bytes / records : 1) : 2;
-        ds->o.shuffle_block = bs < 2 ? 2 : bs > (1u << 20) ? 1u << 20 : (uint32_t)bs;
+    uint64_t records = ds->cum[n], bytes = 0;
+    for (size_t f = 0; f < n; f++)
+        bytes += tfrec_index_data_size(ds->ix[f]);
+    uint64_t mean = records && bytes / records ? bytes / records : 1;
+    int small = mean <= LOCAL_SHUFFLE_MEAN_MAX;
+    if (o.shuffle && !o.shuffle_block) {
+        uint64_t target = ds->remote ? REMOTE_SHUFFLE_BLOCK_BYTES
+                          : small    ? LOCAL_SHUFFLE_BLOCK_BYTES
+                                     : 0;
+        uint64_t bs = target / mean;
+        if (target)
+            ds->o.shuffle_block = bs < 2 ? 2 : bs > (1u << 20) ? 1u << 20 : (uint32_t)bs;
     }
+    int mapped = o.use_mmap > 0 || (o.use_mmap == 0 && tfrec_io_mmap_random_default());
     ds->nworkers = o.num_threads;
     ds->nrunning = o.num_threads;
-    ds->streamed = ds->remote && !o.shuffle;
+    if (ds->o.shuffle_block > 1)
+        ds->mode = !ds->remote && small && mapped ? DS_MAPPED : DS_RUNS;
+    else
+        ds->mode = ds->remote && !o.shuffle ? DS_STREAMED : DS_BLOCKS;
+    if (ds->mode == DS_MAPPED &&
+        (!(ds->mapped_r = calloc(n ? n : 1, sizeof *ds->mapped_r)) ||
+         !(ds->mapped_used = calloc(n ? n : 1, sizeof *ds->mapped_used)))) {
+        tfrec_dataset_free(ds);
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
+    }
     *out = ds;
     return TFREC_OK;
 }
@@ -476,27 +519,6 @@ uint64_t tfrec_dataset_shard_records(const tfrec_dataset *ds)
     return hi - lo;
 }
 
-/* Slots for the epoch's shuffle buffer (kept for later epochs). */
-static int slots_reserve(tfrec_dataset *ds, const ds_buffer *b, uint64_t nitems)
-{
-    uint64_t fill = b->size < nitems ? b->size : nitems;
-    if (fill <= ds->sbuf_nslots)
-        return TFREC_OK;
-    if (fill > SIZE_MAX / sizeof(ds_slot))
-        return TFREC_E_NOMEM;
-    ds_slot *x = realloc(ds->sbuf_slots, (size_t)fill * sizeof *x);
-    if (x)
-        ds->sbuf_slots = x;
-    size_t *d = x ? realloc(ds->sbuf_drain, (size_t)fill * sizeof *d) : NULL;
-    if (d)
-        ds->sbuf_drain = d;
-    if (!x || !d)
-        return TFREC_E_NOMEM;
-    memset(x + ds->sbuf_nslots, 0, (size_t)(fill - ds->sbuf_nslots) * sizeof *x);
-    ds->sbuf_nslots = (size_t)fill;
-    return TFREC_OK;
-}
-
 int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 {
     if (!ds)
@@ -513,25 +535,20 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                       ds->o.shuffle_buffer };
     uint64_t *items, nitems, *starts = NULL, nblocks = 0;
     ds_buffer sbuf;
-    /* Local files read the buffer's delivery order directly (records at
-     * random offsets cost little there, and copies into a buffer of
-     * fresh memory more); others read blocks in order, and the consumer
-     * runs the buffer. */
+    /* Block-shuffled (DS_RUNS), the threads read whole shuffle blocks in
+     * the plan's order, each one read of consecutive records, and the
+     * consumer runs the buffer. */
     if (tfrec_ds_plan(&in, &items, &nitems, &sbuf) < 0 ||
-        (!ds->remote && sbuf.size && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
-        !(starts = malloc((nitems + 1) * sizeof *starts)) || slots_reserve(ds, &sbuf, nitems) < 0) {
+        (ds->mode == DS_MAPPED && tfrec_ds_buffer_apply(&items, nitems, &sbuf) < 0) ||
+        !(starts = malloc((ds->mode == DS_MAPPED ? 1 : nitems + 1) * sizeof *starts)) ||
+        tfrec_ds_shuffle_reserve(&ds->sbuf, &sbuf, nitems) < 0) {
         free(starts);
         free(items);
         return tfrec_fail(&ds->err, TFREC_E_NOMEM, "dataset: out of memory planning %llu records",
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
-    /* Cut the plan into blocks of block_records, or fewer reaching BLOCK_BYTES.
-     * In order on another file system (streamed), blocks are cut by bytes
-     * and where the file changes: each belongs to the thread streaming
-     * its file. Block-shuffled there, a block is one run of consecutive
-     * records (a shuffle block, cut at REMOTE_BLOCK_BYTES): one ranged
-     * read. */
-    int streamed = ds->streamed, runs = ds->remote && ds->o.shuffle_block > 1;
+    /* Cut the plan into blocks as ds->mode says (ds_mode). */
+    int streamed = ds->mode == DS_STREAMED, runs = ds->mode == DS_RUNS;
     uint8_t *claimed = streamed ? calloc(nitems ? nitems : 1, 1) : NULL;
     if (streamed && !claimed) {
         free(items);
@@ -540,7 +557,8 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
                           (unsigned long long)ds->cum[ds->nfiles]);
     }
     size_t last_file = 0;
-    for (uint64_t i = 0, n = 0, bytes = 0; i < nitems; i++) {
+    /* DS_MAPPED has no blocks: the consumer reads items itself. */
+    for (uint64_t i = 0, n = 0, bytes = 0; i < nitems && ds->mode != DS_MAPPED; i++) {
         size_t f = streamed || runs ? tfrec_ds_file_of(ds->cum, ds->nfiles, items[i]) : 0;
         if (n && (f != last_file || (runs && items[i] != items[i - 1] + 1)))
             n = 0, bytes = 0;
@@ -556,8 +574,7 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     ds->cur = NULL;
     ds->cur_pos = 0;
     ds->sticky = 0;
-    ds->sbuf = sbuf;
-    ds->sbuf_loaded = ds->sbuf_out = 0;
+    tfrec_ds_shuffle_start(&ds->sbuf, &sbuf, nitems);
     pthread_mutex_lock(&ds->mu);
     ds->generation++;
     for (size_t i = 0; i < ds->ring_len; i++) {
@@ -578,6 +595,9 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     pthread_cond_broadcast(&ds->work);
     pthread_mutex_unlock(&ds->mu);
     ds->started_epoch = 1;
+    ds->mapped_pos = 0;
+    if (ds->mode == DS_MAPPED) /* the consumer reads: no threads */
+        return TFREC_OK;
     for (size_t t = 0; t < ds->nworkers; t++) {
         ds_worker *w = &ds->workers[t];
         if (w->started)
@@ -598,8 +618,9 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
 }
 
 /* The next record in read order, from the blocks the threads filled. */
-static int next_input(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint64_t *global)
+static int next_input(void *ctx, const uint8_t **data, size_t *len, uint64_t *global)
 {
+    tfrec_dataset *ds = ctx;
     if (ds->cur && ds->cur_pos == ds->cur->n) {
         pthread_mutex_lock(&ds->mu);
         ds->buffered -= ds->cur->size;
@@ -648,71 +669,68 @@ static int next_input(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint
     return TFREC_OK;
 }
 
-static int slot_take(tfrec_dataset *ds, ds_slot *x, const uint8_t *data, size_t len, uint64_t g)
+/* DS_MAPPED: records this far ahead in the delivery order are fetched
+ * into the cache while the consumer works on the current one. Each record
+ * lies at an unpredictable place, and without this its first bytes wait
+ * for memory, most of a small record's time (bench/RESULTS.md, "Local
+ * shuffled reads"). */
+/* The consumer keeps up to MAPPED_OPEN files open (a descriptor and a
+ * mapping each): the records of the buffer's window come from the many
+ * files its blocks were drawn from, and reopening one per record would
+ * cost far more than the record. */
+enum { MAPPED_AHEAD = 8, MAPPED_OPEN = 256 };
+
+static void prefetch_mapped(const tfrec_dataset *ds, uint64_t g)
 {
-    if (x->cap < len) {
-        uint8_t *q = realloc(x->p, len ? len : 1);
-        if (!q)
-            return ds->sticky = tfrec_fail(&ds->err, TFREC_E_NOMEM,
-                                           "dataset: out of memory for the shuffle buffer");
-        x->p = q;
-        x->cap = len;
+    size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+    if (ds->mapped_r[f])
+        tfrec_random_reader_prefetch(ds->mapped_r[f], g - ds->cum[f]);
+}
+
+static int mapped_reader(tfrec_dataset *ds, size_t f, tfrec_random_reader **out)
+{
+    ds->mapped_used[f] = ++ds->mapped_clock;
+    if ((*out = ds->mapped_r[f]))
+        return TFREC_OK;
+    if (ds->mapped_open >= MAPPED_OPEN) { /* close the least recently used */
+        size_t old = ds->nfiles;
+        for (size_t i = 0; i < ds->nfiles; i++)
+            if (ds->mapped_r[i] && (old == ds->nfiles || ds->mapped_used[i] < ds->mapped_used[old]))
+                old = i;
+        tfrec_random_reader_free(ds->mapped_r[old]);
+        ds->mapped_r[old] = NULL;
+        ds->mapped_open--;
     }
-    memcpy(x->p, data, len);
-    x->len = len;
-    x->g = g;
+    int rc = tfrec_random_reader_open_fs_shared(&ds->mapped_r[f], ds->fs, ds->names[f], ds->ix[f],
+                                                NULL, ds->o.use_mmap);
+    if (rc < 0)
+        return ds->sticky = tfrec_fail(&ds->err, rc, "%s", tfrec_last_errmsg());
+    ds->mapped_open++;
+    *out = ds->mapped_r[f];
     return TFREC_OK;
 }
 
-static int input_into(tfrec_dataset *ds, ds_slot *x)
+/* DS_MAPPED: the next record of the delivery order, in place. */
+static int next_mapped(tfrec_dataset *ds, const uint8_t **data, size_t *len, uint64_t *global)
 {
-    const uint8_t *data;
-    size_t len;
-    uint64_t g;
-    int rc = next_input(ds, &data, &len, &g);
-    if (rc == TFREC_END)
-        return ds->sticky = tfrec_fail(&ds->err, TFREC_E_STATE,
-                                       "dataset: the read order ended before the shuffle buffer "
-                                       "was drained");
-    return rc < 0 ? rc : slot_take(ds, x, data, len, g);
-}
-
-/* The next record through the shuffle buffer (plan.h, ds_buffer): records
- * are copied into slots, so blocks are released as soon as they are read
- * through, and the buffer's memory is its records'. */
-static int next_buffered(tfrec_dataset *ds, ds_slot **out)
-{
-    uint64_t n = ds->nitems, fill = ds->sbuf.size < n ? ds->sbuf.size : n;
-    if (ds->sbuf_out >= n)
+    if (ds->mapped_pos >= ds->nitems)
         return TFREC_END;
-    int rc;
-    for (; ds->sbuf_loaded < fill; ds->sbuf_loaded++)
-        if ((rc = input_into(ds, &ds->sbuf_slots[ds->sbuf_loaded])) < 0)
-            return rc;
-    size_t j;
-    if (ds->sbuf_out < n - fill) {
-        j = (size_t)tfrec_ds_below(&ds->sbuf.state, fill);
-    } else {
-        if (ds->sbuf_out == n - fill) { /* the drain order, drawn once */
-            for (size_t i = 0; i < fill; i++)
-                ds->sbuf_drain[i] = i;
-            for (size_t m = (size_t)fill; m > 0; m--) {
-                size_t r = (size_t)tfrec_ds_below(&ds->sbuf.state, m), t = ds->sbuf_drain[r];
-                ds->sbuf_drain[r] = ds->sbuf_drain[m - 1];
-                ds->sbuf_drain[m - 1] = t;
-            }
-        }
-        j = ds->sbuf_drain[ds->sbuf_out - (n - fill)];
-    }
-    /* The record handed out stays valid until the next call: it moves to
-     * the out slot, whose old buffer takes the slot's place. */
-    ds_slot t = ds->sbuf_slots[j];
-    ds->sbuf_slots[j] = ds->sbuf_outslot;
-    ds->sbuf_outslot = t;
-    if (ds->sbuf_out < n - fill && (rc = input_into(ds, &ds->sbuf_slots[j])) < 0)
+    uint64_t g = ds->items[ds->mapped_pos];
+    size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+    uint64_t k = g - ds->cum[f];
+    if (ds->mapped_pos + MAPPED_AHEAD < ds->nitems)
+        prefetch_mapped(ds, ds->items[ds->mapped_pos + MAPPED_AHEAD]);
+    tfrec_random_reader *r;
+    const uint8_t *where;
+    int rc = mapped_reader(ds, f, &r);
+    if (rc < 0)
         return rc;
-    ds->sbuf_out++;
-    *out = &ds->sbuf_outslot;
+    if ((rc = tfrec_random_reader_span(r, k, 1, NULL, &where)) < 0)
+        return ds->sticky = tfrec_fail(&ds->err, rc, "%s", tfrec_random_reader_errmsg(r));
+    ds->mapped_pos++;
+    *data = where + 12;
+    *len = (size_t)(ds->ix[f]->start[k + 1] - ds->ix[f]->start[k] - 16);
+    *global = g;
     return TFREC_OK;
 }
 
@@ -730,14 +748,15 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len)
     }
     uint64_t g;
     int rc;
-    if (ds->sbuf.size) {
+    if (ds->sbuf.b.size) {
         ds_slot *x;
-        if ((rc = next_buffered(ds, &x)) != TFREC_OK)
-            return rc;
+        if ((rc = tfrec_ds_shuffle_next(&ds->sbuf, next_input, ds, &x, &ds->err)) != TFREC_OK)
+            return rc < 0 ? (ds->sticky = rc) : rc;
         *data = x->p;
         *len = x->len;
         g = x->g;
-    } else if ((rc = next_input(ds, data, len, &g)) != TFREC_OK) {
+    } else if ((rc = ds->mode == DS_MAPPED ? next_mapped(ds, data, len, &g)
+                                           : next_input(ds, data, len, &g)) != TFREC_OK) {
         return rc;
     }
     ds->last_file = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
@@ -770,6 +789,10 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     for (size_t t = 0; t < ds->nworkers; t++)
         if (ds->workers[t].started)
             pthread_join(ds->workers[t].tid, NULL);
+    for (size_t f = 0; ds->mapped_r && f < ds->nfiles; f++)
+        tfrec_random_reader_free(ds->mapped_r[f]);
+    free(ds->mapped_r);
+    free(ds->mapped_used);
     block_free(ds->cur);
     if (ds->slots)
         for (size_t i = 0; i < ds->ring_len; i++)
@@ -782,11 +805,7 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     }
     for (size_t i = 0; i < ds->npool; i++)
         free(ds->pool[i].p);
-    for (size_t i = 0; i < ds->sbuf_nslots; i++)
-        free(ds->sbuf_slots[i].p);
-    free(ds->sbuf_slots);
-    free(ds->sbuf_drain);
-    free(ds->sbuf_outslot.p);
+    tfrec_ds_shuffle_free(&ds->sbuf);
     pthread_mutex_destroy(&ds->mu);
     pthread_cond_destroy(&ds->work);
     pthread_cond_destroy(&ds->ready);

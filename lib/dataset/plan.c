@@ -66,7 +66,7 @@ uint64_t tfrec_ds_below(uint64_t *s, uint64_t n)
 }
 
 /* p[0..n) through the shuffle buffer b, into out: the same draws as the
- * consumer's pass (dataset.c, next_buffered). */
+ * consumer's pass (shuffle_buffer.c). */
 static void buffer_pass(const uint64_t *p, uint64_t n, ds_buffer *b, uint64_t *out)
 {
     /* The buffer is out[n - fill .. n) while out[0 .. k) is written: k

@@ -31,6 +31,12 @@ int tfrec_random_reader_open_fs_shared(tfrec_random_reader **out, const struct t
  * one request of exactly each read's bytes. Local files ignore it. */
 void tfrec_random_reader_stream(tfrec_random_reader *r, int on);
 
+/* A mapped reader: record k will be read soon. Maps its pages now (one
+ * system call per PREFETCH_CHUNK of the file, not a page fault per few
+ * pages) and starts fetching its first bytes into the cache. No effect
+ * on readers that do not map. */
+void tfrec_random_reader_prefetch(tfrec_random_reader *r, uint64_t k);
+
 int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count, uint8_t *dst,
                              const uint8_t **where);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "dataset/index_internal.h"
@@ -22,7 +23,9 @@ struct tfrec_random_reader {
     char *name;
     const uint8_t *map; /* whole file, when mapped */
     uint64_t map_len;
-    int fd; /* a local file's descriptor for pread(), else -1 */
+    uint8_t *populated; /* bitmap of PREFETCH_CHUNKs mapped in advance */
+    int populate_off;   /* the kernel refused: no more attempts */
+    int fd;             /* a local file's descriptor for pread(), else -1 */
     /* Ranged: no open source; each read is one open_range of this file
      * system (gs://, mem://: one request of exactly the bytes wanted). */
     int ranged;
@@ -297,6 +300,42 @@ uint64_t tfrec_random_reader_records(const tfrec_random_reader *r)
     return r ? tfrec_index_records(r->ix) : 0;
 }
 
+/* Populated chunks of a mapping (tfrec_random_reader_prefetch): a page
+ * fault costs microseconds on some virtual machines, one madvise() per
+ * chunk maps all its pages at once. */
+#define PREFETCH_CHUNK (256u << 10)
+#define PREFETCH_BYTES_MAX 4096u
+
+void tfrec_random_reader_prefetch(tfrec_random_reader *r, uint64_t k)
+{
+    if (!r->map || k >= tfrec_index_records(r->ix) || r->ix->start[k + 1] > r->map_len)
+        return;
+    uint64_t at = r->ix->start[k], n = r->ix->start[k + 1] - at;
+    if (n > PREFETCH_BYTES_MAX)
+        n = PREFETCH_BYTES_MAX;
+#ifdef MADV_POPULATE_READ
+    if (!r->populate_off && !r->populated) {
+        uint64_t chunks = (r->map_len + PREFETCH_CHUNK - 1) / PREFETCH_CHUNK;
+        r->populated = calloc((size_t)(chunks + 7) / 8, 1);
+        r->populate_off = !r->populated;
+    }
+    for (uint64_t c = at / PREFETCH_CHUNK; !r->populate_off && c <= (at + n - 1) / PREFETCH_CHUNK;
+         c++) {
+        if (r->populated[c / 8] & (1u << (c % 8)))
+            continue;
+        r->populated[c / 8] |= (uint8_t)(1u << (c % 8));
+        uint64_t len = r->map_len - c * PREFETCH_CHUNK;
+        /* Only a hint: where the kernel refuses (before Linux 5.14), pages
+         * fault in as they are read. */
+        if (madvise((void *)(r->map + c * PREFETCH_CHUNK),
+                    (size_t)(len < PREFETCH_CHUNK ? len : PREFETCH_CHUNK), MADV_POPULATE_READ))
+            r->populate_off = 1;
+    }
+#endif
+    for (uint64_t i = 0; i < n; i += 64)
+        __builtin_prefetch(r->map + at + i);
+}
+
 int tfrec_random_reader_span(tfrec_random_reader *r, uint64_t k, uint64_t count, uint8_t *dst,
                              const uint8_t **where)
 {
@@ -371,6 +410,7 @@ void tfrec_random_reader_free(tfrec_random_reader *r)
         r->io.close(r->io.ctx, 0);
     stream_close(r);
     tfrec_index_free(r->owned);
+    free(r->populated);
     free(r->buf);
     free(r->name);
     free(r);

@@ -173,8 +173,9 @@ class Dataset(Closing):
     files: a name, a glob (gs:// too) or a list of them;
     compression_type: "" or None (indexed reading, below), "GZIP" or "ZLIB"
     (read in order; no shuffle; shard i of n takes every n-th record);
-    shuffle: a global shuffle (a permutation of every (file, record) pair,
-    new each epoch, the same for every worker with the same seed);
+    shuffle: a permutation of every (file, record) pair (a block shuffle
+    or the global shuffle, see shuffle_block), new each epoch, the same
+    for every worker with the same seed;
     shard=(i, n): worker i of n takes its contiguous part of each epoch's
     order (parts differ by at most one record, disjoint, covering all);
     shard="auto": (i, n) is tfrec.task_identity() (TF_CONFIG,
@@ -192,8 +193,10 @@ class Dataset(Closing):
     shuffle_block=N (N > 1, with shuffle): a block shuffle of N consecutive
     records per block, then a shuffle buffer of shuffle_buffer records
     (0: 16 N), faster from the page cache than the global shuffle, one
-    request per block on gs:// (where shuffle without shuffle_block uses
-    blocks of about 2 MiB: docs/datasets.md has its quality);
+    request per block on gs://; 1: the global shuffle; 0 (default): blocks
+    of about 64 KiB for local files of records of 16 KiB or less on
+    average, about 2 MiB on gs://, else the global shuffle
+    (docs/datasets.md has the quality);
     parse=True yields Example dicts ({key: [values]}) instead of bytes;
     features={key: FixedLenFeature | VarLenFeature} yields {key: numpy
     array} (tfrec.parse_example); batch_size=B yields lists of B items, or

@@ -164,6 +164,37 @@ def test_block_shuffle_every_record_once_and_seeded(tfrec, tmp_path):
         tfrec.Dataset(paths, shuffle=True, shuffle_block=1 << 32)
 
 
+def test_default_shuffle_is_a_block_shuffle_of_small_local_records(tfrec, tmp_path):
+    """shuffle=True alone: small local records get a block shuffle of about
+    64 KiB blocks, read in place from mappings or by threads with pread in
+    the same order, each record once per epoch in every shard split;
+    shuffle_block=1 is the global shuffle, another order."""
+    counts = [200, 7, 0, 90]
+    paths = make_files(tmp_path, counts)
+    every = sorted((f, r) for f, c in enumerate(counts) for r in range(c))
+    orders = {}
+    for use_mmap in (None, True, False):
+        for epoch in (0, 1):
+            for n in (1, 3):
+                seen = []
+                for i in range(n):
+                    with tfrec.Dataset(paths, shuffle=True, seed=9, shard=(i, n),
+                                       use_mmap=use_mmap) as ds:
+                        ds.set_epoch(epoch)
+                        seen += [key(r) for r in ds]
+                assert sorted(seen) == every, (use_mmap, epoch, n)
+                orders.setdefault((epoch, n), []).append(seen)
+    for (epoch, n), got in orders.items():
+        assert got[0] == got[1] == got[2], (epoch, n)  # mapped or not
+    e0 = orders[(0, 1)][0]
+    assert e0 != orders[(1, 1)][0] and e0 != sorted(e0)
+    with tfrec.Dataset(paths, shuffle=True, seed=9, shuffle_block=1) as g:
+        assert sorted(key(r) for r in g) == every
+    with tfrec.Dataset(paths, shuffle=True, seed=9, shuffle_block=1) as g:
+        glob = [key(r) for r in g]
+    assert glob != e0
+
+
 def test_parse_yields_example_dicts(tfrec, tmp_path):
     p = str(tmp_path / "ex.tfrecord")
     with tfrec.TFRecordWriter(p) as w:

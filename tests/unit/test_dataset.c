@@ -415,7 +415,8 @@ static void test_shards_are_disjoint_and_cover_everything(void)
         uint64_t total = 0;
         for (size_t f = 0; f < l->nfiles; f++)
             total += l->counts[f];
-        for (int shuffle = 0; shuffle < 3; shuffle++) /* in order, global, block */
+        /* in order, default (a block shuffle), block, global */
+        for (int shuffle = 0; shuffle < 4; shuffle++)
             for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
                 static uint8_t seen[6][128];
                 memset(seen, 0, sizeof seen);
@@ -427,6 +428,8 @@ static void test_shards_are_disjoint_and_cover_everything(void)
                         o.shuffle_block = 2 + (uint32_t)(ni % 5);
                         o.shuffle_buffer = ni % 2 ? 0 : 7;
                     }
+                    if (shuffle == 3)
+                        o.shuffle_block = 1;
                     o.seed = 42;
                     o.shard_index = i;
                     o.num_shards = ns[ni];
@@ -555,6 +558,7 @@ static void test_block_shuffle_is_reproducible(void)
     tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
     o.shuffle = 1;
     o.seed = 7;
+    o.shuffle_block = 1; /* the global shuffle */
     tfrec_dataset *ds;
     CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
     CHECK_EQ(read_epoch(ds, 0, NULL, g, 256), 198);
@@ -571,6 +575,20 @@ static void test_block_shuffle_is_reproducible(void)
     CHECK_EQ(read_epoch(ds, 0, NULL, c, 256), 198);
     tfrec_dataset_free(ds);
     CHECK(!memcmp(a, c, 198 * sizeof *a));
+    /* Read in place from mappings by the consumer, or by threads through
+     * the consumer's buffer (pread): the same order. */
+    static uint64_t m[256], p[256];
+    o.use_mmap = 1;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
+    CHECK_EQ(read_epoch(ds, 0, NULL, m, 256), 198);
+    tfrec_dataset_free(ds);
+    o.use_mmap = -1;
+    CHECK_EQ(tfrec_dataset_open(&ds, files, l->nfiles, &o), TFREC_OK);
+    CHECK_EQ(read_epoch(ds, 0, NULL, p, 256), 198);
+    tfrec_dataset_free(ds);
+    o.use_mmap = 0;
+    CHECK(!memcmp(a, m, 198 * sizeof *a));
+    CHECK(!memcmp(a, p, 198 * sizeof *a));
     CHECK(memcmp(a, b, 198 * sizeof *a) != 0);
     CHECK(memcmp(a, g, 198 * sizeof *a) != 0);
     /* Each output's nearest neighbours in the input are closer than in a
@@ -771,6 +789,58 @@ static void test_index_beside_match(void)
     CHECK(tfrec_index_beside_match("ab.idx", ab, 2));
 }
 
+/* More files than the in-place reader keeps open (256): files are closed
+ * and reopened as the window moves, every record still comes once per
+ * epoch, in the same order as read by threads (pread). */
+static void test_default_shuffle_over_many_files(void)
+{
+    enum { NF = 300, PER = 5 };
+    static char store[NF][512];
+    static const char *names[NF];
+    for (size_t f = 0; f < NF; f++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "many-%zu.tfrecord", f);
+        snprintf(store[f], sizeof store[f], "%s", harness_path(nm));
+        names[f] = store[f];
+        CHECK_EQ(write_file(store[f], f % 6, PER, 1), TFREC_OK);
+    }
+    static uint64_t order[2][NF * PER];
+    for (int mm = 0; mm < 2; mm++) {
+        tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+        o.shuffle = 1;
+        o.seed = 3;
+        o.shuffle_block = 2; /* blocks from many files in the window */
+        o.use_mmap = mm ? -1 : 1;
+        tfrec_dataset *ds;
+        CHECK_EQ(tfrec_dataset_open(&ds, names, NF, &o), TFREC_OK);
+        static uint8_t seen[NF][PER];
+        for (uint64_t epoch = 0; epoch < 2; epoch++) {
+            memset(seen, 0, sizeof seen);
+            CHECK_EQ(tfrec_dataset_start_epoch(ds, epoch), TFREC_OK);
+            const uint8_t *d;
+            size_t len, n = 0;
+            int rc;
+            while ((rc = tfrec_dataset_next(ds, &d, &len)) == TFREC_OK) {
+                size_t f;
+                uint64_t r;
+                CHECK_EQ(tfrec_dataset_position(ds, &f, &r), TFREC_OK);
+                CHECK(f < NF && r < PER);
+                seen[f][r]++;
+                if (epoch == 0 && n < NF * PER)
+                    order[mm][n] = f * PER + r;
+                n++;
+            }
+            CHECKF(rc == TFREC_END, "%s", tfrec_dataset_errmsg(ds));
+            CHECK_EQ(n, (size_t)NF * PER);
+            for (size_t f = 0; f < NF; f++)
+                for (size_t r = 0; r < PER; r++)
+                    CHECK_EQ(seen[f][r], 1);
+        }
+        tfrec_dataset_free(ds);
+    }
+    CHECK(!memcmp(order[0], order[1], sizeof order[0]));
+}
+
 TESTS(TEST(test_index_beside_match), TEST(test_writer_index_matches_tfrec_index_file),
       TEST(test_index_of_compressed_file_is_refused), TEST(test_writer_index_sink_ownership),
       TEST(test_stale_index_is_detected_and_count_falls_back), TEST(test_hostile_index_text),
@@ -782,4 +852,4 @@ TESTS(TEST(test_index_beside_match), TEST(test_writer_index_matches_tfrec_index_
       TEST(test_block_shuffle_is_reproducible), TEST(test_interleave_order_without_shuffle),
       TEST(test_budget_smaller_than_a_record_still_progresses),
       TEST(test_dataset_reports_corrupt_records_and_bad_options),
-      TEST(test_dataset_through_a_caller_opener))
+      TEST(test_dataset_through_a_caller_opener), TEST(test_default_shuffle_over_many_files))
