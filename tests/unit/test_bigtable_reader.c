@@ -712,6 +712,91 @@ static void test_latest_cell_filter(void)
     fake_free(f);
 }
 
+/* Values in batches: every row's value exactly once and intact across
+ * broken, resumed streams, batches bounded by count and bytes, offsets the
+ * row's range; rows without the column are skipped; a reader opened
+ * without a column is refused. */
+static void batch_values(tfrec_bt_read_options *o, unsigned *seen, size_t *max_count, int *final,
+                         size_t *total)
+{
+    tfrec_bt_reader *r = NULL;
+    fake *f = fake_cuts(fake_new(ROWS), 5, 3, BT_ABORTED, "aborted");
+    CHECK_EQ(open_reader(f, &r, o), TFREC_OK);
+    tfrec_record_batch *b;
+    CHECK_EQ(tfrec_record_batch_new(&b), TFREC_OK);
+    *total = 0;
+    uint8_t v[3000];
+    int rc;
+    *max_count = 0;
+    while ((rc = tfrec_bt_reader_next_values(r, b, 50, 20000)) == TFREC_OK) {
+        size_t n = tfrec_record_batch_count(b);
+        const uint8_t *d = tfrec_record_batch_data(b);
+        const uint64_t *ends = tfrec_record_batch_ends(b), *offs = tfrec_record_batch_offsets(b);
+        CHECK(n >= 1 && n <= 50);
+        CHECK(n == 1 || ends[n - 2] < 20000); /* stopped once at least max_bytes */
+        if (n > *max_count)
+            *max_count = n;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t start = k ? ends[k - 1] : 0, len = ends[k] - start;
+            size_t i = 0; /* which row: the value's first byte and length tell */
+            while (i < ROWS) {
+                value_of(i, v);
+                if (value_len(i) == len && !memcmp(v, d + start, len))
+                    break;
+                i++;
+            }
+            CHECK(i < ROWS);
+            CHECK(offs[k] < 3);
+            seen[i]++;
+        }
+        *total += n;
+    }
+    *final = rc;
+    CHECK_EQ(tfrec_record_batch_count(b), 0);
+    tfrec_record_batch_free(b);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
+static void test_next_values_in_batches(void)
+{
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.parallel_scans = 3;
+    o.unordered = 1;
+    o.retry_initial_ms = 1;
+    o.family = "tfexample";
+    o.column = "example";
+    unsigned seen[ROWS] = { 0 };
+    size_t max_count, total;
+    int rc;
+    batch_values(&o, seen, &max_count, &rc, &total);
+    CHECK_EQ(total, ROWS);
+    CHECK_EQ(rc, TFREC_END);
+    CHECK(all_once(seen, 0, ROWS));
+    CHECK(max_count >= 2); /* many rows per call */
+
+    /* the rows hold tfexample:example only: another column gives nothing */
+    o.column = "other";
+    memset(seen, 0, sizeof seen);
+    batch_values(&o, seen, &max_count, &rc, &total);
+    CHECK_EQ(total, 0);
+    CHECK_EQ(rc, TFREC_END);
+
+    o.family = NULL;
+    o.column = NULL;
+    fake *f = fake_new(10);
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    tfrec_record_batch *b;
+    CHECK_EQ(tfrec_record_batch_new(&b), TFREC_OK);
+    CHECK_EQ(tfrec_bt_reader_next_values(r, b, 0, 0), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_bt_reader_errmsg(r), "without a family and a column"));
+    CHECK_EQ(tfrec_bt_reader_next_values(NULL, b, 0, 0), TFREC_E_INVALID);
+    tfrec_record_batch_free(b);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
 /* Not retried: a bad request, an INTERNAL that is no stream reset. And a
  * retryable failure that never ends gives up at retry_timeout_ms. */
 static void test_errors_not_retried(void)
@@ -990,4 +1075,4 @@ TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_cod
       TEST(test_errors_not_retried), TEST(test_bad_options), TEST(test_silent_stream_resumed),
       TEST(test_row_range_and_old_row_struct), TEST(test_unreachable_reported_early),
       TEST(test_silent_server_reported_early), TEST(test_stop_ends_a_blocked_read),
-      TEST(test_shuffled_ranges))
+      TEST(test_shuffled_ranges), TEST(test_next_values_in_batches))
