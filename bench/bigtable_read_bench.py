@@ -161,7 +161,7 @@ def main():
                     "%s %.2f" % (w, v) for w, v in zip(("%d streams" % SCANS, "1 stream"), pr)))
                 print("RATIO read_%s_python_dataset_vs_bt2tfrec %.2f 0.9" % (label, min(pr)))
             if not all(k in med for k in "acd"):
-                print("  Go peer unavailable: no ratios")
+                print("  no Go figures (peer unavailable or left out): no Go ratios")
                 continue
             a, c, d = med["a"], med["c"], med["d"]
             print("RATIO read_%s_parallel_vs_go_parallel %.2f 1.0" % (label, a[0] / d[0]))

@@ -374,6 +374,11 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
  * call. Each call may wait for the network until the batch is full. */
 int tfrec_bt_reader_next_values(tfrec_bt_reader *r, tfrec_record_batch *b, size_t max_values,
                                 size_t max_bytes);
+/* (since 1.1) The same one value at a time, not copied: the next row's
+ * value of the reader's column, valid until the next call (for large
+ * values, where a copy costs more than a call). TFREC_OK, TFREC_END or a
+ * negative code. */
+int tfrec_bt_reader_next_value(tfrec_bt_reader *r, const uint8_t **value, size_t *len);
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
 /* Ask a reader to stop, e.g. from a SIGINT handler (async-signal-safe: it
  * only sets a flag). A tfrec_bt_reader_next in progress, or the next one,

@@ -387,6 +387,30 @@ static const tfrec_bt_cell *column_cell(const tfrec_bt_row *row, const char *fam
     return NULL;
 }
 
+int tfrec_bt_reader_next_value(tfrec_bt_reader *r, const uint8_t **value, size_t *len)
+{
+    if (!r || !value || !len)
+        return tfrec_fail(r ? &r->err : NULL, TFREC_E_INVALID,
+                          "tfrec_bt_reader_next_value: NULL argument");
+    if (!r->family || !r->column)
+        return tfrec_fail(&r->err, TFREC_E_INVALID,
+                          "tfrec_bt_reader_next_value: the reader was opened without a family "
+                          "and a column");
+    size_t column_len = strlen(r->column);
+    for (;;) {
+        tfrec_bt_row row = TFREC_BT_ROW_INIT;
+        int rc = tfrec_bt_reader_next(r, &row);
+        if (rc)
+            return rc;
+        const tfrec_bt_cell *c = column_cell(&row, r->family, r->column, column_len);
+        if (c) {
+            *value = c->value_len ? c->value : (const uint8_t *)"";
+            *len = c->value_len;
+            return TFREC_OK;
+        }
+    }
+}
+
 int tfrec_bt_reader_next_values(tfrec_bt_reader *r, tfrec_record_batch *b, size_t max_values,
                                 size_t max_bytes)
 {

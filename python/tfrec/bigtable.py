@@ -255,6 +255,7 @@ _proto("tfrec_bt_reader_open", c_int, POINTER(BtReaderHandle), BtClientHandle, c
 _proto("tfrec_bt_reader_next", c_int, BtReaderHandle, POINTER(_Row))
 _proto("tfrec_bt_reader_next_values", c_int, BtReaderHandle, RecordBatchHandle, c_size_t,
        c_size_t)
+_proto("tfrec_bt_reader_next_value", c_int, BtReaderHandle, POINTER(c_void_p), POINTER(c_size_t))
 _proto("tfrec_bt_reader_errmsg", c_char_p, BtReaderHandle)
 _proto("tfrec_bt_reader_free", None, BtReaderHandle)
 _proto("tfrec_bt_reader_stats_get", c_int, BtReaderHandle, POINTER(_ReadStats))
@@ -984,7 +985,9 @@ class Reader(Closing):
     def _value_batches(self):
         """Batches of the values of the reader's column (opened with family
         and column), each an iterator of bytes: one call into the library
-        per batch, the bytes sliced out by map() in C."""
+        per batch, the bytes sliced out by map() in C. Once values turn out
+        large on average, one call per value instead, copied once (as the
+        file reader does)."""
         buf = _BatchBuffer()
         nxt = lib.tfrec_bt_reader_next_values
         while self._h is not None:
@@ -993,10 +996,32 @@ class Reader(Closing):
                 self._release()
                 return
             if rc < 0:
-                msg = lib.tfrec_bt_reader_errmsg(self._h)
-                self._release()
-                _raise(rc, msg)
-            yield _batch_records(buf, False)[0]
+                self._fail(rc)
+            values, _, large, _ = _batch_records(buf, False)
+            yield values
+            if large:
+                yield self._large_values()
+                return
+
+    def _large_values(self):
+        h = self._h
+        nxt = lib.tfrec_bt_reader_next_value
+        p, n = c_void_p(), c_size_t()
+        pr, nr = byref(p), byref(n)
+        while True:
+            rc = nxt(h, pr, nr)
+            if rc != 0:
+                break
+            yield string_at(p.value, n.value)
+        if rc == C.TFREC_END:
+            self._release()
+            return
+        self._fail(rc)
+
+    def _fail(self, rc):
+        msg = lib.tfrec_bt_reader_errmsg(self._h)
+        self._release()
+        _raise(rc, msg)
 
     @stats_method
     def stats(self):

@@ -782,13 +782,36 @@ static void test_next_values_in_batches(void)
     CHECK_EQ(total, 0);
     CHECK_EQ(rc, TFREC_END);
 
+    /* one value at a time, not copied */
+    o.column = "example";
+    memset(seen, 0, sizeof seen);
+    fake *f = fake_cuts(fake_new(ROWS), 5, 3, BT_ABORTED, "aborted");
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    const uint8_t *val;
+    size_t len, n = 0;
+    uint8_t v[3000];
+    while ((rc = tfrec_bt_reader_next_value(r, &val, &len)) == TFREC_OK) {
+        size_t i = 0;
+        while (i < ROWS && !(value_of(i, v), value_len(i) == len && !memcmp(v, val, len)))
+            i++;
+        CHECK(i < ROWS);
+        seen[i]++;
+        n++;
+    }
+    CHECK_EQ(rc, TFREC_END);
+    CHECK_EQ(n, ROWS);
+    CHECK(all_once(seen, 0, ROWS));
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+
     o.family = NULL;
     o.column = NULL;
-    fake *f = fake_new(10);
-    tfrec_bt_reader *r;
+    f = fake_new(10);
     CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
     tfrec_record_batch *b;
     CHECK_EQ(tfrec_record_batch_new(&b), TFREC_OK);
+    CHECK_EQ(tfrec_bt_reader_next_value(r, &val, &len), TFREC_E_INVALID);
     CHECK_EQ(tfrec_bt_reader_next_values(r, b, 0, 0), TFREC_E_INVALID);
     CHECK(strstr(tfrec_bt_reader_errmsg(r), "without a family and a column"));
     CHECK_EQ(tfrec_bt_reader_next_values(NULL, b, 0, 0), TFREC_E_INVALID);
