@@ -689,8 +689,9 @@ static void test_pause_full_buffers(void)
     scan_free(&s);
 }
 
-/* "Latest cell of family:column": a chain of family, qualifier and
- * cells-per-column filters, the names quoted as regular expressions. */
+/* "Latest cell of family:column": a chain of a column range [column,
+ * column] in the family and a cells-per-column limit (no regular
+ * expressions: they cost the server more per cell). */
 static void test_latest_cell_filter(void)
 {
     fake *f = fake_new(10);
@@ -703,11 +704,33 @@ static void test_latest_cell_filter(void)
     CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_OK);
     const Google__Bigtable__V2__RowFilter *flt = f->first_req->filter;
     CHECK(flt && flt->filter_case == GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CHAIN);
-    CHECK_EQ(flt->chain->n_filters, 3);
-    CHECK(!strcmp(flt->chain->filters[0]->family_name_regex_filter, "tfexample"));
-    const ProtobufCBinaryData *q = &flt->chain->filters[1]->column_qualifier_regex_filter;
-    CHECK(q->len == 9 && !memcmp(q->data, "ex\\.ample", 9));
-    CHECK_EQ(flt->chain->filters[2]->cells_per_column_limit_filter, 1);
+    CHECK_EQ(flt->chain->n_filters, 2);
+    CHECK_EQ(flt->chain->filters[0]->filter_case,
+             GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_COLUMN_RANGE_FILTER);
+    const Google__Bigtable__V2__ColumnRange *cr = flt->chain->filters[0]->column_range_filter;
+    CHECK(!strcmp(cr->family_name, "tfexample"));
+    CHECK_EQ(cr->start_qualifier_case,
+             GOOGLE__BIGTABLE__V2__COLUMN_RANGE__START_QUALIFIER_START_QUALIFIER_CLOSED);
+    CHECK_EQ(cr->end_qualifier_case,
+             GOOGLE__BIGTABLE__V2__COLUMN_RANGE__END_QUALIFIER_END_QUALIFIER_CLOSED);
+    CHECK(cr->start_qualifier_closed.len == 8 &&
+          !memcmp(cr->start_qualifier_closed.data, "ex.ample", 8));
+    CHECK(cr->end_qualifier_closed.len == 8 &&
+          !memcmp(cr->end_qualifier_closed.data, "ex.ample", 8));
+    CHECK_EQ(flt->chain->filters[1]->cells_per_column_limit_filter, 1);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+
+    /* a family alone: its name quoted as a regular expression */
+    f = fake_new(10);
+    o.family = "tf.example";
+    o.column = NULL;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_OK);
+    flt = f->first_req->filter;
+    CHECK(flt && flt->filter_case == GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CHAIN);
+    CHECK_EQ(flt->chain->n_filters, 2);
+    CHECK(!strcmp(flt->chain->filters[0]->family_name_regex_filter, "tf\\.example"));
     tfrec_bt_reader_free(r);
     fake_free(f);
 }
