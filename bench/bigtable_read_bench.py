@@ -11,6 +11,7 @@ then a prefix scan of the latest tfexample:example cell by:
       users write by hand)
   (e) tfrec.bigtable.Dataset yielding bytes, N unordered streams
   (f) the same with one stream
+  (g) (e) with glibc's heap trimming threshold raised to 256 MiB
 Rounds are interleaved (a b c d, b c d a, ...); medians over BENCH_ROUNDS
 (3). bt2tfrec is timed as a whole process (start-up, planning and writing
 its files included); the Go peer reports the wall and CPU time of its
@@ -104,7 +105,12 @@ def bench(label, n, size, addr, pid):
     # stream like (b).
     me = [sys.executable, os.path.abspath(__file__), "--dataset", table]
     cont += [("e Python Dataset %d streams" % SCANS, me + [str(SCANS), WORK], False),
-             ("f Python Dataset 1 stream", me + ["1", WORK], False)]
+             ("f Python Dataset 1 stream", me + ["1", WORK], False),
+             # glibc returning the heap top after every freed 110 KB bytes
+             # object (brk, faults, TLB shootdowns): the process setting
+             # that bt2tfrec makes for itself (see "Python Dataset")
+             ("g Python Dataset %d streams, MALLOC_TRIM_THRESHOLD_=256M" % SCANS,
+              ["env", "MALLOC_TRIM_THRESHOLD_=268435456"] + me + [str(SCANS), WORK], False)]
     before = os.environ.get("BENCH_READ_BEFORE")
     if before:  # another build's bt2tfrec in the same rounds: before/after a change
         b0 = [os.path.join(before, "bt2tfrec")] + b2t[1:]
@@ -160,6 +166,9 @@ def main():
                 print("  Python Dataset / bt2tfrec rows/s: %s" % ", ".join(
                     "%s %.2f" % (w, v) for w, v in zip(("%d streams" % SCANS, "1 stream"), pr)))
                 print("RATIO read_%s_python_dataset_vs_bt2tfrec %.2f 0.9" % (label, min(pr)))
+            if "g" in med and "a" in med:
+                print("  Python Dataset %d streams, heap kept / bt2tfrec: %.2f" %
+                      (SCANS, med["g"][0] / med["a"][0]))
             if not all(k in med for k in "acd"):
                 print("  no Go figures (peer unavailable or left out): no Go ratios")
                 continue
