@@ -60,6 +60,13 @@ const uint64_t *tfrec_record_batch_ends(const tfrec_record_batch *b);
  * tfrec_reader_offset(). */
 const uint64_t *tfrec_record_batch_offsets(const tfrec_record_batch *b);
 
+/* (since 1.1) Empty the batch (its memory is kept), and add one item of
+ * len bytes with the given offset at its end: for libraries that hand out
+ * batches of their own items (tfrec_bt_reader_next_values). Append returns
+ * TFREC_OK, or TFREC_E_NOMEM leaving the batch as it was. */
+void tfrec_record_batch_clear(tfrec_record_batch *b);
+int tfrec_record_batch_append(tfrec_record_batch *b, const void *data, size_t len, uint64_t offset);
+
 /* A parsed tf.Example as items of a batch, for bindings that want it in one
  * call: per feature in key order, the key, a 9-byte header (kind as a
  * tfrec_feature_type, then the value count as a little-endian uint64), and

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "batch.h"
 #include "error.h"
 
 TFREC_BEGIN_DECLS
@@ -361,6 +362,23 @@ int tfrec_bt_reader_open(tfrec_bt_reader **out, tfrec_bt_client *c, const char *
  * shorter), "cannot reach Bigtable at ENDPOINT: ... (tried for S s, N
  * attempts)", not retried for the whole retry_timeout_ms. */
 int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row);
+/* (since 1.1) Many values per call, for bindings that pay per call: b is
+ * emptied, then gets the value of the reader's column (the read options'
+ * family and column, both required, else TFREC_E_INVALID) of the next
+ * rows, one item per row, its offset the row's range
+ * (tfrec_bt_row.range), until b holds max_values items or at least
+ * max_bytes bytes (0: no limit for that one). Rows without the column are
+ * skipped. Returns TFREC_OK with at least one item, TFREC_END (no items)
+ * at the end of the scan, or a negative code with no items. A failure
+ * after some rows returns those with TFREC_OK, and comes from the next
+ * call. Each call may wait for the network until the batch is full. */
+int tfrec_bt_reader_next_values(tfrec_bt_reader *r, tfrec_record_batch *b, size_t max_values,
+                                size_t max_bytes);
+/* (since 1.1) The same one value at a time, not copied: the next row's
+ * value of the reader's column, valid until the next call (for large
+ * values, where a copy costs more than a call). TFREC_OK, TFREC_END or a
+ * negative code. */
+int tfrec_bt_reader_next_value(tfrec_bt_reader *r, const uint8_t **value, size_t *len);
 const char *tfrec_bt_reader_errmsg(const tfrec_bt_reader *r);
 /* Ask a reader to stop, e.g. from a SIGINT handler (async-signal-safe: it
  * only sets a flag). A tfrec_bt_reader_next in progress, or the next one,

@@ -374,6 +374,76 @@ int tfrec_bt_reader_next(tfrec_bt_reader *r, tfrec_bt_row *row)
     }
 }
 
+/* The cell of family:column in row, or NULL. */
+static const tfrec_bt_cell *column_cell(const tfrec_bt_row *row, const char *family,
+                                        const char *column, size_t column_len)
+{
+    for (size_t i = 0; i < row->ncells; i++) {
+        const tfrec_bt_cell *c = row->cells[i];
+        if (c->qualifier_len == column_len && !memcmp(c->qualifier, column, column_len) &&
+            !strcmp(c->family, family))
+            return c;
+    }
+    return NULL;
+}
+
+int tfrec_bt_reader_next_value(tfrec_bt_reader *r, const uint8_t **value, size_t *len)
+{
+    if (!r || !value || !len)
+        return tfrec_fail(r ? &r->err : NULL, TFREC_E_INVALID,
+                          "tfrec_bt_reader_next_value: NULL argument");
+    if (!r->family || !r->column)
+        return tfrec_fail(&r->err, TFREC_E_INVALID,
+                          "tfrec_bt_reader_next_value: the reader was opened without a family "
+                          "and a column");
+    size_t column_len = strlen(r->column);
+    for (;;) {
+        tfrec_bt_row row = TFREC_BT_ROW_INIT;
+        int rc = tfrec_bt_reader_next(r, &row);
+        if (rc)
+            return rc;
+        const tfrec_bt_cell *c = column_cell(&row, r->family, r->column, column_len);
+        if (c) {
+            *value = c->value_len ? c->value : (const uint8_t *)"";
+            *len = c->value_len;
+            return TFREC_OK;
+        }
+    }
+}
+
+int tfrec_bt_reader_next_values(tfrec_bt_reader *r, tfrec_record_batch *b, size_t max_values,
+                                size_t max_bytes)
+{
+    if (!r || !b)
+        return tfrec_fail(r ? &r->err : NULL, TFREC_E_INVALID,
+                          "tfrec_bt_reader_next_values: NULL argument");
+    tfrec_record_batch_clear(b);
+    if (!r->family || !r->column)
+        return tfrec_fail(&r->err, TFREC_E_INVALID,
+                          "tfrec_bt_reader_next_values: the reader was opened without a family "
+                          "and a column");
+    size_t column_len = strlen(r->column), n = 0, bytes = 0;
+    while ((!max_values || n < max_values) && (!max_bytes || bytes < max_bytes)) {
+        tfrec_bt_row row = TFREC_BT_ROW_INIT;
+        int rc = tfrec_bt_reader_next(r, &row);
+        if (rc == TFREC_END || (rc < 0 && n))
+            break; /* a failure after some rows comes from the next call */
+        if (rc < 0)
+            return rc;
+        const tfrec_bt_cell *c = column_cell(&row, r->family, r->column, column_len);
+        if (!c)
+            continue;
+        if (tfrec_record_batch_append(b, c->value, c->value_len, row.range)) {
+            tfrec_record_batch_clear(b);
+            return fail(
+                r, tfrec_fail(&r->err, TFREC_E_NOMEM, "ReadRows on %s: out of memory", r->name));
+        }
+        n++;
+        bytes += c->value_len;
+    }
+    return n ? TFREC_OK : TFREC_END;
+}
+
 void tfrec_bt_reader_free(tfrec_bt_reader *r)
 {
     if (!r)

@@ -88,6 +88,29 @@ int tfrec_batch_reserve(tfrec_record_batch *b, size_t len)
     return tfrec_vec_reserve(&b->data, &b->data_cap, b->data_len + len, 64 * 1024);
 }
 
+void tfrec_record_batch_clear(tfrec_record_batch *b)
+{
+    if (b) {
+        b->count = 0;
+        b->data_len = 0;
+    }
+}
+
+int tfrec_record_batch_append(tfrec_record_batch *b, const void *data, size_t len, uint64_t offset)
+{
+    if (!b || (!data && len))
+        return tfrec_fail(NULL, TFREC_E_INVALID, "record_batch_append: NULL argument");
+    if (tfrec_batch_reserve(b, len))
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "record_batch_append: out of memory");
+    if (len)
+        memcpy(b->data + b->data_len, data, len);
+    b->data_len += len;
+    b->ends[b->count] = b->data_len;
+    b->offsets[b->count] = offset;
+    b->count++;
+    return TFREC_OK;
+}
+
 int tfrec_reader_read_batch(tfrec_reader *r, tfrec_record_batch *b, size_t max_records,
                             size_t max_bytes)
 {

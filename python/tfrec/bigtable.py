@@ -21,6 +21,7 @@ import glob as _glob
 import os
 import warnings
 from collections import namedtuple
+from itertools import chain
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64,
                     c_size_t, c_uint32, c_uint64, c_void_p, cast, create_string_buffer,
                     string_at)
@@ -28,11 +29,12 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double, c_
 from . import _args, paths as _paths
 from . import _constants as C
 from ._closing import Closing, Committing
-from ._handles import BtClientHandle, BtPlanHandle, BtReaderHandle, BtWriterHandle
+from ._handles import (BtClientHandle, BtPlanHandle, BtReaderHandle, BtWriterHandle,
+                       RecordBatchHandle)
 from ._lib import _Sized, _proto, lib
 from ._stats import TypedDict, stats_method
 from .errors import BigtableError, error_for
-from .record import _compression_code
+from .record import _BatchBuffer, _batch_records, _compression_code
 
 
 class _ClientOptions(_Sized):
@@ -251,6 +253,9 @@ _proto("tfrec_bt_load", c_int, BtWriterHandle, POINTER(c_char_p), c_size_t, POIN
 _proto("tfrec_bt_reader_open", c_int, POINTER(BtReaderHandle), BtClientHandle, c_char_p,
        POINTER(_ReadOptions))
 _proto("tfrec_bt_reader_next", c_int, BtReaderHandle, POINTER(_Row))
+_proto("tfrec_bt_reader_next_values", c_int, BtReaderHandle, RecordBatchHandle, c_size_t,
+       c_size_t)
+_proto("tfrec_bt_reader_next_value", c_int, BtReaderHandle, POINTER(c_void_p), POINTER(c_size_t))
 _proto("tfrec_bt_reader_errmsg", c_char_p, BtReaderHandle)
 _proto("tfrec_bt_reader_free", None, BtReaderHandle)
 _proto("tfrec_bt_reader_stats_get", c_int, BtReaderHandle, POINTER(_ReadStats))
@@ -277,6 +282,10 @@ _proto("tfrec_bt_row_key", c_size_t, c_char_p, c_size_t, c_char_p, c_uint64, c_i
 _proto("tfrec_bt_key_width", c_int, c_uint64)
 _proto("tfrec_bt_code_name", c_char_p, c_int)
 
+
+# Dataset's batches of values: as the file reader's (record.py)
+_VALUE_BATCH_VALUES = 4096
+_VALUE_BATCH_BYTES = 256 << 10
 
 _b = _args.optional_key  # a key or qualifier: str (UTF-8) or bytes-like
 
@@ -973,6 +982,47 @@ class Reader(Closing):
                               _cell_labels(c)))
         return Row(string_at(row.key, row.key_len), cells, row.range)
 
+    def _value_batches(self):
+        """Batches of the values of the reader's column (opened with family
+        and column), each an iterator of bytes: one call into the library
+        per batch, the bytes sliced out by map() in C. Once values turn out
+        large on average, one call per value instead, copied once (as the
+        file reader does)."""
+        buf = _BatchBuffer()
+        nxt = lib.tfrec_bt_reader_next_values
+        while self._h is not None:
+            rc = nxt(self._h, buf.h, _VALUE_BATCH_VALUES, _VALUE_BATCH_BYTES)
+            if rc == C.TFREC_END:
+                self._release()
+                return
+            if rc < 0:
+                self._fail(rc)
+            values, _, large, _ = _batch_records(buf, False)
+            yield values
+            if large:
+                yield self._large_values()
+                return
+
+    def _large_values(self):
+        h = self._h
+        nxt = lib.tfrec_bt_reader_next_value
+        p, n = c_void_p(), c_size_t()
+        pr, nr = byref(p), byref(n)
+        while True:
+            rc = nxt(h, pr, nr)
+            if rc != 0:
+                break
+            yield string_at(p.value, n.value)
+        if rc == C.TFREC_END:
+            self._release()
+            return
+        self._fail(rc)
+
+    def _fail(self, rc):
+        msg = lib.tfrec_bt_reader_errmsg(self._h)
+        self._release()
+        _raise(rc, msg)
+
     @stats_method
     def stats(self):
         """The scan's figures as a ReadStats dict (rows, bytes, ranges,
@@ -1083,21 +1133,19 @@ class Dataset:
             raise ValueError("epoch must be a non-negative integer, not %r" % (epoch,))
         self._epoch = epoch
 
-    def _values(self, r):
-        for row in r:
-            v = row.value(self._family, self._column)
-            if v is not None:
-                yield v
-
     def __iter__(self):
         from .example import Example
         epoch = self._epoch
         with Reader(*self._args, epoch=epoch, **self._opts) as r:
-            values = self._values(r)
+            # many values per library call (tfrec_bt_reader_next_values)
+            values = chain.from_iterable(r._value_batches())
             if self._buffer > 1:
                 values = _shuffle_buffer(values, self._buffer, self._seed, epoch)
-            for v in values:
-                yield Example.parse(v).to_dict() if self._parse else v
+            if self._parse:
+                for v in values:
+                    yield Example.parse(v).to_dict()
+            else:
+                yield from values
             self._last_stats = r.stats()
         if self._epoch == epoch:
             self._epoch = epoch + 1

@@ -90,3 +90,17 @@ def test_dataset_epochs_and_bytes(tfrec, emulator):
     assert ds.stats()["rows"] == ROWS
     with pytest.raises(ValueError, match="latest cell"):
         tfrec.bigtable.Dataset(PROJECT, INSTANCE, "t", all_versions=True)
+
+
+def test_dataset_values_small_then_large(tfrec, emulator):
+    """Values come in batches, then one call each once they are large on
+    average: every value exactly as written, in key order, empty ones too,
+    and rows without the column left out."""
+    vals = [b"", b"x"] + [bytes([i % 251]) * (i * 997 % 70000) for i in range(2, 300)]
+    with tfrec.bigtable.Writer(PROJECT, INSTANCE, "big", create_table=True) as w:
+        for i, v in enumerate(vals):
+            w.put(b"v%03d" % i, v)
+        w.put(b"v%03d" % len(vals), b"elsewhere", column=b"other")
+    got = list(tfrec.bigtable.Dataset(PROJECT, INSTANCE, "big", prefix=b"v"))
+    assert got == vals
+    assert all(type(v) is bytes for v in got)

@@ -293,6 +293,42 @@ static void test_examples_to_batch(void)
     tfrec_free(ser[1]);
 }
 
-TESTS(TEST(test_write_batch_then_read_singly), TEST(test_read_batch_limits_and_contents),
-      TEST(test_failure_after_good_records), TEST(test_bad_arguments), TEST(test_example_to_batch),
-      TEST(test_examples_to_batch))
+/* A batch filled item by item: contents, offsets, growth past the first
+ * allocation, clear keeping nothing, refused arguments. */
+static void test_append_and_clear(void)
+{
+    tfrec_record_batch *b;
+    CHECK_EQ(tfrec_record_batch_new(&b), TFREC_OK);
+    static uint8_t big[300000];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 7);
+    CHECK_EQ(tfrec_record_batch_append(b, "abc", 3, 7), TFREC_OK);
+    CHECK_EQ(tfrec_record_batch_append(b, NULL, 0, 8), TFREC_OK);
+    for (int k = 0; k < 300; k++)
+        CHECK_EQ(tfrec_record_batch_append(b, big, sizeof big - k, 9 + (uint64_t)k), TFREC_OK);
+    CHECK_EQ(tfrec_record_batch_count(b), 302);
+    const uint8_t *d = tfrec_record_batch_data(b);
+    const uint64_t *ends = tfrec_record_batch_ends(b), *offs = tfrec_record_batch_offsets(b);
+    CHECK(!memcmp(d, "abc", 3));
+    CHECK_EQ(ends[0], 3);
+    CHECK_EQ(ends[1], 3);
+    CHECK_EQ(offs[0], 7);
+    CHECK_EQ(offs[1], 8);
+    CHECK_EQ(offs[301], 308);
+    CHECK_EQ(ends[301] - ends[300], sizeof big - 299);
+    CHECK(!memcmp(d + ends[300], big, sizeof big - 299));
+    tfrec_record_batch_clear(b);
+    CHECK_EQ(tfrec_record_batch_count(b), 0);
+    CHECK_EQ(tfrec_record_batch_append(b, "x", 1, 0), TFREC_OK);
+    CHECK_EQ(tfrec_record_batch_count(b), 1);
+    CHECK_EQ(tfrec_record_batch_ends(b)[0], 1);
+    CHECK_EQ(tfrec_record_batch_append(b, NULL, 1, 0), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_record_batch_append(NULL, "x", 1, 0), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_record_batch_count(b), 1);
+    tfrec_record_batch_clear(NULL); /* harmless */
+    tfrec_record_batch_free(b);
+}
+
+TESTS(TEST(test_append_and_clear), TEST(test_write_batch_then_read_singly),
+      TEST(test_read_batch_limits_and_contents), TEST(test_failure_after_good_records),
+      TEST(test_bad_arguments), TEST(test_example_to_batch), TEST(test_examples_to_batch))

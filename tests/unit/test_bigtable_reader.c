@@ -689,8 +689,9 @@ static void test_pause_full_buffers(void)
     scan_free(&s);
 }
 
-/* "Latest cell of family:column": a chain of family, qualifier and
- * cells-per-column filters, the names quoted as regular expressions. */
+/* "Latest cell of family:column": a chain of a column range [column,
+ * column] in the family and a cells-per-column limit (no regular
+ * expressions: they cost the server more per cell). */
 static void test_latest_cell_filter(void)
 {
     fake *f = fake_new(10);
@@ -703,11 +704,141 @@ static void test_latest_cell_filter(void)
     CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_OK);
     const Google__Bigtable__V2__RowFilter *flt = f->first_req->filter;
     CHECK(flt && flt->filter_case == GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CHAIN);
-    CHECK_EQ(flt->chain->n_filters, 3);
-    CHECK(!strcmp(flt->chain->filters[0]->family_name_regex_filter, "tfexample"));
-    const ProtobufCBinaryData *q = &flt->chain->filters[1]->column_qualifier_regex_filter;
-    CHECK(q->len == 9 && !memcmp(q->data, "ex\\.ample", 9));
-    CHECK_EQ(flt->chain->filters[2]->cells_per_column_limit_filter, 1);
+    CHECK_EQ(flt->chain->n_filters, 2);
+    CHECK_EQ(flt->chain->filters[0]->filter_case,
+             GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_COLUMN_RANGE_FILTER);
+    const Google__Bigtable__V2__ColumnRange *cr = flt->chain->filters[0]->column_range_filter;
+    CHECK(!strcmp(cr->family_name, "tfexample"));
+    CHECK_EQ(cr->start_qualifier_case,
+             GOOGLE__BIGTABLE__V2__COLUMN_RANGE__START_QUALIFIER_START_QUALIFIER_CLOSED);
+    CHECK_EQ(cr->end_qualifier_case,
+             GOOGLE__BIGTABLE__V2__COLUMN_RANGE__END_QUALIFIER_END_QUALIFIER_CLOSED);
+    CHECK(cr->start_qualifier_closed.len == 8 &&
+          !memcmp(cr->start_qualifier_closed.data, "ex.ample", 8));
+    CHECK(cr->end_qualifier_closed.len == 8 &&
+          !memcmp(cr->end_qualifier_closed.data, "ex.ample", 8));
+    CHECK_EQ(flt->chain->filters[1]->cells_per_column_limit_filter, 1);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+
+    /* a family alone: its name quoted as a regular expression */
+    f = fake_new(10);
+    o.family = "tf.example";
+    o.column = NULL;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    CHECK_EQ(tfrec_bt_reader_next(r, &row), TFREC_OK);
+    flt = f->first_req->filter;
+    CHECK(flt && flt->filter_case == GOOGLE__BIGTABLE__V2__ROW_FILTER__FILTER_CHAIN);
+    CHECK_EQ(flt->chain->n_filters, 2);
+    CHECK(!strcmp(flt->chain->filters[0]->family_name_regex_filter, "tf\\.example"));
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
+/* Values in batches: every row's value exactly once and intact across
+ * broken, resumed streams, batches bounded by count and bytes, offsets the
+ * row's range; rows without the column are skipped; a reader opened
+ * without a column is refused. */
+static void batch_values(tfrec_bt_read_options *o, unsigned *seen, size_t *max_count, int *final,
+                         size_t *total)
+{
+    tfrec_bt_reader *r = NULL;
+    fake *f = fake_cuts(fake_new(ROWS), 5, 3, BT_ABORTED, "aborted");
+    CHECK_EQ(open_reader(f, &r, o), TFREC_OK);
+    tfrec_record_batch *b;
+    CHECK_EQ(tfrec_record_batch_new(&b), TFREC_OK);
+    *total = 0;
+    uint8_t v[3000];
+    int rc;
+    *max_count = 0;
+    while ((rc = tfrec_bt_reader_next_values(r, b, 50, 20000)) == TFREC_OK) {
+        size_t n = tfrec_record_batch_count(b);
+        const uint8_t *d = tfrec_record_batch_data(b);
+        const uint64_t *ends = tfrec_record_batch_ends(b), *offs = tfrec_record_batch_offsets(b);
+        CHECK(n >= 1 && n <= 50);
+        CHECK(n == 1 || ends[n - 2] < 20000); /* stopped once at least max_bytes */
+        if (n > *max_count)
+            *max_count = n;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t start = k ? ends[k - 1] : 0, len = ends[k] - start;
+            size_t i = 0; /* which row: the value's first byte and length tell */
+            while (i < ROWS) {
+                value_of(i, v);
+                if (value_len(i) == len && !memcmp(v, d + start, len))
+                    break;
+                i++;
+            }
+            CHECK(i < ROWS);
+            CHECK(offs[k] < 3);
+            seen[i]++;
+        }
+        *total += n;
+    }
+    *final = rc;
+    CHECK_EQ(tfrec_record_batch_count(b), 0);
+    tfrec_record_batch_free(b);
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+}
+
+static void test_next_values_in_batches(void)
+{
+    tfrec_bt_read_options o = TFREC_BT_READ_OPTIONS_INIT;
+    o.parallel_scans = 3;
+    o.unordered = 1;
+    o.retry_initial_ms = 1;
+    o.family = "tfexample";
+    o.column = "example";
+    unsigned seen[ROWS] = { 0 };
+    size_t max_count, total;
+    int rc;
+    batch_values(&o, seen, &max_count, &rc, &total);
+    CHECK_EQ(total, ROWS);
+    CHECK_EQ(rc, TFREC_END);
+    CHECK(all_once(seen, 0, ROWS));
+    CHECK(max_count >= 2); /* many rows per call */
+
+    /* the rows hold tfexample:example only: another column gives nothing */
+    o.column = "other";
+    memset(seen, 0, sizeof seen);
+    batch_values(&o, seen, &max_count, &rc, &total);
+    CHECK_EQ(total, 0);
+    CHECK_EQ(rc, TFREC_END);
+
+    /* one value at a time, not copied */
+    o.column = "example";
+    memset(seen, 0, sizeof seen);
+    fake *f = fake_cuts(fake_new(ROWS), 5, 3, BT_ABORTED, "aborted");
+    tfrec_bt_reader *r;
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    const uint8_t *val;
+    size_t len, n = 0;
+    uint8_t v[3000];
+    while ((rc = tfrec_bt_reader_next_value(r, &val, &len)) == TFREC_OK) {
+        size_t i = 0;
+        while (i < ROWS && !(value_of(i, v), value_len(i) == len && !memcmp(v, val, len)))
+            i++;
+        CHECK(i < ROWS);
+        seen[i]++;
+        n++;
+    }
+    CHECK_EQ(rc, TFREC_END);
+    CHECK_EQ(n, ROWS);
+    CHECK(all_once(seen, 0, ROWS));
+    tfrec_bt_reader_free(r);
+    fake_free(f);
+
+    o.family = NULL;
+    o.column = NULL;
+    f = fake_new(10);
+    CHECK_EQ(open_reader(f, &r, &o), TFREC_OK);
+    tfrec_record_batch *b;
+    CHECK_EQ(tfrec_record_batch_new(&b), TFREC_OK);
+    CHECK_EQ(tfrec_bt_reader_next_value(r, &val, &len), TFREC_E_INVALID);
+    CHECK_EQ(tfrec_bt_reader_next_values(r, b, 0, 0), TFREC_E_INVALID);
+    CHECK(strstr(tfrec_bt_reader_errmsg(r), "without a family and a column"));
+    CHECK_EQ(tfrec_bt_reader_next_values(NULL, b, 0, 0), TFREC_E_INVALID);
+    tfrec_record_batch_free(b);
     tfrec_bt_reader_free(r);
     fake_free(f);
 }
@@ -990,4 +1121,4 @@ TESTS(TEST(test_sharded_reads_need_a_plan), TEST(test_resume_every_retryable_cod
       TEST(test_errors_not_retried), TEST(test_bad_options), TEST(test_silent_stream_resumed),
       TEST(test_row_range_and_old_row_struct), TEST(test_unreachable_reported_early),
       TEST(test_silent_server_reported_early), TEST(test_stop_ends_a_blocked_read),
-      TEST(test_shuffled_ranges))
+      TEST(test_shuffled_ranges), TEST(test_next_values_in_batches))
