@@ -15,9 +15,9 @@
 #define PRECISION_BITS 22
 
 typedef struct axis {
-    int *first;  /* per output index: first source index */
-    int *count;  /* weights used */
-    int32_t *w;  /* ksize weights per output index */
+    int *first; /* per output index: first source index */
+    int *count; /* weights used */
+    int32_t *w; /* ksize weights per output index */
     int ksize;
 } axis;
 
@@ -81,8 +81,8 @@ static inline uint8_t clip8(int64_t v)
 int tfrec_img_resample_window(const uint8_t *src, int sw, int sh, int rw, int rh, int x0, int y0,
                               int ow, int oh, int flip, uint8_t *out)
 {
-    if (sw < 1 || sh < 1 || rw < 1 || rh < 1 || x0 < 0 || y0 < 0 || x0 + ow > rw ||
-        y0 + oh > rh || (double)sw / rw > 30 || (double)sh / rh > 30)
+    if (sw < 1 || sh < 1 || rw < 1 || rh < 1 || x0 < 0 || y0 < 0 || x0 + ow > rw || y0 + oh > rh ||
+        (double)sw / rw > 30 || (double)sh / rh > 30)
         return tfrec_fail(NULL, TFREC_E_INVALID, "resample: bad window");
     axis ax = { 0 }, ay = { 0 };
     uint8_t *tmp = NULL;
