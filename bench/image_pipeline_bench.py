@@ -119,7 +119,7 @@ def mean_abs_diff(build, shards, n):
     tfrec = load_tfrec(build)
     t = pil_transform()
     diffs = []
-    records = iter(tfrec.Dataset(shards))
+    records = iter(tfrec.Dataset(shards, block_records=16))  # ImagePipeline's order
     for images, _ in tfrec.ImagePipeline(shards, batch_size=BATCH):
         for img in images:
             f = tfrec.Example.parse(next(records)).to_dict()
@@ -133,7 +133,8 @@ def mean_abs_diff(build, shards, n):
 
 def prepare(build, n):
     import imagenet_bench
-    root = imagenet_bench.dataset(n + n // 9)  # the generator keeps a tenth for validation
+    # The generator keeps a tenth for validation: at least n for train/.
+    root = imagenet_bench.dataset(-(-n * 10 // 900) * 100)
     out = os.path.join(tempfile.gettempdir(), "tfrec-bench-image-pipeline-%d" % n)
     stamp = os.path.join(out, ".complete")
     if not os.path.exists(stamp):

@@ -107,7 +107,7 @@ int tfrec_image_decode_rgb(const void *data, size_t len, const tfrec_image_decod
     c.err = tfrec_img_jerr_init(&e);
     if (setjmp(e.jump)) {
         jpeg_destroy_decompress(&c);
-        free(pixels);
+        tfrec_img_scratch_put(IMG_SCRATCH_PIXELS, pixels);
         free(cmyk);
         return tfrec_fail(NULL, TFREC_E_IMAGE, "JPEG decode failed: %s", e.msg);
     }
@@ -133,7 +133,7 @@ int tfrec_image_decode_rgb(const void *data, size_t len, const tfrec_image_decod
     r.decoded_w = (int)c.output_width;
     r.decoded_h = (int)c.output_height;
     size_t stride = (size_t)c.output_width * 3;
-    pixels = malloc(stride * c.output_height);
+    pixels = tfrec_img_scratch_get(IMG_SCRATCH_PIXELS, stride * c.output_height);
     cmyk = is_cmyk ? malloc((size_t)c.output_width * 4) : NULL;
     if (!pixels || (is_cmyk && !cmyk))
         ERREXIT1(&c, JERR_OUT_OF_MEMORY, 13);
@@ -152,7 +152,7 @@ int tfrec_image_decode_rgb(const void *data, size_t len, const tfrec_image_decod
     choose_window(&o, random, r.resized_w, r.resized_h, &r);
     rc = tfrec_img_resample_window(pixels, r.decoded_w, r.decoded_h, r.resized_w, r.resized_h,
                                    r.crop_x, r.crop_y, o.size, o.size, r.flipped, out);
-    free(pixels);
+    tfrec_img_scratch_put(IMG_SCRATCH_PIXELS, pixels);
     if (rc == TFREC_OK && result)
         rc = TFREC_STRUCT_OUT(tfrec_image_decode_result, result, &r, NULL);
     return rc;

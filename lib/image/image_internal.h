@@ -57,6 +57,12 @@ int tfrec_img_encode_jpeg(const uint8_t *pixels, int w, int h, int components, i
 int tfrec_img_resample_window(const uint8_t *src, int sw, int sh, int rw, int rh, int x0, int y0,
                               int out_w, int out_h, int flip, uint8_t *out);
 
+/* Per-thread reusable buffers (scratch.c): get one of at least size bytes
+ * for slot (NULL when out of memory), put it back when done. */
+enum { IMG_SCRATCH_PIXELS, IMG_SCRATCH_ROWS, IMG_SCRATCH_SUMS, IMG_SCRATCH_SLOTS };
+void *tfrec_img_scratch_get(int slot, size_t size);
+void tfrec_img_scratch_put(int slot, void *p);
+
 /* Fill in the defaults of decode options and check them. */
 int tfrec_img_decode_settle(tfrec_image_decode_options *o);
 

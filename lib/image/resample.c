@@ -1,6 +1,8 @@
 /* Resampling a window of an RGB image with a triangle filter whose support
  * grows with the shrink factor (antialiased bilinear), in 22-bit fixed
- * point, horizontal pass first with 8-bit rounding in between: the same
+ * point (int32 sums: the triangle's weights are non-negative and sum to
+ * 2^22, so 255 * 2^22 + 2^21 stays below 2^31), horizontal pass first with
+ * 8-bit rounding in between: the same
  * arithmetic as PIL's Image.resize(BILINEAR), so torchvision's transforms
  * over PIL images and this decoder agree to within rounding. Only the
  * window's pixels are computed. */
@@ -72,7 +74,7 @@ static void axis_free(axis *a)
     free(a->w);
 }
 
-static inline uint8_t clip8(int64_t v)
+static inline uint8_t clip8(int32_t v)
 {
     v >>= PRECISION_BITS;
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -86,14 +88,18 @@ int tfrec_img_resample_window(const uint8_t *src, int sw, int sh, int rw, int rh
         return tfrec_fail(NULL, TFREC_E_INVALID, "resample: bad window");
     axis ax = { 0 }, ay = { 0 };
     uint8_t *tmp = NULL;
+    int32_t *acc = NULL; /* one output row's sums */
     int rc = axis_init(&ax, sw, rw, x0, ow);
     if (rc == TFREC_OK)
         rc = axis_init(&ay, sh, rh, y0, oh);
     int row0 = oh ? ay.first[0] : 0, rows = oh ? ay.first[oh - 1] + ay.count[oh - 1] - row0 : 0;
     size_t stride = (size_t)ow * 3;
-    if (rc == TFREC_OK && !(tmp = malloc(rows ? (size_t)rows * stride : 1)))
+    if (rc == TFREC_OK && !(tmp = tfrec_img_scratch_get(IMG_SCRATCH_ROWS, (size_t)rows * stride)))
+        rc = TFREC_E_NOMEM;
+    if (rc == TFREC_OK && !(acc = tfrec_img_scratch_get(IMG_SCRATCH_SUMS, stride * sizeof *acc)))
         rc = TFREC_E_NOMEM;
     if (rc < 0) {
+        tfrec_img_scratch_put(IMG_SCRATCH_ROWS, tmp);
         axis_free(&ax);
         axis_free(&ay);
         return tfrec_fail(NULL, rc, "resample: %s",
@@ -106,11 +112,11 @@ int tfrec_img_resample_window(const uint8_t *src, int sw, int sh, int rw, int rh
         for (int x = 0; x < ow; x++) {
             const int32_t *w = ax.w + (size_t)x * (size_t)ax.ksize;
             const uint8_t *p = s + (size_t)ax.first[x] * 3;
-            int64_t r = 1 << (PRECISION_BITS - 1), g = r, b = r;
+            int32_t r = 1 << (PRECISION_BITS - 1), g = r, b = r;
             for (int j = 0; j < ax.count[x]; j++, p += 3) {
-                r += (int64_t)p[0] * w[j];
-                g += (int64_t)p[1] * w[j];
-                b += (int64_t)p[2] * w[j];
+                r += p[0] * w[j];
+                g += p[1] * w[j];
+                b += p[2] * w[j];
             }
             uint8_t *o = t + (size_t)(flip ? ow - 1 - x : x) * 3;
             o[0] = clip8(r);
@@ -118,20 +124,25 @@ int tfrec_img_resample_window(const uint8_t *src, int sw, int sh, int rw, int rh
             o[2] = clip8(b);
         }
     }
-    /* Vertical pass. */
+    /* Vertical pass, tap by tap over whole rows: the inner loop runs over
+     * contiguous bytes and vectorises. */
     for (int y = 0; y < oh; y++) {
         const int32_t *w = ay.w + (size_t)y * (size_t)ay.ksize;
         const uint8_t *base = tmp + (size_t)(ay.first[y] - row0) * stride;
         uint8_t *o = out + (size_t)y * stride;
-        for (size_t x = 0; x < stride; x++) {
-            int64_t v = 1 << (PRECISION_BITS - 1);
-            const uint8_t *p = base + x;
-            for (int j = 0; j < ay.count[y]; j++, p += stride)
-                v += (int64_t)*p * w[j];
-            o[x] = clip8(v);
+        for (size_t x = 0; x < stride; x++)
+            acc[x] = 1 << (PRECISION_BITS - 1);
+        for (int j = 0; j < ay.count[y]; j++) {
+            const uint8_t *p = base + (size_t)j * stride;
+            int32_t wj = w[j];
+            for (size_t x = 0; x < stride; x++)
+                acc[x] += (int32_t)p[x] * wj;
         }
+        for (size_t x = 0; x < stride; x++)
+            o[x] = clip8(acc[x]);
     }
-    free(tmp);
+    tfrec_img_scratch_put(IMG_SCRATCH_ROWS, tmp);
+    tfrec_img_scratch_put(IMG_SCRATCH_SUMS, acc);
     axis_free(&ax);
     axis_free(&ay);
     return TFREC_OK;
