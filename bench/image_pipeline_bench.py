@@ -4,7 +4,8 @@ Peers, on the same JPEGs (page cache warm), 2 CPU workers each:
   * tfrec     - tfrec.ImagePipeline over the imagenet2tfrec shards: decode
                 (DCT-scaled), Resize(256) + CenterCrop(224) on 2 C threads of
                 the dataset, batches handed to DataLoader(batch_size=None,
-                num_workers=0).
+                num_workers=0); tfrec_full the same without DCT scaling
+                (the pixels of the torchvision peer).
   * torchvision - ImageFolder over the JPEG tree with Resize(256),
                 CenterCrop(224), PILToTensor() (uint8, like ours and cheaper
                 than ToTensor's float conversion), DataLoader(num_workers=1
@@ -57,10 +58,10 @@ def pil_transform():
 
 def make_loader(mode, build, tree, shards):
     import torch
-    if mode == "tfrec":
+    if mode in ("tfrec", "tfrec_full"):
         tfrec = load_tfrec(build)
         pipe = tfrec.ImagePipeline(shards, size=224, resize=256, batch_size=BATCH,
-                                   num_parallel_reads=WORKERS)
+                                   num_parallel_reads=WORKERS, dct_scaling=mode == "tfrec")
         return torch.utils.data.DataLoader(pipe, batch_size=None, num_workers=0)
     if mode.startswith("torchvision"):
         from torchvision import datasets
@@ -108,7 +109,7 @@ def run_one(a):
     print(json.dumps({"images": n, "wall": wall, "cpu": cpu}))
 
 
-def mean_abs_diff(build, shards, n):
+def mean_abs_diff(build, shards, n, dct_scaling):
     """ImagePipeline's center crops against torchvision's transforms on PIL
     for the first n records (the same order: the plan does not depend on
     threads)."""
@@ -120,7 +121,7 @@ def mean_abs_diff(build, shards, n):
     t = pil_transform()
     diffs = []
     records = iter(tfrec.Dataset(shards, block_records=16))  # ImagePipeline's order
-    for images, _ in tfrec.ImagePipeline(shards, batch_size=BATCH):
+    for images, _ in tfrec.ImagePipeline(shards, batch_size=BATCH, dct_scaling=dct_scaling):
         for img in images:
             f = tfrec.Example.parse(next(records)).to_dict()
             ref = t(Image.open(io.BytesIO(f["image/encoded"][0])).convert("RGB"))
@@ -163,7 +164,7 @@ def main():
     if a.quick:
         a.images, a.rounds = 600, 2
     tree, shards = prepare(a.build, a.images)
-    modes = ["tfrec", "torchvision_w1", "torchvision_w2", "tfrec_pil"]
+    modes = ["tfrec", "tfrec_full", "torchvision_w1", "torchvision_w2", "tfrec_pil"]
     results = {m: [] for m in modes}
     for r in range(a.rounds):
         for m in modes:
@@ -174,8 +175,9 @@ def main():
             results[m].append(res)
             print("round %d %-15s %5d images %6.2f s wall %6.2f s CPU" % (
                 r + 1, m, res["images"], res["wall"], res["cpu"]), flush=True)
-    mad, worst = mean_abs_diff(a.build, shards, 256)
+    mad = {d: mean_abs_diff(a.build, shards, 256, d) for d in (True, False)}
     names = {"tfrec": "tfrec.ImagePipeline (2 C threads)",
+             "tfrec_full": "tfrec.ImagePipeline, dct_scaling=False",
              "torchvision_w1": "torchvision ImageFolder + PIL, 1 worker",
              "torchvision_w2": "torchvision ImageFolder + PIL, 2 workers",
              "tfrec_pil": "tfrec.Dataset bytes + PIL, 2 workers"}
@@ -190,8 +192,9 @@ def main():
                                              per_cpu[m]))
     best_tv = max(per_cpu["torchvision_w1"], per_cpu["torchvision_w2"])
     print()
-    print("mean abs diff vs torchvision on PIL (256 center crops, 0..255): mean %.2f, worst %.2f"
-          % (mad, worst))
+    for d, label in ((True, "DCT-scaled decode"), (False, "full-size decode")):
+        print("mean abs diff vs torchvision on PIL, %s (256 center crops, 0..255): "
+              "mean %.2f, worst image %.2f" % (label, mad[d][0], mad[d][1]))
     print("RATIO image_pipeline_vs_torchvision_per_core %.2f 2.0 images per CPU-second"
           % (per_cpu["tfrec"] / best_tv))
     print("RATIO image_pipeline_vs_torchvision_rate %.2f 1.0 images/s, 2 workers each"

@@ -40,6 +40,9 @@ typedef struct tfrec_image_decode_options {
     /* Largest width x height accepted, checked from the header before any
      * decoding [TFREC_IMAGE_DEFAULT_MAX_PIXELS]. */
     uint64_t max_pixels;
+    /* 1: decode at full size, no DCT scaling: slower, the same pixels as
+     * PIL's decode + resize (torchvision's transforms) [0] */
+    int full_size;
 } tfrec_image_decode_options;
 
 #define TFREC_IMAGE_DECODE_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_image_decode_options)

@@ -126,7 +126,10 @@ int tfrec_image_decode_rgb(const void *data, size_t len, const tfrec_image_decod
     int is_cmyk = c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK;
     /* libjpeg-turbo expands grayscale to RGB itself; CMYK is ours. */
     c.out_color_space = is_cmyk ? JCS_CMYK : JCS_RGB;
-    choose_scale(&c, r.resized_w, r.resized_h);
+    if (o.full_size)
+        c.scale_num = c.scale_denom = 8;
+    else
+        choose_scale(&c, r.resized_w, r.resized_h);
     jpeg_start_decompress(&c);
     r.scale_num = (int)c.scale_num;
     r.scale_denom = (int)c.scale_denom;

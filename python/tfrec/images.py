@@ -37,7 +37,7 @@ _CROP = {"center": 0, "random": 1}
 class _ImageDecodeOptions(_Sized):
     _c_type_ = "tfrec_image_decode_options"
     _fields_ = [("struct_size", c_size_t), ("size", c_int), ("resize", c_int), ("crop", c_int),
-                ("flip", c_int), ("max_pixels", c_uint64)]
+                ("flip", c_int), ("max_pixels", c_uint64), ("full_size", c_int)]
 
 
 class _ImageStageOptions(_Sized):
@@ -56,7 +56,9 @@ class ImagePipeline(Dataset):
     size * 8 / 7, 256 for 224); crop: "center" (evaluation) or "random"
     (training); flip: mirror a random half (with crop="random");
     skip_corrupt: drop undecodable images (counted in .dropped) instead of
-    raising ImageError naming the file, record and offset. The other
+    raising ImageError naming the file, record and offset; dct_scaling=False
+    decodes at full size: slower, the same pixels as torchvision's
+    transforms on PIL. The other
     arguments are tfrec.Dataset's (num_parallel_reads: the decoding
     threads too)."""
 
@@ -70,13 +72,14 @@ class ImagePipeline(Dataset):
                  drop_remainder=False, skip_corrupt=False, shuffle=False, seed=0, shard=(0, 1),
                  num_parallel_reads=2, prefetch_bytes=256 << 20, block_records=16,
                  index="auto", use_mmap=None, image_key="image/encoded",
-                 label_key="image/class/label"):
+                 label_key="image/class/label", dct_scaling=True):
         self._image_args = dict(
             files=files, size=size, resize=resize, crop=crop, flip=flip, batch_size=batch_size,
             drop_remainder=drop_remainder, skip_corrupt=skip_corrupt, shuffle=shuffle,
             seed=seed, shard=shard, num_parallel_reads=num_parallel_reads,
             prefetch_bytes=prefetch_bytes, block_records=block_records, index=index,
-            use_mmap=use_mmap, image_key=image_key, label_key=label_key)
+            use_mmap=use_mmap, image_key=image_key, label_key=label_key,
+            dct_scaling=dct_scaling)
         if crop not in _CROP:
             raise ValueError("crop must be 'center' or 'random', not %r" % (crop,))
         if flip and crop != "random":
@@ -89,7 +92,8 @@ class ImagePipeline(Dataset):
             if not isinstance(v, int) or v < 0:
                 raise ValueError("%s must be a positive integer, not %r" % (name, v))
         self._decode = _ImageDecodeOptions(size=size, resize=resize or 0, crop=_CROP[crop],
-                                           flip=1 if flip else 0)
+                                           flip=1 if flip else 0,
+                                           full_size=0 if dct_scaling else 1)
         so = _ImageStageOptions(decode=ctypes.pointer(self._decode),
                                 image_key=image_key.encode(), label_key=label_key.encode(),
                                 seed=seed, skip_corrupt=1 if skip_corrupt else 0)

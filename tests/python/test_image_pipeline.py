@@ -99,6 +99,17 @@ def test_center_crops_match_pil(tfrec, shards):
     assert max(diffs) < MAX_MEAN_ABS_DIFF, diffs
 
 
+def test_full_size_decode_is_pils(tfrec, shards):
+    """Without DCT scaling the resampler's arithmetic is PIL's: the same
+    pixels as torchvision's transforms (1 of slack for a rounding)."""
+    jpegs, paths = shards
+    with tfrec.ImagePipeline(paths, batch_size=12, dct_scaling=False) as pipe:
+        (images, labels), = list(pipe)
+    for img, label in zip(images, labels):
+        ref = pil_center(jpegs[label - 1])
+        assert np.abs(img.astype(np.int16) - ref.astype(np.int16)).max() <= 1
+
+
 def test_other_sizes_and_drop_remainder(tfrec, shards):
     jpegs, paths = shards
     with tfrec.ImagePipeline(paths, size=96, resize=128, batch_size=5,

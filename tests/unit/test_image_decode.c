@@ -116,6 +116,16 @@ static void test_scale_choice_and_dimensions(void)
         CHECK_EQ(r.crop_y, cases[i].cy);
         CHECK_EQ(r.flipped, 0);
     }
+    /* full_size: no DCT scaling */
+    size_t len;
+    uint8_t *jpg = make_jpeg(500, 375, JCS_RGB, grey_ramp, &len);
+    tfrec_image_decode_options o = TFREC_IMAGE_DECODE_OPTIONS_INIT;
+    o.full_size = 1;
+    tfrec_image_decode_result r = TFREC_IMAGE_DECODE_RESULT_INIT;
+    CHECK_EQ(tfrec_image_decode_rgb(jpg, len, &o, 0, out, &r), TFREC_OK);
+    free(jpg);
+    CHECK_EQ(r.scale_num, 8);
+    CHECK_EQ(r.decoded_w, 500);
     free(out);
 }
 
