@@ -1,8 +1,7 @@
 """tfrec.ImagePipeline: JPEGs in tf.Example shards decoded on the
 dataset's C threads into (images, labels) batches, checked against PIL's
-decode with the same Resize + crop arithmetic as torchvision's transforms.
+decode with the same Resize + crop arithmetic as torchvision's transforms."""
 # needs: tfrec-image
-"""
 import io
 import os
 import pickle
