@@ -131,9 +131,9 @@ static void test_scale_choice_and_dimensions(void)
 
 static void test_center_crop_pixels(void)
 {
-    /* 600x300 ramp, no DCT scaling needed beyond 4/8 (300 -> 150 < 256, so
-     * 7/8: 263 >= 256): resized 512x256, the crop's pixel (x, y) is near the
-     * source ramp at ((x + 144 + 0.5) * 600/512, (y + 16 + 0.5) * 300/256). */
+    /* A 600x300 ramp, decoded at 7/8 (the smallest scale keeping 256 rows)
+     * and resized to 512x256: the crop's pixel (x, y) is near the source
+     * ramp at ((x + 144 + 0.5) * 600/512, (y + 16 + 0.5) * 300/256). */
     size_t len;
     uint8_t *jpg = make_jpeg(600, 300, JCS_RGB, grey_ramp, &len);
     uint8_t *out = malloc(224 * 224 * 3);
