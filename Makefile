@@ -457,14 +457,15 @@ asan-test:
 
 # ThreadSanitizer over the unit tests whose code runs threads: Bigtable
 # parallel read streams and the writer's completion thread, dataset reader
-# threads, converter workers, the CRC32C dispatch's once-only choice, the
-# file system registry, storage's parallel ranged reads. tests/unit/tsan.supp
+# threads (and the image stage they run), converter workers, the CRC32C
+# dispatch's once-only choice, the file system registry, storage's parallel
+# ranged reads. tests/unit/tsan.supp
 # holds the suppressions, each with its reason. A report exits 66.
 # test_bigtable_pollers is left out: its many-connection cases run against
 # deadlines that TSan's slowdown exceeds (DEADLINE_EXCEEDED, no race
 # reported; docs/testing.md).
 TSAN_TESTS := test_bigtable_reader test_bigtable_writer \
-              test_crc32c test_dataset test_fs test_imagenet test_imagenet_tasks \
+              test_crc32c test_dataset test_fs test_image_decode test_imagenet test_imagenet_tasks \
               test_storage_http test_storage_parts
 TSAN_BUILD ?= build-tsan
 tsan-test:

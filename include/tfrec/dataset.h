@@ -132,6 +132,27 @@ enum tfrec_index_policy {
  * dataset's threads, up to num_threads at once: it must be thread-safe. */
 typedef int (*tfrec_open_source_fn)(void *ctx, const char *name, tfrec_io *io);
 
+/* (since 1.1) Where a record handed to a map stage lies: file index (into
+ * files[]), record number in that file, offset of its header in the file,
+ * its number in the dataset (files in order), and the epoch being read. */
+typedef struct tfrec_dataset_record_ref {
+    size_t file;
+    uint64_t record;
+    uint64_t offset;
+    uint64_t global;
+    uint64_t epoch;
+} tfrec_dataset_record_ref;
+
+/* (since 1.1) A map stage: turns one record into exactly map_size bytes at
+ * out, on the dataset's reader threads (up to num_threads calls at once:
+ * it must be thread-safe). Returns TFREC_OK, TFREC_DATASET_MAP_DROP to
+ * leave the record out (counted, tfrec_dataset_dropped), or a negative
+ * code with tfrec_last_errmsg() set, which the dataset reports naming the
+ * file, record and offset. */
+typedef int (*tfrec_dataset_map_fn)(void *ctx, const uint8_t *data, size_t len,
+                                    const tfrec_dataset_record_ref *ref, uint8_t *out);
+#define TFREC_DATASET_MAP_DROP 2
+
 typedef struct tfrec_dataset_options {
     size_t struct_size;
     int shuffle;              /* [0] files interleaved in order; 1: shuffled (see
@@ -190,6 +211,12 @@ typedef struct tfrec_dataset_options {
      * quality is measured in docs/datasets.md. */
     uint32_t shuffle_block;
     uint32_t shuffle_buffer;
+    /* (since 1.1) A map stage run on the reader threads (NULL: none):
+     * tfrec_dataset_next then hands out its map_size-byte results in the
+     * records' order, and prefetch_bytes counts them too. */
+    tfrec_dataset_map_fn map;
+    void *map_ctx;
+    size_t map_size;
 } tfrec_dataset_options;
 
 #define TFREC_DATASET_OPTIONS_INIT TFREC_STRUCT_INIT(tfrec_dataset_options)
@@ -223,6 +250,10 @@ int tfrec_dataset_next(tfrec_dataset *ds, const uint8_t **data, size_t *len);
 /* Where the record last returned came from: file index (into files[]) and
  * record number in that file. */
 int tfrec_dataset_position(const tfrec_dataset *ds, size_t *file, uint64_t *record);
+
+/* (since 1.1) Records the map stage dropped among those read through so
+ * far (all epochs). */
+uint64_t tfrec_dataset_dropped(const tfrec_dataset *ds);
 
 const char *tfrec_dataset_errmsg(const tfrec_dataset *ds);
 /* Stops the reader threads and releases everything. NULL is a no-op. */

@@ -31,6 +31,9 @@
 #if __has_include("image.h")
 #include "image.h"
 #endif
+#if __has_include("image_decode.h")
+#include "image_decode.h"
+#endif
 #if __has_include("imagenet.h")
 #include "imagenet.h"
 #endif
@@ -40,6 +43,7 @@
 #include "bigtable_plan.h"
 #include "bigtable_export.h"
 #include "image.h"
+#include "image_decode.h"
 #include "imagenet.h"
 #endif
 

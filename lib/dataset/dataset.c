@@ -8,7 +8,9 @@
  * in plan order whatever the number of threads. A thread may claim a block
  * only while the bytes claimed and not yet consumed stay within
  * prefetch_bytes, except the block the consumer waits for, which is always
- * allowed: a single record above the budget still gets through. */
+ * allowed: a single record above the budget still gets through. A map
+ * stage (an image decoder, say) runs on the threads right after a block
+ * is read, so the consumer takes finished results. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +60,9 @@ typedef struct ds_block {
     uint64_t *items; /* global record numbers */
     size_t n;        /* records */
     uint64_t size;   /* bytes reserved against the budget */
-    int code;        /* nonzero: reading failed */
+    uint8_t *out;    /* with a map stage: n results of map_size bytes */
+    size_t dropped;  /* records the map stage left out */
+    int code;        /* nonzero: reading (or mapping) failed after the n records */
     char msg[TFREC_ERRMSG_MAX];
 } ds_block;
 
@@ -117,6 +121,7 @@ struct tfrec_dataset {
     int stop;
     int fatal;           /* a thread could not allocate a block: TFREC_E_NOMEM */
     uint64_t generation; /* bumped by every epoch start: older work is dropped */
+    uint64_t epoch;      /* the epoch being read, for the map stage */
     uint64_t *items;     /* the epoch's plan */
     uint64_t nitems, nblocks, next_claim, next_out;
     uint64_t *block_start; /* block j is items [block_start[j], block_start[j + 1]) */
@@ -146,6 +151,7 @@ struct tfrec_dataset {
     uint64_t cur_at; /* its byte offset in cur->bytes */
     size_t last_file;
     uint64_t last_record;
+    uint64_t dropped; /* by the map stage, in blocks taken */
     int sticky;
     tfrec_err err;
     /* DS_MAPPED: the consumer's readers, per file (NULL: not open), at
@@ -159,6 +165,16 @@ struct tfrec_dataset {
 };
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_dataset_options)
+
+static void block_free(ds_block *b)
+{
+    if (b) {
+        free(b->bytes);
+        free(b->out);
+        free(b->items);
+        free(b);
+    }
+}
 
 static uint64_t block_bytes(const tfrec_dataset *ds, const uint64_t *items, size_t n)
 {
@@ -234,12 +250,52 @@ static void read_block(ds_worker *w, ds_block *b)
         }
         if (rc < 0) {
             b->code = rc;
+            b->n = 0;
             snprintf(b->msg, sizeof b->msg, "%s", err.msg);
             return;
         }
         at += ds->ix[f]->start[k + (j - i)] - ds->ix[f]->start[k];
         i = j;
     }
+}
+
+/* Run the map stage over a block that was read: results replace the
+ * records, dropped records leave the block, and a failure ends the block
+ * at the record that failed (those before it are still handed out). */
+static void map_block(tfrec_dataset *ds, ds_block *b, uint64_t epoch)
+{
+    size_t m = ds->o.map_size;
+    b->out = malloc(b->n ? b->n * m : 1);
+    if (!b->out) {
+        b->code = TFREC_E_NOMEM;
+        snprintf(b->msg, sizeof b->msg, "dataset: out of memory for %zu mapped records", b->n);
+        b->n = 0;
+        return;
+    }
+    uint64_t at = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        uint64_t g = b->items[i];
+        size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
+        uint64_t k = g - ds->cum[f], off = ds->ix[f]->start[k];
+        uint64_t framed = ds->ix[f]->start[k + 1] - off;
+        tfrec_dataset_record_ref ref = { f, k, off, g, epoch };
+        int rc = ds->o.map(ds->o.map_ctx, b->bytes + at + 12, (size_t)(framed - 16), &ref,
+                           b->out + kept * m);
+        at += framed;
+        if (rc == TFREC_DATASET_MAP_DROP) {
+            b->dropped++;
+            continue;
+        }
+        if (rc < 0) {
+            b->code = rc;
+            snprintf(b->msg, sizeof b->msg, "%s: record %llu at offset %llu: %s", ds->names[f],
+                     (unsigned long long)k, (unsigned long long)off, tfrec_last_errmsg());
+            break;
+        }
+        b->items[kept++] = g;
+    }
+    b->n = kept;
 }
 
 /* The next block this thread may read, or nblocks. In order, blocks are
@@ -292,7 +348,7 @@ static void *worker_main(void *arg)
         memcpy(items, ds->items + first, n * sizeof *items);
         b->items = items;
         b->n = n;
-        b->size = block_bytes(ds, items, n);
+        b->size = block_bytes(ds, items, n) + (uint64_t)n * ds->o.map_size;
         if (j != ds->next_out && ds->buffered + b->size > ds->o.prefetch_bytes) {
             free(items);
             free(b);
@@ -309,14 +365,14 @@ static void *worker_main(void *arg)
             b->bytes = ds->pool[ds->npool].p;
             b->cap = ds->pool[ds->npool].cap;
         }
-        uint64_t gen = ds->generation;
+        uint64_t gen = ds->generation, epoch = ds->epoch;
         pthread_mutex_unlock(&ds->mu);
         read_block(w, b);
+        if (ds->o.map && !b->code)
+            map_block(ds, b, epoch);
         pthread_mutex_lock(&ds->mu);
         if (gen != ds->generation) { /* the epoch was restarted meanwhile */
-            free(b->bytes);
-            free(b->items);
-            free(b);
+            block_free(b);
             continue;
         }
         ds->slots[j % ds->ring_len] = b;
@@ -383,15 +439,6 @@ static int load_indexes(tfrec_dataset *ds, const char *const *files)
     return TFREC_OK;
 }
 
-static void block_free(ds_block *b)
-{
-    if (b) {
-        free(b->bytes);
-        free(b->items);
-        free(b);
-    }
-}
-
 int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
                        const tfrec_dataset_options *opts)
 {
@@ -425,6 +472,8 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     if (o.use_mmap < -1 || o.use_mmap > 1)
         return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: use_mmap must be -1, 0 or 1, not %d",
                           o.use_mmap);
+    if (o.map && !o.map_size)
+        return tfrec_fail(NULL, TFREC_E_INVALID, "dataset: a map stage needs a map_size");
     if ((o.shuffle_block || o.shuffle_buffer) && !o.shuffle)
         return tfrec_fail(NULL, TFREC_E_INVALID,
                           "dataset: shuffle_block and shuffle_buffer need shuffle");
@@ -491,8 +540,9 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
     int mapped = o.use_mmap > 0 || (o.use_mmap == 0 && tfrec_io_mmap_random_default());
     ds->nworkers = o.num_threads;
     ds->nrunning = o.num_threads;
+    /* A map stage runs on the threads, so it needs a mode that has them. */
     if (ds->o.shuffle_block > 1)
-        ds->mode = !ds->remote && small && mapped ? DS_MAPPED : DS_RUNS;
+        ds->mode = !ds->remote && small && mapped && !o.map ? DS_MAPPED : DS_RUNS;
     else
         ds->mode = ds->remote && !o.shuffle ? DS_STREAMED : DS_BLOCKS;
     if (ds->mode == DS_MAPPED &&
@@ -577,6 +627,7 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     tfrec_ds_shuffle_start(&ds->sbuf, &sbuf, nitems);
     pthread_mutex_lock(&ds->mu);
     ds->generation++;
+    ds->epoch = epoch;
     for (size_t i = 0; i < ds->ring_len; i++) {
         block_free(ds->slots[i]);
         ds->slots[i] = NULL;
@@ -617,55 +668,77 @@ int tfrec_dataset_start_epoch(tfrec_dataset *ds, uint64_t epoch)
     return TFREC_OK;
 }
 
-/* The next record in read order, from the blocks the threads filled. */
+/* Done with the current block: its buffers go back to the pool. */
+static void release_block(tfrec_dataset *ds)
+{
+    pthread_mutex_lock(&ds->mu);
+    ds->buffered -= ds->cur->size;
+    ds->next_out++;
+    if (ds->cur->bytes && ds->npool < ds->ring_len + ds->nworkers + 1) {
+        ds->pool[ds->npool].p = ds->cur->bytes;
+        ds->pool[ds->npool].cap = ds->cur->cap;
+        ds->npool++;
+        ds->cur->bytes = NULL;
+    }
+    pthread_cond_broadcast(&ds->work);
+    pthread_mutex_unlock(&ds->mu);
+    block_free(ds->cur);
+    ds->cur = NULL;
+}
+
+/* Wait for the next block in read order (NULL at the end of the epoch). */
+static int take_block(tfrec_dataset *ds)
+{
+    pthread_mutex_lock(&ds->mu);
+    if (ds->next_out >= ds->nblocks) {
+        pthread_mutex_unlock(&ds->mu);
+        return TFREC_END;
+    }
+    ds_block **slot = &ds->slots[ds->next_out % ds->ring_len];
+    while (!*slot && !ds->fatal)
+        pthread_cond_wait(&ds->ready, &ds->mu);
+    if (!*slot) {
+        pthread_mutex_unlock(&ds->mu);
+        return ds->sticky = tfrec_fail(&ds->err, ds->fatal, "dataset: out of memory");
+    }
+    ds->cur = *slot;
+    *slot = NULL;
+    pthread_mutex_unlock(&ds->mu);
+    ds->cur_pos = 0;
+    ds->cur_at = 0;
+    ds->dropped += ds->cur->dropped;
+    return TFREC_OK;
+}
+
+/* The next record (or map result) in read order, from the blocks the
+ * threads filled. A block's failure comes after the records it holds. */
 static int next_input(void *ctx, const uint8_t **data, size_t *len, uint64_t *global)
 {
     tfrec_dataset *ds = ctx;
-    if (ds->cur && ds->cur_pos == ds->cur->n) {
-        pthread_mutex_lock(&ds->mu);
-        ds->buffered -= ds->cur->size;
-        ds->next_out++;
-        if (ds->cur->bytes && ds->npool < ds->ring_len + ds->nworkers + 1) {
-            ds->pool[ds->npool].p = ds->cur->bytes;
-            ds->pool[ds->npool].cap = ds->cur->cap;
-            ds->npool++;
-            ds->cur->bytes = NULL;
-        }
-        pthread_cond_broadcast(&ds->work);
-        pthread_mutex_unlock(&ds->mu);
-        block_free(ds->cur);
-        ds->cur = NULL;
-    }
-    if (!ds->cur) {
-        pthread_mutex_lock(&ds->mu);
-        if (ds->next_out >= ds->nblocks) {
-            pthread_mutex_unlock(&ds->mu);
-            return TFREC_END;
-        }
-        ds_block **slot = &ds->slots[ds->next_out % ds->ring_len];
-        while (!*slot && !ds->fatal)
-            pthread_cond_wait(&ds->ready, &ds->mu);
-        if (!*slot) {
-            pthread_mutex_unlock(&ds->mu);
-            return ds->sticky = tfrec_fail(&ds->err, ds->fatal, "dataset: out of memory");
-        }
-        ds->cur = *slot;
-        *slot = NULL;
-        pthread_mutex_unlock(&ds->mu);
-        ds->cur_pos = 0;
-        ds->cur_at = 0;
-        if (ds->cur->code)
+    int rc;
+    while (!ds->cur || ds->cur_pos == ds->cur->n) {
+        if (ds->cur && ds->cur->code)
             return ds->sticky = tfrec_fail(&ds->err, ds->cur->code, "%s", ds->cur->msg);
+        if (ds->cur)
+            release_block(ds);
+        if ((rc = take_block(ds)) != TFREC_OK)
+            return rc;
     }
     ds_block *b = ds->cur;
-    uint64_t g = b->items[ds->cur_pos++];
+    size_t pos = ds->cur_pos++;
+    uint64_t g = b->items[pos];
+    *global = g;
+    if (ds->o.map) {
+        *data = b->out + pos * ds->o.map_size;
+        *len = ds->o.map_size;
+        return TFREC_OK;
+    }
     size_t f = tfrec_ds_file_of(ds->cum, ds->nfiles, g);
     uint64_t k = g - ds->cum[f];
     uint64_t framed = ds->ix[f]->start[k + 1] - ds->ix[f]->start[k];
     *data = b->bytes + ds->cur_at + 12;
     *len = (size_t)(framed - 16);
     ds->cur_at += framed;
-    *global = g;
     return TFREC_OK;
 }
 
@@ -771,6 +844,11 @@ int tfrec_dataset_position(const tfrec_dataset *ds, size_t *file, uint64_t *reco
     *file = ds->last_file;
     *record = ds->last_record;
     return TFREC_OK;
+}
+
+uint64_t tfrec_dataset_dropped(const tfrec_dataset *ds)
+{
+    return ds ? ds->dropped : 0;
 }
 
 const char *tfrec_dataset_errmsg(const tfrec_dataset *ds)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "tfrec/image.h"
+#include "tfrec/image_decode.h"
 
 /* Work done by the image module on the calling thread. The tests assert
  * on these (bounded work on hostile input is counted, not timed); they
@@ -49,5 +50,23 @@ int tfrec_img_png_decode_rgb(const uint8_t *d, size_t len, uint64_t max_pixels, 
 /* Encode an 8-bit RGB (components 3) or gray (1) buffer. out is malloc'ed. */
 int tfrec_img_encode_jpeg(const uint8_t *pixels, int w, int h, int components, int quality,
                           uint8_t **out, size_t *out_len);
+
+/* The out_w x out_h window at (x0, y0) of the sw x sh RGB image src scaled
+ * to rw x rh, into out (mirrored left-right when flip). Triangle filter,
+ * antialiased when shrinking (resample.c); shrink factors up to 30. */
+int tfrec_img_resample_window(const uint8_t *src, int sw, int sh, int rw, int rh, int x0, int y0,
+                              int out_w, int out_h, int flip, uint8_t *out);
+
+/* Per-thread reusable buffers (scratch.c): get one of at least size bytes
+ * for slot (NULL when out of memory), put it back when done. */
+enum { IMG_SCRATCH_PIXELS, IMG_SCRATCH_ROWS, IMG_SCRATCH_SUMS, IMG_SCRATCH_SLOTS };
+void *tfrec_img_scratch_get(int slot, size_t size);
+void tfrec_img_scratch_put(int slot, void *p);
+
+/* Fill in the defaults of decode options and check them. */
+int tfrec_img_decode_settle(tfrec_image_decode_options *o);
+
+/* One row of CMYK (inverted: Adobe's convention) to RGB. */
+void tfrec_img_cmyk_row_to_rgb(const uint8_t *in, uint8_t *out, size_t w, int inverted);
 
 #endif

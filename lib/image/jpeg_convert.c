@@ -32,9 +32,9 @@ static inline JSAMPLE mul255(unsigned a, unsigned b)
 
 /* Adobe applications write CMYK inverted (0 = full ink) and mark the file
  * with an APP14 "Adobe" segment; others write plain CMYK. */
-static void cmyk_row_to_rgb(const JSAMPLE *in, JSAMPLE *out, JDIMENSION w, int inverted)
+void tfrec_img_cmyk_row_to_rgb(const uint8_t *in, uint8_t *out, size_t w, int inverted)
 {
-    for (JDIMENSION x = 0; x < w; x++, in += 4, out += 3) {
+    for (size_t x = 0; x < w; x++, in += 4, out += 3) {
         unsigned c = in[0], m = in[1], y = in[2], k = in[3];
         if (!inverted) {
             c = 255 - c;
@@ -102,7 +102,7 @@ int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality, uint8_
         JSAMPROW r[1] = { in_row };
         jpeg_read_scanlines(&dc, r, 1);
         if (cmyk) {
-            cmyk_row_to_rgb(in_row, rgb_row, w, inverted);
+            tfrec_img_cmyk_row_to_rgb(in_row, rgb_row, w, inverted);
             r[0] = rgb_row;
         }
         jpeg_write_scanlines(&cc, r, 1);

@@ -47,14 +47,16 @@ __all__ = [
     "TrailingGarbageError", "CompressionError", "ParseError", "NotFoundError", "NoSuchFileError",
     "UnsupportedError", "ImageError", "NetworkError", "StateError", "BigtableError",
     "LibraryNotFoundError", "MissingPartError", "library_path", "parts", "features",
-    "convert_images", "merge_manifests", "glob", "task_share", "task_from_env",
+    "convert_images", "merge_manifests", "ImagePipeline", "glob", "task_share", "task_from_env",
     "set_config", "get_config", "config_names",
 ]
 
 # Optional parts: present when installed next to the core library.
 if _lib.loaded("tfrec-image"):
     from .imagenet import convert_images, merge_manifests
+    from .images import ImagePipeline
 else:
+    ImagePipeline = _lib.unavailable("ImagePipeline", "tfrec-image")
     convert_images = _lib.unavailable("convert_images", "tfrec-image")
     merge_manifests = _lib.unavailable("merge_manifests", "tfrec-image")
 if _lib.loaded("tfrec-bigtable"):

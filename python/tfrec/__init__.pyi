@@ -19,6 +19,7 @@ from .example import (BytesList as BytesList, Example as Example, FloatList as F
                       Int64List as Int64List, parse_example as parse_example,
                       serialize_example as serialize_example)
 from .imagenet import convert_images as convert_images, merge_manifests as merge_manifests
+from .images import ImagePipeline as ImagePipeline
 from .parsing import (FixedLenFeature as FixedLenFeature, VarLenFeature as VarLenFeature,
                       parse_example_batch as parse_example_batch)
 from .paths import glob as glob

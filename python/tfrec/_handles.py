@@ -71,6 +71,10 @@ class DatasetHandle(Handle):
     _c_type_ = "tfrec_dataset"
 
 
+class ImageStageHandle(Handle):
+    _c_type_ = "tfrec_image_stage"
+
+
 class BtClientHandle(Handle):
     _c_type_ = "tfrec_bt_client"
 

@@ -51,6 +51,7 @@ _proto("tfrec_dataset_total_records", c_uint64, DatasetHandle)
 _proto("tfrec_dataset_shard_records", c_uint64, DatasetHandle)
 _proto("tfrec_dataset_start_epoch", c_int, DatasetHandle, c_uint64)
 _proto("tfrec_dataset_next", c_int, DatasetHandle, POINTER(c_void_p), POINTER(c_size_t))
+_proto("tfrec_dataset_dropped", c_uint64, DatasetHandle)
 _proto("tfrec_dataset_errmsg", c_char_p, DatasetHandle)
 _proto("tfrec_dataset_free", None, DatasetHandle)
 
@@ -66,7 +67,8 @@ class _DatasetOptions(_Sized):
                 ("max_record_size", c_uint64), ("open_source", c_void_p),
                 ("open_ctx", c_void_p), ("use_mmap", c_int), ("fs", c_void_p),
                 ("shard_auto", c_int), ("shuffle_block", c_uint32),
-                ("shuffle_buffer", c_uint32)]
+                ("shuffle_buffer", c_uint32), ("map", c_void_p), ("map_ctx", c_void_p),
+                ("map_size", c_size_t)]
 
 
 def index_file(path):
@@ -281,8 +283,11 @@ class Dataset(Closing):
         if not self._compression:
             self._h = self._open(self._shard)
 
+    def _options(self, shard):
+        return _DatasetOptions(shard_index=shard[0], num_shards=shard[1], **self._opts)
+
     def _open(self, shard):
-        opts = _DatasetOptions(shard_index=shard[0], num_shards=shard[1], **self._opts)
+        opts = self._options(shard)
         names = (c_char_p * max(1, len(self.files)))(*[_args.path(f) for f in self.files])
         h = DatasetHandle()
         rc = lib.tfrec_dataset_open(byref(h), names, len(self.files), byref(opts))
