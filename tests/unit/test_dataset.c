@@ -841,6 +841,62 @@ static void test_default_shuffle_over_many_files(void)
     CHECK(!memcmp(order[0], order[1], sizeof order[0]));
 }
 
+/* The map stage's result for a record: its (f, r) packed, from the record. */
+static int map_to_position(void *ctx, const uint8_t *data, size_t len,
+                           const tfrec_dataset_record_ref *ref, uint8_t *out)
+{
+    (void)ctx;
+    size_t f;
+    uint64_t r;
+    if (rec_parse(data, len, &f, &r) != 0 || f != ref->file || r != ref->record)
+        return TFREC_E_PARSE;
+    uint64_t v = (uint64_t)f << 32 | r;
+    memcpy(out, &v, sizeof v);
+    return TFREC_OK;
+}
+
+/* Small records shuffled with the defaults are read in place by the
+ * consumer, without threads; a map stage must still run on every record. */
+static void test_map_stage_over_small_shuffled_records(void)
+{
+    enum { NF = 3, PER = 400 };
+    char store[NF][512];
+    const char *names[NF];
+    for (size_t f = 0; f < NF; f++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "map-%zu.tfrecord", f);
+        snprintf(store[f], sizeof store[f], "%s", harness_path(nm));
+        names[f] = store[f];
+        CHECK_EQ(write_file(store[f], f, PER, 1), TFREC_OK);
+    }
+    tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+    o.shuffle = 1;
+    o.seed = 5;
+    o.use_mmap = 1;
+    o.map = map_to_position;
+    o.map_size = sizeof(uint64_t);
+    tfrec_dataset *ds;
+    CHECK_EQ(tfrec_dataset_open(&ds, names, NF, &o), TFREC_OK);
+    static uint8_t seen[NF][PER];
+    const uint8_t *d;
+    size_t len, n = 0;
+    int rc;
+    while ((rc = tfrec_dataset_next(ds, &d, &len)) == TFREC_OK) {
+        uint64_t v;
+        CHECK_EQ(len, sizeof v);
+        memcpy(&v, d, sizeof v);
+        CHECK((v >> 32) < NF && (v & 0xffffffffu) < PER);
+        seen[v >> 32][v & 0xffffffffu]++;
+        n++;
+    }
+    CHECKF(rc == TFREC_END, "%s", tfrec_dataset_errmsg(ds));
+    CHECK_EQ(n, (size_t)NF * PER);
+    for (size_t f = 0; f < NF; f++)
+        for (size_t r = 0; r < PER; r++)
+            CHECK_EQ(seen[f][r], 1);
+    tfrec_dataset_free(ds);
+}
+
 TESTS(TEST(test_index_beside_match), TEST(test_writer_index_matches_tfrec_index_file),
       TEST(test_index_of_compressed_file_is_refused), TEST(test_writer_index_sink_ownership),
       TEST(test_stale_index_is_detected_and_count_falls_back), TEST(test_hostile_index_text),
@@ -852,4 +908,5 @@ TESTS(TEST(test_index_beside_match), TEST(test_writer_index_matches_tfrec_index_
       TEST(test_block_shuffle_is_reproducible), TEST(test_interleave_order_without_shuffle),
       TEST(test_budget_smaller_than_a_record_still_progresses),
       TEST(test_dataset_reports_corrupt_records_and_bad_options),
-      TEST(test_dataset_through_a_caller_opener), TEST(test_default_shuffle_over_many_files))
+      TEST(test_dataset_through_a_caller_opener), TEST(test_default_shuffle_over_many_files),
+      TEST(test_map_stage_over_small_shuffled_records))
