@@ -5,8 +5,8 @@
  * (evaluation) or RandomCrop(size) with an optional RandomHorizontalFlip
  * (training): the shorter side is scaled to `resize` (the longer side
  * truncated as torchvision does), then a size x size window is cut. The
- * JPEG is decoded at the smallest DCT scale (N/8) whose output is still at
- * least the resized size, then resampled with a triangle (bilinear,
+ * JPEG is decoded at the smallest DCT scale 1/8, 2/8 or 4/8 whose output
+ * is still at least the resized size (else at full size), then resampled with a triangle (bilinear,
  * antialiased when shrinking) filter, as PIL's Image.resize(BILINEAR) does.
  * Grayscale, CMYK and YCCK JPEGs come out as RGB. Output is uint8 HWC RGB.
  *

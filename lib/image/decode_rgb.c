@@ -1,7 +1,7 @@
 /* JPEG to a fixed-size RGB crop (tfrec/image_decode.h): decode at the
- * smallest DCT scale that still covers the resized size (libjpeg's IDCT
- * then does most of the shrinking, nearly for free), then resample only
- * the crop window. */
+ * smallest of the DCT scales 1/8, 2/8, 4/8 that still covers the resized
+ * size (libjpeg's IDCT then does most of the shrinking, nearly for free),
+ * else at full size, then resample only the crop window. */
 #include "tfrec/image_decode.h"
 
 #include <stdlib.h>
@@ -54,12 +54,14 @@ static void resized_size(int w, int h, int resize, int *rw, int *rh)
     }
 }
 
-/* The smallest scale N/8 whose output covers rw x rh (8/8 when even the
- * full size does not: upscaling is left to the resampler). */
+/* The smallest scale N/8 whose output covers rw x rh, N a power of two
+ * (8/8 when even the full size does not: upscaling is left to the
+ * resampler). libjpeg-turbo's 3/8-7/8 IDCTs have no SIMD and cost more
+ * than a full-size decode (bench/RESULTS.md, "Decoded image batches"). */
 static void choose_scale(j_decompress_ptr c, int rw, int rh)
 {
     c->scale_denom = 8;
-    for (unsigned n = 1; n <= 8; n++) {
+    for (unsigned n = 1; n <= 8; n *= 2) {
         c->scale_num = n;
         jpeg_calc_output_dimensions(c);
         if ((int)c->output_width >= rw && (int)c->output_height >= rh)

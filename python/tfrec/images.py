@@ -57,8 +57,9 @@ class ImagePipeline(Dataset):
     (training); flip: mirror a random half (with crop="random");
     skip_corrupt: drop undecodable images (counted in .dropped) instead of
     raising ImageError naming the file, record and offset; dct_scaling=False
-    decodes at full size: slower, the same pixels as torchvision's
-    transforms on PIL. The other
+    always decodes at full size (large photos are otherwise decoded at 1/2,
+    1/4 or 1/8 scale first): the same pixels as torchvision's transforms on
+    PIL. The other
     arguments are tfrec.Dataset's (num_parallel_reads: the decoding
     threads too)."""
 

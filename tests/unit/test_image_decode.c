@@ -89,10 +89,12 @@ static void test_scale_choice_and_dimensions(void)
     static const struct {
         int w, h, scale, dw, dh, rw, rh, cx, cy;
     } cases[] = {
-        /* ImageNet-like: 3/4 covers 341x256 (5/8 would give 313x235) */
-        { 500, 375, 6, 375, 282, 341, 256, 58, 16 },
+        /* ImageNet-like: 4/8 gives 250x188, short of 341x256, and the
+         * scales between are not used: decoded at full size */
+        { 500, 375, 8, 500, 375, 341, 256, 58, 16 },
         { 2000, 1500, 2, 500, 375, 341, 256, 58, 16 },
-        { 375, 500, 6, 282, 375, 256, 341, 16, 58 },
+        { 1000, 750, 4, 500, 375, 341, 256, 58, 16 },
+        { 375, 500, 8, 375, 500, 256, 341, 16, 58 },
         /* smaller than the resized size: decoded whole, upscaled */
         { 200, 150, 8, 200, 150, 341, 256, 58, 16 },
         { 256, 256, 8, 256, 256, 256, 256, 16, 16 },
@@ -118,20 +120,20 @@ static void test_scale_choice_and_dimensions(void)
     }
     /* full_size: no DCT scaling */
     size_t len;
-    uint8_t *jpg = make_jpeg(500, 375, JCS_RGB, grey_ramp, &len);
+    uint8_t *jpg = make_jpeg(2000, 1500, JCS_RGB, grey_ramp, &len);
     tfrec_image_decode_options o = TFREC_IMAGE_DECODE_OPTIONS_INIT;
     o.full_size = 1;
     tfrec_image_decode_result r = TFREC_IMAGE_DECODE_RESULT_INIT;
     CHECK_EQ(tfrec_image_decode_rgb(jpg, len, &o, 0, out, &r), TFREC_OK);
     free(jpg);
     CHECK_EQ(r.scale_num, 8);
-    CHECK_EQ(r.decoded_w, 500);
+    CHECK_EQ(r.decoded_w, 2000);
     free(out);
 }
 
 static void test_center_crop_pixels(void)
 {
-    /* A 600x300 ramp, decoded at 7/8 (the smallest scale keeping 256 rows)
+    /* A 600x300 ramp, decoded at full size (4/8 would keep 150 rows)
      * and resized to 512x256: the crop's pixel (x, y) is near the source
      * ramp at ((x + 144 + 0.5) * 600/512, (y + 16 + 0.5) * 300/256). */
     size_t len;
