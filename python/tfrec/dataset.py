@@ -217,8 +217,8 @@ class Dataset(Closing):
 
     def __new__(cls, *args, **kwargs):
         base = _torch_iterable_base()
-        if cls is Dataset and base is not None:
-            cls = _torch_class(base)
+        if base is not None and not issubclass(cls, base):
+            cls = _torch_class(cls, base)
         return super().__new__(cls)
 
     def __init__(self, files, shuffle=False, seed=0, shard=(0, 1), num_parallel_reads=2,
@@ -296,7 +296,7 @@ class Dataset(Closing):
         return h
 
     def __reduce__(self):
-        return (_rebuild, (self._args, self._epoch, self._split_workers))
+        return (_rebuild, (Dataset, self._args, self._epoch, self._split_workers))
 
     def _effective_shard(self):
         """This process's shard, split among the DataLoader workers."""
@@ -436,17 +436,19 @@ class Dataset(Closing):
 _torch_classes = {}
 
 
-def _torch_class(base):
-    """Dataset as a subclass of torch's IterableDataset too (made once)."""
-    cls = _torch_classes.get(base)
-    if cls is None:
-        cls = type("Dataset", (Dataset, base), {"__module__": __name__})
-        _torch_classes[base] = cls
-    return cls
+def _torch_class(cls, base):
+    """A Dataset class as a subclass of torch's IterableDataset too (made
+    once per class)."""
+    made = _torch_classes.get((cls, base))
+    if made is None:
+        made = type(cls.__name__, (cls, base), {"__module__": cls.__module__})
+        _torch_classes[(cls, base)] = made
+    return made
 
 
-def _rebuild(args, epoch, split_workers):
-    ds = Dataset(**args)
+def _rebuild(cls, args, epoch, split_workers):
+    """A pickled Dataset (cls: the public class) opened again."""
+    ds = cls(**args)
     ds._epoch = epoch
     ds._split_workers = split_workers
     return ds

@@ -23,7 +23,7 @@ from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint64, c_void_p
 from . import _constants as C
 from ._handles import ImageStageHandle
 from ._lib import _Sized, _proto, lib
-from .dataset import Dataset, _torch_iterable_base
+from .dataset import Dataset, _rebuild
 from .errors import check, error_for
 
 _proto("tfrec_image_stage_new", c_int, POINTER(ImageStageHandle), c_void_p)
@@ -62,12 +62,6 @@ class ImagePipeline(Dataset):
     PIL. The other
     arguments are tfrec.Dataset's (num_parallel_reads: the decoding
     threads too)."""
-
-    def __new__(cls, *args, **kwargs):
-        base = _torch_iterable_base()
-        if cls is ImagePipeline and base is not None:
-            cls = _torch_image_class(base)
-        return object.__new__(cls)
 
     def __init__(self, files, size=224, resize=None, crop="center", flip=False, batch_size=32,
                  drop_remainder=False, skip_corrupt=False, shuffle=False, seed=0, shard=(0, 1),
@@ -120,7 +114,7 @@ class ImagePipeline(Dataset):
         return opts
 
     def __reduce__(self):
-        return (_rebuild_images, (self._image_args, self._epoch, self._split_workers))
+        return (_rebuild, (ImagePipeline, self._image_args, self._epoch, self._split_workers))
 
     @property
     def dropped(self):
@@ -167,25 +161,6 @@ class ImagePipeline(Dataset):
         if stage is not None and getattr(self, "_pid", None) == os.getpid():
             lib.tfrec_image_stage_free(stage)
             self._stage = None
-
-
-_torch_image_classes = {}
-
-
-def _torch_image_class(base):
-    """ImagePipeline as a subclass of torch's IterableDataset too."""
-    cls = _torch_image_classes.get(base)
-    if cls is None:
-        cls = type("ImagePipeline", (ImagePipeline, base), {"__module__": __name__})
-        _torch_image_classes[base] = cls
-    return cls
-
-
-def _rebuild_images(args, epoch, split_workers):
-    p = ImagePipeline(**args)
-    p._epoch = epoch
-    p._split_workers = split_workers
-    return p
 
 
 __all__ = ["ImagePipeline"]
