@@ -113,11 +113,7 @@ int tfrec_image_decode_rgb(const void *data, size_t len, const tfrec_image_decod
         free(cmyk);
         return tfrec_fail(NULL, TFREC_E_IMAGE, "JPEG decode failed: %s", e.msg);
     }
-    jpeg_create_decompress(&c);
-    c.mem->max_memory_to_use = IMG_JPEG_MAX_MEMORY;
-    tfrec_img_jprogress_init(&c, &prog);
-    jpeg_mem_src(&c, data, (unsigned long)len);
-    jpeg_read_header(&c, TRUE);
+    tfrec_img_jpeg_read_header_mem(&c, &prog, data, len);
     r.width = (int)c.image_width;
     r.height = (int)c.image_height;
     resized_size(r.width, r.height, o.resize, &r.resized_w, &r.resized_h);

@@ -71,11 +71,7 @@ int tfrec_img_jpeg_to_rgb_jpeg(const uint8_t *d, size_t len, int quality, uint8_
         free(dest.buf);
         return tfrec_fail(NULL, TFREC_E_IMAGE, "cannot convert JPEG to RGB: %s", e.msg);
     }
-    jpeg_create_decompress(&dc);
-    dc.mem->max_memory_to_use = IMG_JPEG_MAX_MEMORY;
-    tfrec_img_jprogress_init(&dc, &prog);
-    jpeg_mem_src(&dc, d, (unsigned long)len);
-    jpeg_read_header(&dc, TRUE);
+    tfrec_img_jpeg_read_header_mem(&dc, &prog, d, len);
     if ((uint64_t)dc.image_width * dc.image_height > IMG_MAX_CONVERT_PIXELS) {
         snprintf(e.msg, sizeof e.msg, "%ux%u pixels is above the conversion limit of 2^28",
                  (unsigned)dc.image_width, (unsigned)dc.image_height);

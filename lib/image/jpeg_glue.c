@@ -88,11 +88,21 @@ static void on_progress(j_common_ptr c)
     }
 }
 
-void tfrec_img_jprogress_init(j_decompress_ptr c, img_jprogress *p)
+static void jprogress_init(j_decompress_ptr c, img_jprogress *p)
 {
     memset(p, 0, sizeof *p);
     p->pub.progress_monitor = on_progress;
     c->progress = &p->pub;
+}
+
+void tfrec_img_jpeg_read_header_mem(j_decompress_ptr c, img_jprogress *p, const uint8_t *d,
+                                    size_t len)
+{
+    jpeg_create_decompress(c);
+    c->mem->max_memory_to_use = IMG_JPEG_MAX_MEMORY;
+    jprogress_init(c, p);
+    jpeg_mem_src(c, d, (unsigned long)len);
+    jpeg_read_header(c, TRUE);
 }
 
 /* ------------------------------------------------------------ destination */

@@ -31,7 +31,11 @@ typedef struct img_jprogress {
     int last_scan;
 } img_jprogress;
 
-void tfrec_img_jprogress_init(j_decompress_ptr c, img_jprogress *p);
+/* Create a decompressor reading len bytes at d, with the module's memory
+ * cap and progress monitor, and read the header. c->err must be set and
+ * its jump armed: a bad header longjmps there. */
+void tfrec_img_jpeg_read_header_mem(j_decompress_ptr c, img_jprogress *p, const uint8_t *d,
+                                    size_t len);
 
 /* A destination manager appending to a malloc'ed buffer that grows by
  * doubling. The buffer belongs to the caller in all cases (free it after an

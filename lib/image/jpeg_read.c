@@ -63,11 +63,7 @@ int tfrec_img_jpeg_decode_check(const uint8_t *d, size_t len, int full)
         free(row);
         return tfrec_fail(NULL, TFREC_E_IMAGE, "JPEG decode failed: %s", e.msg);
     }
-    jpeg_create_decompress(&c);
-    c.mem->max_memory_to_use = IMG_JPEG_MAX_MEMORY;
-    tfrec_img_jprogress_init(&c, &prog);
-    jpeg_mem_src(&c, d, (unsigned long)len);
-    jpeg_read_header(&c, TRUE);
+    tfrec_img_jpeg_read_header_mem(&c, &prog, d, len);
     if (c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK)
         c.out_color_space = JCS_CMYK;
     else if (full)
