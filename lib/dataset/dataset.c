@@ -24,6 +24,7 @@
 #include "dataset/shuffle_buffer.h"
 #include "fs/fs_internal.h"
 #include "io/io_util.h"
+#include "util/big_buffer.h"
 #include "util/struct_size.h"
 
 enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS = 256 };
@@ -89,11 +90,12 @@ typedef enum ds_mode {
 } ds_mode;
 
 /* A remote file's bytes kept from the open's scan (load_indexes), which
- * the first epoch reads instead of fetching the file again. left: bytes
- * not yet read; users: threads copying from it. */
+ * the first epoch reads instead of fetching the file again. cap: the
+ * buffer's size (util/big_buffer.h); left: bytes not yet read; users:
+ * threads copying from it. */
 typedef struct ds_kept {
     uint8_t *p;
-    uint64_t size, left;
+    uint64_t cap, left;
     int users;
 } ds_kept;
 
@@ -235,8 +237,8 @@ static void kept_free(tfrec_dataset *ds, size_t f)
 {
     ds_kept *x = &ds->kept[f];
     if (x->p && !x->users) {
-        free(x->p);
-        ds->kept_total -= x->size;
+        tfrec_big_free(x->p, (size_t)x->cap);
+        ds->kept_total -= x->cap;
         x->p = NULL;
     }
 }
@@ -494,12 +496,13 @@ static void *index_main(void *arg)
         if (f >= ds->nfiles)
             return NULL;
         tfrec_err err = { 0 };
-        tfrec_scan_keep keep = { kept_grant, kept_release, ds, NULL, 0 };
+        tfrec_scan_keep keep = { kept_grant, kept_release, ds, NULL, 0, 0 };
         int rc = tfrec_index_for_source(&ds->ix[f], job->files[f], ds->o.index_policy, ds->fs,
                                         ds->o.max_record_size, ds->kept ? &keep : NULL, &err);
         if (keep.bytes) {
             ds->kept[f].p = keep.bytes;
-            ds->kept[f].size = ds->kept[f].left = keep.size;
+            ds->kept[f].cap = keep.cap;
+            ds->kept[f].left = keep.size;
         }
         if (rc < 0) {
             pthread_mutex_lock(&job->mu);

@@ -10,6 +10,7 @@
 #include "dataset/index_internal.h"
 #include "record/framing.h"
 #include "record/index_format.h"
+#include "util/big_buffer.h"
 #include "util/ioerr.h"
 #include "util/struct_size.h"
 
@@ -235,7 +236,7 @@ typedef struct keep_tee {
 
 static void tee_stop(keep_tee *t)
 {
-    free(t->p);
+    tfrec_big_free(t->p, (size_t)t->cap);
     if (t->cap)
         t->keep->release(t->keep->ctx, t->cap);
     t->p = NULL;
@@ -258,7 +259,7 @@ static ptrdiff_t tee_read(void *ctx, void *buf, size_t n)
             tee_stop(t);
             return k;
         }
-        uint8_t *p = realloc(t->p, (size_t)cap);
+        uint8_t *p = tfrec_big_grow(t->p, (size_t)t->cap, (size_t)cap);
         if (!p) {
             t->keep->release(t->keep->ctx, cap - t->cap);
             tee_stop(t);
@@ -336,11 +337,9 @@ static int scan(tfrec_index **out, const tfrec_io *io_in, const char *name, uint
         tee_stop(&t);
         return rc;
     }
-    /* Hold exactly the records' bytes. */
-    uint8_t *p = realloc(t.p, (size_t)size);
-    keep->bytes = p ? p : t.p;
+    keep->bytes = t.p;
     keep->size = size;
-    keep->release(keep->ctx, t.cap - size);
+    keep->cap = t.cap;
     return rc;
 }
 

@@ -36,14 +36,15 @@ int tfrec_frame_check(const uint8_t *p, uint64_t n, uint64_t offset, const char 
 /* What a scan keeps of the bytes it reads: grant(ctx, n) returns 0 when
  * n more bytes may be held (and counts them), release(ctx, n) gives them
  * back. After a scan that kept the whole file, bytes holds its records'
- * bytes [0, size) (the caller's to free, with size still granted); else
- * NULL, with nothing granted. */
+ * bytes [0, size) in a buffer of cap bytes (util/big_buffer.h; the
+ * caller's to free, with cap still granted); else NULL, with nothing
+ * granted. */
 typedef struct tfrec_scan_keep {
     int (*grant)(void *ctx, uint64_t n);
     void (*release)(void *ctx, uint64_t n);
     void *ctx;
     uint8_t *bytes;
-    uint64_t size;
+    uint64_t size, cap;
 } tfrec_scan_keep;
 
 /* Open a local file's index if fresh (tfrec_index_load_fresh), else build
