@@ -9,9 +9,8 @@ void *tfrec_big_alloc(size_t n)
     void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    /* Advice only: without it, plain pages faulted one at a time. */
 #ifdef MADV_HUGEPAGE
-    madvise(p, n, MADV_HUGEPAGE);
+    madvise(p, n, MADV_HUGEPAGE); /* advice only: else plain pages */
 #endif
     /* All pages now in one call, rather than a fault per (huge) page. */
 #ifdef MADV_POPULATE_WRITE
