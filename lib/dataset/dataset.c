@@ -24,6 +24,7 @@
 #include "dataset/shuffle_buffer.h"
 #include "fs/fs_internal.h"
 #include "io/io_util.h"
+#include "util/big_buffer.h"
 #include "util/struct_size.h"
 
 enum { DEFAULT_THREADS = 2, DEFAULT_BLOCK = 64, OPEN_PER_THREAD = 8, MAX_THREADS = 256 };
@@ -88,6 +89,16 @@ typedef enum ds_mode {
     DS_MAPPED,
 } ds_mode;
 
+/* A remote file's bytes kept from the open's scan (load_indexes), which
+ * the first epoch reads instead of fetching the file again. cap: the
+ * buffer's size (util/big_buffer.h); left: bytes not yet read; users:
+ * threads copying from it. */
+typedef struct ds_kept {
+    uint8_t *p;
+    uint64_t cap, left;
+    int users;
+} ds_kept;
+
 typedef struct ds_open_file {
     size_t file;
     tfrec_random_reader *r;
@@ -115,6 +126,11 @@ struct tfrec_dataset {
     uint64_t block_bytes_max; /* BLOCK_BYTES, or REMOTE_BLOCK_BYTES */
     int remote;               /* files of another file system than the local one */
     ds_mode mode;
+    /* Remote files' bytes kept by the open's scan, all within
+     * prefetch_bytes (kept_total), until the first epoch read them or
+     * ended; under mu. */
+    ds_kept *kept;
+    uint64_t kept_total;
 
     pthread_mutex_t mu;
     pthread_cond_t work, ready;
@@ -216,8 +232,61 @@ static int worker_reader(ds_worker *w, size_t f, tfrec_random_reader **out, tfre
     return TFREC_OK;
 }
 
+/* Free the kept bytes of file f if no thread copies from them. */
+static void kept_free(tfrec_dataset *ds, size_t f)
+{
+    ds_kept *x = &ds->kept[f];
+    if (x->p && !x->users) {
+        tfrec_big_free(x->p, (size_t)x->cap);
+        ds->kept_total -= x->cap;
+        x->p = NULL;
+    }
+}
+
+/* The first epoch is over (or the dataset is freed): what no thread is
+ * copying goes now, the rest when its copy ends. */
+static void kept_drop_all(tfrec_dataset *ds)
+{
+    for (size_t f = 0; ds->kept && f < ds->nfiles; f++) {
+        ds->kept[f].left = 0;
+        kept_free(ds, f);
+    }
+}
+
+/* Records k..k+count-1 of file f from the bytes its scan kept, checked as
+ * a read is; 1 if they were not kept (or no longer are).
+ * A file's bytes go once all of them were read. */
+static int read_kept(tfrec_dataset *ds, size_t f, uint64_t k, uint64_t count, uint8_t *dst,
+                     tfrec_err *err)
+{
+    if (!ds->kept)
+        return 1;
+    pthread_mutex_lock(&ds->mu);
+    ds_kept *x = &ds->kept[f];
+    const uint8_t *p = x->p;
+    if (p)
+        x->users++;
+    pthread_mutex_unlock(&ds->mu);
+    if (!p)
+        return 1;
+    const uint64_t *start = ds->ix[f]->start;
+    uint64_t n = start[k + count] - start[k];
+    memcpy(dst, p + start[k], (size_t)n);
+    int rc = TFREC_OK;
+    for (uint64_t i = k; i < k + count && rc == TFREC_OK; i++)
+        rc = tfrec_frame_check(dst + (start[i] - start[k]), start[i + 1] - start[i], start[i],
+                               ds->names[f], err);
+    pthread_mutex_lock(&ds->mu);
+    x->users--;
+    x->left = x->left > n ? x->left - n : 0;
+    if (!x->left)
+        kept_free(ds, f);
+    pthread_mutex_unlock(&ds->mu);
+    return rc;
+}
+
 /* Read the block's records: each run of consecutive records of one file
- * is one read. */
+ * is one read (or a copy from the bytes the open's scan kept). */
 static void read_block(ds_worker *w, ds_block *b)
 {
     tfrec_dataset *ds = w->ds;
@@ -242,8 +311,8 @@ static void read_block(ds_worker *w, ds_block *b)
         tfrec_random_reader *r = NULL;
         tfrec_err err = { 0 };
         const uint8_t *where;
-        int rc = worker_reader(w, f, &r, &err);
-        if (rc == TFREC_OK) {
+        int rc = read_kept(ds, f, k, j - i, b->bytes + at, &err);
+        if (rc == 1 && (rc = worker_reader(w, f, &r, &err)) == TFREC_OK) {
             rc = tfrec_random_reader_span(r, k, j - i, b->bytes + at, &where);
             if (rc < 0)
                 snprintf(err.msg, sizeof err.msg, "%s", tfrec_random_reader_errmsg(r));
@@ -396,6 +465,26 @@ typedef struct index_job {
     tfrec_err err;
 } index_job;
 
+/* The budget of kept bytes (ds_kept): prefetch_bytes in all. */
+static int kept_grant(void *ctx, uint64_t n)
+{
+    tfrec_dataset *ds = ctx;
+    pthread_mutex_lock(&ds->mu);
+    int ok = n <= ds->o.prefetch_bytes - ds->kept_total;
+    if (ok)
+        ds->kept_total += n;
+    pthread_mutex_unlock(&ds->mu);
+    return ok ? 0 : -1;
+}
+
+static void kept_release(void *ctx, uint64_t n)
+{
+    tfrec_dataset *ds = ctx;
+    pthread_mutex_lock(&ds->mu);
+    ds->kept_total -= n;
+    pthread_mutex_unlock(&ds->mu);
+}
+
 static void *index_main(void *arg)
 {
     index_job *job = arg;
@@ -407,8 +496,14 @@ static void *index_main(void *arg)
         if (f >= ds->nfiles)
             return NULL;
         tfrec_err err = { 0 };
+        tfrec_scan_keep keep = { kept_grant, kept_release, ds, NULL, 0, 0 };
         int rc = tfrec_index_for_source(&ds->ix[f], job->files[f], ds->o.index_policy, ds->fs,
-                                        ds->o.max_record_size, &err);
+                                        ds->o.max_record_size, ds->kept ? &keep : NULL, &err);
+        if (keep.bytes) {
+            ds->kept[f].p = keep.bytes;
+            ds->kept[f].cap = keep.cap;
+            ds->kept[f].left = keep.size;
+        }
         if (rc < 0) {
             pthread_mutex_lock(&job->mu);
             if (f < job->failed) {
@@ -515,15 +610,22 @@ int tfrec_dataset_open(tfrec_dataset **out, const char *const *files, size_t n,
                               "dataset: file %zu: %s", f, files[f] ? "out of memory" : "NULL name");
         }
     }
-    if ((rc = load_indexes(ds, files)) < 0) {
-        tfrec_dataset_free(ds);
-        return rc;
-    }
     ds->block_bytes_max = BLOCK_BYTES;
     tfrec_fs t;
     if (n && tfrec_fs_resolve(ds->fs, files[0], "dataset", &t) == TFREC_OK && t.open_range &&
         t.open_source != tfrec_fs_local()->open_source)
         ds->block_bytes_max = REMOTE_BLOCK_BYTES, ds->remote = 1;
+    /* Remote files the open scans are read whole: their bytes are kept
+     * (within prefetch_bytes) for the first epoch, which would otherwise
+     * fetch them again (bench/RESULTS.md, "gs:// datasets"). */
+    if (ds->remote && !(ds->kept = calloc(n ? n : 1, sizeof *ds->kept))) {
+        tfrec_dataset_free(ds);
+        return tfrec_fail(NULL, TFREC_E_NOMEM, "dataset: out of memory");
+    }
+    if ((rc = load_indexes(ds, files)) < 0) {
+        tfrec_dataset_free(ds);
+        return rc;
+    }
     uint64_t records = ds->cum[n], bytes = 0;
     for (size_t f = 0; f < n; f++)
         bytes += tfrec_index_data_size(ds->ix[f]);
@@ -691,6 +793,7 @@ static int take_block(tfrec_dataset *ds)
 {
     pthread_mutex_lock(&ds->mu);
     if (ds->next_out >= ds->nblocks) {
+        kept_drop_all(ds);
         pthread_mutex_unlock(&ds->mu);
         return TFREC_END;
     }
@@ -867,6 +970,8 @@ void tfrec_dataset_free(tfrec_dataset *ds)
     for (size_t t = 0; t < ds->nworkers; t++)
         if (ds->workers[t].started)
             pthread_join(ds->workers[t].tid, NULL);
+    kept_drop_all(ds);
+    free(ds->kept);
     for (size_t f = 0; ds->mapped_r && f < ds->nfiles; f++)
         tfrec_random_reader_free(ds->mapped_r[f]);
     free(ds->mapped_r);

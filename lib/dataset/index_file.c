@@ -10,6 +10,7 @@
 #include "dataset/index_internal.h"
 #include "record/framing.h"
 #include "record/index_format.h"
+#include "util/big_buffer.h"
 #include "util/ioerr.h"
 #include "util/struct_size.h"
 
@@ -221,28 +222,133 @@ int tfrec_frame_check(const uint8_t *p, uint64_t n, uint64_t offset, const char 
     return TFREC_OK;
 }
 
-static int scan(tfrec_index **out, const tfrec_io *io, const char *name, uint64_t max_record,
-                tfrec_err *err)
+/* A source that copies what it reads into one buffer (tfrec_scan_keep)
+ * while the budget grants room; a seek elsewhere or a refused grant ends
+ * the copy, and the scan goes on without it. */
+typedef struct keep_tee {
+    tfrec_io in;
+    tfrec_scan_keep *keep;
+    uint8_t *p;
+    uint64_t len, cap; /* cap: granted */
+    int64_t hint;      /* the source's size, or -1 */
+    int off;
+} keep_tee;
+
+static void tee_stop(keep_tee *t)
+{
+    tfrec_big_free(t->p, (size_t)t->cap);
+    if (t->cap)
+        t->keep->release(t->keep->ctx, t->cap);
+    t->p = NULL;
+    t->len = t->cap = 0;
+    t->off = 1;
+}
+
+static ptrdiff_t tee_read(void *ctx, void *buf, size_t n)
+{
+    keep_tee *t = ctx;
+    ptrdiff_t k = t->in.read(t->in.ctx, buf, n);
+    if (k <= 0 || t->off)
+        return k;
+    uint64_t need = t->len + (uint64_t)k;
+    if (need > t->cap) {
+        uint64_t cap = t->hint >= 0 && (uint64_t)t->hint >= need ? (uint64_t)t->hint
+                       : t->cap * 2 > need                       ? t->cap * 2
+                                                                 : need;
+        if (cap > SIZE_MAX || t->keep->grant(t->keep->ctx, cap - t->cap)) {
+            tee_stop(t);
+            return k;
+        }
+        uint8_t *p = tfrec_big_grow(t->p, (size_t)t->cap, (size_t)cap);
+        if (!p) {
+            t->keep->release(t->keep->ctx, cap - t->cap);
+            tee_stop(t);
+            return k;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, buf, (size_t)k);
+    t->len = need;
+    return k;
+}
+
+static int tee_seek(void *ctx, uint64_t offset)
+{
+    keep_tee *t = ctx;
+    if (!t->off && offset != t->len)
+        tee_stop(t);
+    return t->in.seek(t->in.ctx, offset);
+}
+
+static int64_t tee_size(void *ctx)
+{
+    keep_tee *t = ctx;
+    return t->in.size(t->in.ctx);
+}
+
+static int tee_close(void *ctx, int commit)
+{
+    keep_tee *t = ctx;
+    return t->in.close ? t->in.close(t->in.ctx, commit) : TFREC_OK;
+}
+
+static const char *tee_errmsg(void *ctx)
+{
+    keep_tee *t = ctx;
+    return t->in.errmsg ? t->in.errmsg(t->in.ctx) : NULL;
+}
+
+static int scan(tfrec_index **out, const tfrec_io *io_in, const char *name, uint64_t max_record,
+                tfrec_scan_keep *keep, tfrec_err *err)
 {
     tfrec_reader_options ro = TFREC_READER_OPTIONS_INIT;
     ro.max_record_size = max_record;
     ro.use_mmap = -1;
+    keep_tee t = { .in = *io_in, .keep = keep, .hint = -1, .off = !keep };
+    tfrec_io io = *io_in;
+    if (keep) {
+        keep->bytes = NULL;
+        keep->size = 0;
+        t.hint = io_in->size ? io_in->size(io_in->ctx) : -1;
+        io.ctx = &t;
+        io.read = tee_read;
+        io.seek = io_in->seek ? tee_seek : NULL;
+        io.size = io_in->size ? tee_size : NULL;
+        io.close = tee_close;
+        io.errmsg = tee_errmsg;
+    }
     tfrec_reader *r;
-    int rc = tfrec_reader_open_io(&r, io, name, &ro);
-    if (rc < 0)
+    int rc = tfrec_reader_open_io(&r, &io, name, &ro);
+    if (rc < 0) {
+        if (keep)
+            tee_stop(&t);
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
+    }
     rc = tfrec_index_build(out, r);
     if (rc < 0)
         tfrec_fail(err, rc, "%s%s%s", rc == TFREC_E_UNSUPPORTED ? name : "",
                    rc == TFREC_E_UNSUPPORTED ? ": " : "", tfrec_last_errmsg());
     tfrec_reader_free(r);
+    if (!keep)
+        return rc;
+    uint64_t size = rc == TFREC_OK ? tfrec_index_data_size(*out) : 0;
+    if (rc < 0 || t.off || t.len < size || !size) {
+        tee_stop(&t);
+        return rc;
+    }
+    keep->bytes = t.p;
+    keep->size = size;
+    keep->cap = t.cap;
     return rc;
 }
 
 int tfrec_index_for_source(tfrec_index **out, const char *name, int policy, const tfrec_fs *fs,
-                           uint64_t max_record, tfrec_err *err)
+                           uint64_t max_record, tfrec_scan_keep *keep, tfrec_err *err)
 {
     *out = NULL;
+    if (keep)
+        keep->bytes = NULL;
     int rc;
     if (policy != TFREC_INDEX_SCAN) {
         rc = tfrec_index_fresh_fs(fs, out, name);
@@ -255,5 +361,5 @@ int tfrec_index_for_source(tfrec_index **out, const char *name, int policy, cons
     rc = tfrec_fs_open_source(fs, name, &io);
     if (rc < 0)
         return tfrec_fail(err, rc, "%s", tfrec_last_errmsg());
-    return scan(out, &io, name, max_record, err);
+    return scan(out, &io, name, max_record, keep, err);
 }

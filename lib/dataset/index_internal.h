@@ -33,10 +33,25 @@ int tfrec_io_pread_exact(const tfrec_io *src, uint64_t offset, void *buf, size_t
 int tfrec_frame_check(const uint8_t *p, uint64_t n, uint64_t offset, const char *name,
                       tfrec_err *err);
 
+/* What a scan keeps of the bytes it reads: grant(ctx, n) returns 0 when
+ * n more bytes may be held (and counts them), release(ctx, n) gives them
+ * back. After a scan that kept the whole file, bytes holds its records'
+ * bytes [0, size) in a buffer of cap bytes (util/big_buffer.h; the
+ * caller's to free, with cap still granted); else NULL, with nothing
+ * granted. */
+typedef struct tfrec_scan_keep {
+    int (*grant)(void *ctx, uint64_t n);
+    void (*release)(void *ctx, uint64_t n);
+    void *ctx;
+    uint8_t *bytes;
+    uint64_t size, cap;
+} tfrec_scan_keep;
+
 /* Open a local file's index if fresh (tfrec_index_load_fresh), else build
- * it by reading the file, unless policy says otherwise. */
+ * it by reading the file, unless policy says otherwise. keep (if not
+ * NULL) asks a scan to keep the file's bytes. */
 int tfrec_index_for_source(tfrec_index **out, const char *name, int policy, const tfrec_fs *fs,
-                           uint64_t max_record, tfrec_err *err);
+                           uint64_t max_record, tfrec_scan_keep *keep, tfrec_err *err);
 /* The fresh index of path through fs (NULL: the default). */
 int tfrec_index_fresh_fs(const tfrec_fs *fs, tfrec_index **out, const char *path);
 

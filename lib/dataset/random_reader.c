@@ -284,7 +284,7 @@ int tfrec_fs_random_reader_open(const tfrec_fs *fs, tfrec_random_reader **out, c
     *out = NULL;
     tfrec_index *ix;
     tfrec_err err = { 0 };
-    int rc = tfrec_index_for_source(&ix, path, TFREC_INDEX_AUTO, fs, 0, &err);
+    int rc = tfrec_index_for_source(&ix, path, TFREC_INDEX_AUTO, fs, 0, NULL, &err);
     if (rc < 0)
         return tfrec_fail_copy(NULL, &err);
     return tfrec_random_reader_open_fs_shared(out, fs, path, ix, ix, 0);

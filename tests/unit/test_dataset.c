@@ -755,6 +755,157 @@ static void test_dataset_through_a_caller_opener(void)
     tfrec_dataset_free(ds);
 }
 
+/* A file system over mem:// that counts the bytes read of each of
+ * KEEP_FILES objects "mem://keep-test/part-F" (a remote file system to the
+ * dataset: it has ranges and is not the local one). */
+enum { KEEP_FILES = 3 };
+static uint64_t keep_read[KEEP_FILES];
+
+typedef struct counted_io {
+    tfrec_io in;
+    size_t f; /* KEEP_FILES: not counted (an index probe) */
+} counted_io;
+
+static ptrdiff_t counted_read(void *ctx, void *buf, size_t n)
+{
+    counted_io *c = ctx;
+    ptrdiff_t k = c->in.read(c->in.ctx, buf, n);
+    if (k > 0 && c->f < KEEP_FILES)
+        __atomic_add_fetch(&keep_read[c->f], (uint64_t)k, __ATOMIC_RELAXED);
+    return k;
+}
+
+static int counted_seek(void *ctx, uint64_t off)
+{
+    counted_io *c = ctx;
+    return c->in.seek(c->in.ctx, off);
+}
+
+static int64_t counted_size(void *ctx)
+{
+    counted_io *c = ctx;
+    return c->in.size(c->in.ctx);
+}
+
+static int counted_close(void *ctx, int commit)
+{
+    counted_io *c = ctx;
+    int rc = c->in.close(c->in.ctx, commit);
+    free(c);
+    return rc;
+}
+
+static int counted_wrap(const char *name, tfrec_io *io)
+{
+    counted_io *c = malloc(sizeof *c);
+    if (!c) {
+        io->close(io->ctx, 0);
+        return TFREC_E_NOMEM;
+    }
+    c->in = *io;
+    c->f = KEEP_FILES;
+    const char *tail = strstr(name, "/part-");
+    if (tail && !strchr(tail, '.'))
+        c->f = (size_t)atoi(tail + 6);
+    io->ctx = c;
+    io->read = counted_read;
+    io->seek = c->in.seek ? counted_seek : NULL;
+    io->size = c->in.size ? counted_size : NULL;
+    io->close = counted_close;
+    io->errmsg = NULL;
+    return TFREC_OK;
+}
+
+static int counted_open_source(void *ctx, const char *name, tfrec_io *io)
+{
+    (void)ctx;
+    int rc = tfrec_fs_open_source(NULL, name, io);
+    return rc < 0 ? rc : counted_wrap(name, io);
+}
+
+static int counted_open_range(void *ctx, const char *name, uint64_t off, uint64_t len, tfrec_io *io)
+{
+    (void)ctx;
+    int rc = tfrec_fs_open_range(NULL, name, off, len, io);
+    return rc < 0 ? rc : counted_wrap(name, io);
+}
+
+static int counted_stat(void *ctx, const char *name, tfrec_fs_info *info)
+{
+    (void)ctx;
+    return tfrec_fs_stat(NULL, name, info);
+}
+
+/* Remote files without an index: the open scans each (reading it once)
+ * and keeps its bytes within prefetch_bytes, the first epoch reads the
+ * kept ones from memory, and the next epoch fetches them again. Files
+ * beyond the budget are fetched as before. Every record comes once per
+ * epoch, in order and shuffled. */
+static void test_first_epoch_reads_kept_scan_bytes(void)
+{
+    static const uint64_t counts[KEEP_FILES] = { 40, 25, 33 };
+    const char *names[KEEP_FILES];
+    static char store[KEEP_FILES][64];
+    uint64_t size[KEEP_FILES];
+    for (size_t f = 0; f < KEEP_FILES; f++) {
+        const char *local = harness_path("keep.tfrecord");
+        CHECK_EQ(write_file(local, f, counts[f], 0), TFREC_OK);
+        size_t len;
+        uint8_t *bytes = rt_slurp(local, &len);
+        CHECK(bytes);
+        snprintf(store[f], sizeof store[f], "mem://keep-test/part-%zu", f);
+        names[f] = store[f];
+        tfrec_io sink = TFREC_IO_INIT;
+        CHECK_EQ(tfrec_fs_open_sink(NULL, names[f], &sink), TFREC_OK);
+        CHECK_EQ(sink.write(sink.ctx, bytes, len), TFREC_OK);
+        CHECK_EQ(sink.close(sink.ctx, 1), TFREC_OK);
+        size[f] = len;
+        free(bytes);
+    }
+    tfrec_fs fs = TFREC_FS_INIT;
+    fs.scheme = "mem";
+    fs.open_source = counted_open_source;
+    fs.open_range = counted_open_range;
+    fs.stat = counted_stat;
+    /* shuffle 0: in order; 1: the default block shuffle; 2: global */
+    for (int shuffle = 0; shuffle < 3; shuffle++) {
+        for (int small = 0; small < 2; small++) {
+            tfrec_dataset_options o = TFREC_DATASET_OPTIONS_INIT;
+            o.fs = &fs;
+            o.shuffle = shuffle > 0;
+            o.shuffle_block = shuffle == 2 ? 1 : 0;
+            o.seed = 3;
+            /* One scanning thread, files in turn: within the small budget
+             * the first two are kept, the third is not. */
+            o.num_threads = small ? 1 : 2;
+            o.prefetch_bytes = small ? size[0] + size[1] : 0;
+            memset(keep_read, 0, sizeof keep_read);
+            tfrec_dataset *ds;
+            CHECKF(tfrec_dataset_open(&ds, names, KEEP_FILES, &o) == TFREC_OK, "%s",
+                   tfrec_last_errmsg());
+            for (size_t f = 0; f < KEEP_FILES; f++)
+                CHECK_EQ(keep_read[f], size[f]);
+            for (uint64_t epoch = 0; epoch < 2; epoch++) {
+                static uint8_t seen[6][128];
+                memset(seen, 0, sizeof seen);
+                CHECK_EQ(read_epoch(ds, epoch, seen, NULL, 0), 40 + 25 + 33);
+                for (size_t f = 0; f < KEEP_FILES; f++)
+                    for (uint64_t r = 0; r < counts[f]; r++)
+                        CHECK_EQ(seen[f][r], 1);
+                /* the scan, then once per epoch that fetched the file */
+                for (size_t f = 0; f < KEEP_FILES; f++) {
+                    uint64_t want = (1 + epoch + (small && f == 2)) * size[f];
+                    CHECKF(keep_read[f] == want,
+                           "shuffle %d small %d epoch %llu file %zu: %llu bytes read, want %llu",
+                           shuffle, small, (unsigned long long)epoch, f,
+                           (unsigned long long)keep_read[f], (unsigned long long)want);
+                }
+            }
+            tfrec_dataset_free(ds);
+        }
+    }
+}
+
 /* A pattern's matches (sorted bytewise): X.idx is an index when X matched
  * too, whatever lies between them in the order; anything else is data. */
 static void test_index_beside_match(void)
@@ -908,5 +1059,5 @@ TESTS(TEST(test_index_beside_match), TEST(test_writer_index_matches_tfrec_index_
       TEST(test_block_shuffle_is_reproducible), TEST(test_interleave_order_without_shuffle),
       TEST(test_budget_smaller_than_a_record_still_progresses),
       TEST(test_dataset_reports_corrupt_records_and_bad_options),
-      TEST(test_dataset_through_a_caller_opener), TEST(test_default_shuffle_over_many_files),
-      TEST(test_map_stage_over_small_shuffled_records))
+      TEST(test_dataset_through_a_caller_opener), TEST(test_first_epoch_reads_kept_scan_bytes),
+      TEST(test_default_shuffle_over_many_files), TEST(test_map_stage_over_small_shuffled_records))
