@@ -342,8 +342,10 @@ static int send_chunk(gcs_sink *s, size_t n, int final)
         }
         int transient =
             c == CURLE_OK ? tfrec_gcs_status_retryable(st) : tfrec_gcs_curl_retryable(c);
-        if (!transient ||
-            tfrec_gcs_retry_wait_after(s->st, &r, c == CURLE_OK ? &resp : NULL) != 0) {
+        /* resp holds what arrived even when the transfer then failed: a
+         * server that answers 429 before taking the whole body and closes
+         * the connection still says when to come back. */
+        if (!transient || tfrec_gcs_retry_wait_after(s->st, &r, &resp) != 0) {
             rc = c == CURLE_OK ? tfrec_gcs_status_error(s->st, &s->err, &what, &resp)
                                : tfrec_gcs_net_error(&s->err, &what, c, "during the upload");
             break;
