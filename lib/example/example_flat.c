@@ -2,20 +2,14 @@
  * of it with one call instead of several per feature. */
 #include <string.h>
 
-#include "record/batch_internal.h"
+#include "tfrec/batch.h"
 #include "tfrec/example.h"
 #include "util/errors.h"
 
+/* An item of a flattened Example: no file offset. */
 static int append(tfrec_record_batch *b, const void *data, size_t len)
 {
-    if (tfrec_batch_reserve(b, len) < 0)
-        return TFREC_E_NOMEM;
-    if (len)
-        memcpy(b->data + b->data_len, data, len);
-    b->data_len += len;
-    b->offsets[b->count] = 0;
-    b->ends[b->count++] = b->data_len;
-    return TFREC_OK;
+    return tfrec_record_batch_append(b, data, len, 0);
 }
 
 /* Feature header item: kind (1 byte) and value count (8 bytes, little-endian). */
@@ -62,13 +56,12 @@ int tfrec_example_to_batch(const tfrec_example *ex, tfrec_record_batch *b)
 {
     if (!ex || !b)
         return tfrec_fail(NULL, TFREC_E_INVALID, "example_to_batch: NULL argument");
-    b->count = 0;
-    b->data_len = 0;
+    tfrec_record_batch_clear(b);
     size_t nfeatures = tfrec_example_feature_count(ex);
     for (size_t i = 0; i < nfeatures; i++) {
         int rc = append_feature(b, ex, tfrec_example_feature_key(ex, i));
         if (rc < 0) {
-            b->count = b->data_len = 0;
+            tfrec_record_batch_clear(b);
             return tfrec_fail(NULL, rc, "example_to_batch: %s", tfrec_strerror(rc));
         }
     }
@@ -89,14 +82,13 @@ int tfrec_examples_to_batch(const void *const *records, const size_t *lens, size
 {
     if (!b || (n && (!records || !lens)))
         return tfrec_fail(NULL, TFREC_E_INVALID, "examples_to_batch: NULL argument");
-    b->count = 0;
-    b->data_len = 0;
+    tfrec_record_batch_clear(b);
     int rc = TFREC_OK;
     for (size_t r = 0; r < n && rc == TFREC_OK; r++) {
         tfrec_example *ex = NULL;
         rc = tfrec_example_parse(&ex, records[r], lens[r]);
         if (rc < 0) {
-            b->count = b->data_len = 0;
+            tfrec_record_batch_clear(b);
             return tfrec_fail(NULL, rc, "record %zu of %zu: %s", r, n, tfrec_last_errmsg());
         }
         size_t nfeatures = tfrec_example_feature_count(ex);
@@ -106,7 +98,7 @@ int tfrec_examples_to_batch(const void *const *records, const size_t *lens, size
         tfrec_example_free(ex);
     }
     if (rc < 0) {
-        b->count = b->data_len = 0;
+        tfrec_record_batch_clear(b);
         return tfrec_fail(NULL, rc, "examples_to_batch: %s", tfrec_strerror(rc));
     }
     return TFREC_OK;

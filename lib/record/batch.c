@@ -4,10 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/batch_internal.h"
 #include "record/writer_internal.h"
 #include "util/errors.h"
 #include "util/vec.h"
+
+struct tfrec_record_batch {
+    uint8_t *data;
+    size_t data_len, data_cap;
+    uint64_t *ends;
+    uint64_t *offsets;
+    size_t count, index_cap;
+};
 
 /* Both stop at the first record that fails; the writer's record count
  * (tfrec_writer_records) then tells how many of the batch went in. */
@@ -73,7 +80,9 @@ void tfrec_record_batch_free(tfrec_record_batch *b)
     free(b);
 }
 
-int tfrec_batch_reserve(tfrec_record_batch *b, size_t len)
+/* Room for one more item of len bytes (geometric growth keeps appends
+ * cheap). Returns TFREC_OK or TFREC_E_NOMEM, leaving the batch unchanged. */
+static int batch_reserve(tfrec_record_batch *b, size_t len)
 {
     /* ends and offsets are parallel arrays with one capacity. */
     size_t ends_cap = b->index_cap, offsets_cap = b->index_cap;
@@ -100,7 +109,7 @@ int tfrec_record_batch_append(tfrec_record_batch *b, const void *data, size_t le
 {
     if (!b || (!data && len))
         return tfrec_fail(NULL, TFREC_E_INVALID, "record_batch_append: NULL argument");
-    if (tfrec_batch_reserve(b, len))
+    if (batch_reserve(b, len))
         return tfrec_fail(NULL, TFREC_E_NOMEM, "record_batch_append: out of memory");
     if (len)
         memcpy(b->data + b->data_len, data, len);
@@ -116,8 +125,7 @@ int tfrec_reader_read_batch(tfrec_reader *r, tfrec_record_batch *b, size_t max_r
 {
     if (!r || !b)
         return tfrec_fail(NULL, TFREC_E_INVALID, "read_batch: NULL argument");
-    b->count = 0;
-    b->data_len = 0;
+    tfrec_record_batch_clear(b);
     while ((max_records == 0 || b->count < max_records) &&
            (max_bytes == 0 || b->data_len < max_bytes)) {
         const uint8_t *rec;
@@ -125,15 +133,10 @@ int tfrec_reader_read_batch(tfrec_reader *r, tfrec_record_batch *b, size_t max_r
         int rc = tfrec_reader_next(r, &rec, &len);
         if (rc != TFREC_OK) /* hand over what we have; the reader repeats a failure */
             return b->count > 0 ? TFREC_OK : rc;
-        if (tfrec_batch_reserve(b, len) < 0) {
-            b->count = b->data_len = 0;
+        if (tfrec_record_batch_append(b, rec, len, tfrec_reader_offset(r)) < 0) {
+            tfrec_record_batch_clear(b);
             return tfrec_fail(NULL, TFREC_E_NOMEM, "read_batch: out of memory for %zu bytes", len);
         }
-        if (len)
-            memcpy(b->data + b->data_len, rec, len);
-        b->data_len += len;
-        b->offsets[b->count] = tfrec_reader_offset(r);
-        b->ends[b->count++] = b->data_len;
     }
     return TFREC_OK;
 }
