@@ -34,7 +34,7 @@ from ._handles import (BtClientHandle, BtPlanHandle, BtReaderHandle, BtWriterHan
 from ._lib import _Sized, _proto, lib
 from ._stats import TypedDict, stats_method
 from .errors import BigtableError, error_for
-from .record import _BatchBuffer, _batch_records, _compression_code
+from .record import _BatchBuffer, _batch_records, _compression_code, _one_call_each
 
 
 class _ClientOptions(_Sized):
@@ -1004,15 +1004,7 @@ class Reader(Closing):
                 return
 
     def _large_values(self):
-        h = self._h
-        nxt = lib.tfrec_bt_reader_next_value
-        p, n = c_void_p(), c_size_t()
-        pr, nr = byref(p), byref(n)
-        while True:
-            rc = nxt(h, pr, nr)
-            if rc != 0:
-                break
-            yield string_at(p.value, n.value)
+        rc = yield from _one_call_each(lib.tfrec_bt_reader_next_value, self._h)
         if rc == C.TFREC_END:
             self._release()
             return

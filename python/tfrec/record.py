@@ -67,6 +67,19 @@ class _BatchBuffer:
             pass
 
 
+def _one_call_each(nxt, h):
+    """Items of a handle one library call each (nxt(h, &data, &len), as
+    tfrec_reader_next), copied once into bytes: the path for large items.
+    Returns the code that ended them (TFREC_END or a failure)."""
+    p, n = c_void_p(), c_size_t()
+    pr, nr = byref(p), byref(n)
+    while True:
+        rc = nxt(h, pr, nr)
+        if rc != _OK:
+            return rc
+        yield _string_at(p.value, n.value) if n.value else b""
+
+
 def _batch_records(owner, zero_copy):
     """(iterator over the batch's records, weak reference to their buffer or
     None, whether the records are large on average, the offset arrays the
@@ -245,15 +258,7 @@ class _Batches:
 
     def _large_records(self):
         """One call per record, no intermediate copy (big records, as bytes)."""
-        h = self.h
-        nxt = lib.tfrec_reader_next
-        p, n = c_void_p(), c_size_t()
-        pr, nr = byref(p), byref(n)
-        while True:
-            rc = nxt(h, pr, nr)
-            if rc != _OK:
-                break
-            yield _string_at(p.value, n.value) if n.value else b""
+        rc = yield from _one_call_each(lib.tfrec_reader_next, self.h)
         if rc != _END:
             raise self._fail(rc)
 
