@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tfrec/error.h"
+#include "util/splitmix.h"
 
 typedef struct alphabet {
     unsigned lo, base;
@@ -97,22 +98,14 @@ int tfrec_bt_shuffle_cut_keys(const bt_key *lo, const bt_key *hi, size_t pieces,
     return TFREC_OK;
 }
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 void tfrec_bt_shuffle_order(size_t *order, size_t n, uint64_t seed, uint64_t epoch)
 {
     uint64_t st = seed;
-    st = splitmix64(&st) ^ epoch;
+    st = tfrec_splitmix64(&st) ^ epoch;
     for (size_t i = 0; i < n; i++)
         order[i] = i;
     for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
-        size_t j = (size_t)(splitmix64(&st) % i);
+        size_t j = (size_t)(tfrec_splitmix64(&st) % i);
         size_t t = order[i - 1];
         order[i - 1] = order[j];
         order[j] = t;

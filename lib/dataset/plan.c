@@ -17,24 +17,17 @@
 
 #include "dataset/plan.h"
 #include "tfrec/error.h"
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "util/splitmix.h"
 
 /* Uniform in [0, n) without modulo bias (Lemire's multiply and reject). */
 static uint64_t below(uint64_t *s, uint64_t n)
 {
-    unsigned __int128 m = (unsigned __int128)splitmix64(s) * n;
+    unsigned __int128 m = (unsigned __int128)tfrec_splitmix64(s) * n;
     uint64_t low = (uint64_t)m;
     if (low < n) {
         uint64_t t = -n % n;
         while (low < t) {
-            m = (unsigned __int128)splitmix64(s) * n;
+            m = (unsigned __int128)tfrec_splitmix64(s) * n;
             low = (uint64_t)m;
         }
     }

@@ -11,6 +11,7 @@
 
 #include "image/image_internal.h"
 #include "util/errors.h"
+#include "util/splitmix.h"
 #include "util/struct_size.h"
 
 struct tfrec_image_stage {
@@ -23,12 +24,10 @@ struct tfrec_image_stage {
 
 TFREC_DEFINE_STRUCT_INIT(tfrec_image_stage_options)
 
-static uint64_t splitmix64(uint64_t x)
+/* SplitMix64's output for state x (its first draw from x). */
+static uint64_t mix(uint64_t x)
 {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
+    return tfrec_splitmix64(&x);
 }
 
 static int stage_map(void *ctx, const uint8_t *data, size_t len,
@@ -51,7 +50,7 @@ static int stage_map(void *ctx, const uint8_t *data, size_t len,
     memcpy(out, &label, sizeof label);
     /* A function of (seed, epoch, record) alone: the same crops whatever
      * thread decodes which record. */
-    uint64_t random = splitmix64(splitmix64(s->seed ^ splitmix64(ref->epoch)) ^ ref->global);
+    uint64_t random = mix(mix(s->seed ^ mix(ref->epoch)) ^ ref->global);
     rc = tfrec_image_decode_rgb(img, n, &s->decode, random, out + sizeof label, NULL);
     tfrec_example_free(ex);
     if (rc == TFREC_E_IMAGE && s->skip_corrupt)

@@ -156,7 +156,6 @@ int tfrec_in_read_lines(const in_opts *o, const char *path, int first_token, tfr
 int tfrec_in_assign_labels(in_plan *p, const in_opts *o, tfrec_err *err);
 
 /* shuffle.c: the documented deterministic shuffle. */
-uint64_t tfrec_in_splitmix64(uint64_t *state);
 void tfrec_in_shuffle(in_item *v, size_t n, uint64_t seed);
 
 /* plan.c: shards and output order. */

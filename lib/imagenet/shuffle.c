@@ -13,21 +13,14 @@
  * The array itself is shuffled: the reference shuffled a copy and kept the
  * original order. */
 #include "imagenet/plan.h"
-
-uint64_t tfrec_in_splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "util/splitmix.h"
 
 static uint64_t uniform(uint64_t *state, uint64_t m)
 {
     /* 2^64 mod m computed in 64 bits as (2^64 - m) mod m. */
     uint64_t reject_from = 0 - ((0 - m) % m); /* 2^64 - (2^64 mod m), 0 if m divides 2^64 */
     for (;;) {
-        uint64_t r = tfrec_in_splitmix64(state);
+        uint64_t r = tfrec_splitmix64(state);
         if (reject_from == 0 || r < reject_from)
             return r % m;
     }

@@ -18,6 +18,7 @@
 #include "tfrec/fs.h"
 #include "tfrec/imagenet.h"
 #include "tfrec/record.h"
+#include "util/splitmix.h"
 
 /* A black RGB picture at path. */
 static void write_jpeg(const char *path, int w, int h)
@@ -631,8 +632,8 @@ static void test_bad_options(void)
 static void test_splitmix_and_shuffle(void)
 {
     uint64_t s = 1234567;
-    CHECK(tfrec_in_splitmix64(&s) == 6457827717110365317ull);
-    CHECK(tfrec_in_splitmix64(&s) == 3203168211198807973ull);
+    CHECK(tfrec_splitmix64(&s) == 6457827717110365317ull);
+    CHECK(tfrec_splitmix64(&s) == 3203168211198807973ull);
     in_item v[100];
     memset(v, 0, sizeof v);
     for (int i = 0; i < 100; i++)
